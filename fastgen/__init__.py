@@ -1,0 +1,37 @@
+"""fastgen: fast, exact generative classifiers with a Cython core.
+
+Each model learns P(x | y) and P(y) and decides by Bayes' rule. The public classes follow
+scikit-learn's names, parameters and fitted attributes.
+"""
+from ._core._openmp import effective_n_threads, openmp_enabled
+from ._validation import DataConversionWarning, NotFittedError
+from .naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BernoulliNB",
+    "ComplementNB",
+    "DataConversionWarning",
+    "MultinomialNB",
+    "NotFittedError",
+    "__version__",
+    "show_config",
+]
+
+
+def show_config() -> None:
+    """Print the versions fastgen runs with and whether its kernels use OpenMP."""
+    import platform
+
+    import numpy
+    import scipy
+
+    from ._core._openmp import max_threads
+
+    print(f"fastgen: {__version__}")
+    print(f"python: {platform.python_version()} ({platform.platform()})")
+    print(f"numpy: {numpy.__version__}")
+    print(f"scipy: {scipy.__version__}")
+    print(f"OpenMP: {openmp_enabled()} (max threads: {max_threads()}, "
+          f"effective default n_threads: {effective_n_threads(None)})")

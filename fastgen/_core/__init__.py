@@ -1,0 +1,1 @@
+"""Compiled kernels of fastgen (private). They trust their input: see fastgen/_validation.py."""

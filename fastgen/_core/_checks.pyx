@@ -1,0 +1,84 @@
+# Design: single-pass, allocation-free checks that fastgen/_validation.py runs before any kernel.
+# They return a status code (0 = valid) and never raise; the Python caller turns a code into a
+# ValueError that names the problem. They are the reason the other kernels may run unchecked.
+from cython cimport floating
+from libc.math cimport isinf, isnan
+
+from ._typedefs cimport index_t, intp_t
+
+
+cpdef enum CsrStatus:
+    CSR_OK = 0
+    CSR_BAD_START = 1       # indptr[0] != 0
+    CSR_NOT_MONOTONE = 2    # indptr decreases somewhere
+    CSR_BAD_END = 3         # indptr[-1] larger than len(indices)
+    CSR_BAD_INDEX = 4       # a column index < 0 or >= n_features
+
+
+cpdef enum ValuesStatus:
+    VALUES_OK = 0
+    VALUES_NAN = 1
+    VALUES_INF = 2
+    VALUES_NEGATIVE = 3
+
+
+cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
+                     intp_t n_features) noexcept nogil:
+    cdef intp_t n_rows = indptr.shape[0] - 1
+    cdef intp_t i, k, end
+    cdef index_t j
+    if indptr[0] != 0:
+        return CSR_BAD_START
+    for i in range(n_rows):
+        if indptr[i + 1] < indptr[i]:
+            return CSR_NOT_MONOTONE
+    end = indptr[n_rows]
+    if end > indices.shape[0]:
+        return CSR_BAD_END
+    for k in range(end):
+        j = indices[k]
+        if j < 0 or j >= n_features:
+            return CSR_BAD_INDEX
+    return CSR_OK
+
+
+cdef int _values_status(const floating[::1] values, bint allow_nan,
+                        bint allow_negative) noexcept nogil:
+    cdef intp_t k
+    cdef double v
+    for k in range(values.shape[0]):
+        v = values[k]
+        if isnan(v):
+            if not allow_nan:
+                return VALUES_NAN
+        elif isinf(v):
+            return VALUES_INF
+        elif v < 0 and not allow_negative:
+            return VALUES_NEGATIVE
+    return VALUES_OK
+
+
+def csr_structure_status(
+    const index_t[::1] indices,  # IN
+    const index_t[::1] indptr,   # IN (n_samples + 1,), at least one entry
+    intp_t n_features,
+):
+    """Return CSR_OK if (indices, indptr) is a valid CSR structure with n_features columns, else the
+    first problem found. Only indices[:indptr[-1]] are used by the kernels, so only those are checked."""
+    cdef int status
+    with nogil:
+        status = _csr_status(indices, indptr, n_features)
+    return status
+
+
+def values_status(
+    const floating[::1] values,  # IN
+    bint allow_nan,
+    bint allow_negative,
+):
+    """Return VALUES_OK if every value is finite (or NaN when allowed) and non-negative when
+    required, else the first problem found."""
+    cdef int status
+    with nogil:
+        status = _values_status(values, allow_nan, allow_negative)
+    return status

@@ -1,0 +1,227 @@
+"""Input validation: the one boundary between users' data and the unchecked kernels.
+
+Every public method of every estimator passes X, y and sample_weight through here before a kernel
+sees them. The checks a kernel relies on (CSR structure, dtype, contiguity, finiteness, sign) are done
+in one pass by ``fastgen._core._checks``; everything else is a handful of attribute tests, so a
+single-row call stays cheap.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._core import _checks
+from ._core._checks import CsrStatus, ValuesStatus
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when an estimator is used before it is fitted (same bases as scikit-learn's)."""
+
+
+class DataConversionWarning(UserWarning):
+    """Warning raised when input is implicitly converted (same name as scikit-learn's)."""
+
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+_CSR_MESSAGES = {
+    CsrStatus.CSR_BAD_START: "CSR indptr[0] must be 0",
+    CsrStatus.CSR_NOT_MONOTONE: "CSR indptr must be non-decreasing",
+    CsrStatus.CSR_BAD_END: "CSR indptr[-1] exceeds the number of stored entries (len(indices))",
+    CsrStatus.CSR_BAD_INDEX: "CSR column indices must be in [0, n_features)",
+}
+
+
+def check_is_fitted(estimator) -> None:
+    """Raise NotFittedError unless ``estimator`` has been fitted."""
+    if not estimator.__sklearn_is_fitted__():
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
+            "appropriate arguments before using this estimator."
+        )
+
+
+def get_feature_names(X):
+    """Column names of a DataFrame-like X as an object array of str, or None (sklearn's rule)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "dtypes") or sp.issparse(X):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    if len(names) == 0:
+        return None
+    types = sorted({type(v).__qualname__ for v in names})
+    if len(types) > 1 and "str" in types:
+        raise TypeError(
+            "Feature names are only supported if all input features have string names, but your "
+            f"input has {types} as feature name / column name types. Convert them all to strings "
+            "(X.columns = X.columns.astype(str)) or to a non-string type."
+        )
+    return names if types == ["str"] else None
+
+
+def _target_float_dtype(dtype, requested):
+    if requested is not None:
+        return np.dtype(requested)
+    return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
+
+
+def _raise_for_values(status, input_name, estimator_name):
+    if status == ValuesStatus.VALUES_NAN:
+        raise ValueError(f"Input {input_name} contains NaN.")
+    if status == ValuesStatus.VALUES_INF:
+        raise ValueError(f"Input {input_name} contains infinity.")
+    if status == ValuesStatus.VALUES_NEGATIVE:
+        raise ValueError(f"Negative values in data passed to {estimator_name} (input {input_name}).")
+
+
+def _check_min_shape(shape, min_samples):
+    if shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {shape[0]} sample(s) (shape={shape}) while a minimum of "
+            f"{min_samples} is required."
+        )
+    if shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+        )
+
+
+def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
+            min_samples=1, input_name="X"):
+    """Validate X for the kernels.
+
+    Returns a CSR matrix/array (float32/float64 data; int32 or int64 indices and indptr of one dtype;
+    contiguous arrays; valid structure) or a C-contiguous 2-D float32/float64 ndarray. ``dtype``
+    forces the float dtype (prediction uses the model's); otherwise float32 stays float32 and
+    everything else becomes float64. Values must be finite (NaN only if ``allow_nan``) and
+    non-negative unless ``allow_negative``.
+    """
+    if sp.issparse(X):
+        X = _check_sparse(X, dtype)
+        values = X.data[: X.indptr[-1]]
+    else:
+        X = _check_dense(X, dtype)
+        values = X.reshape(-1)
+    _check_min_shape(X.shape, min_samples)
+    _raise_for_values(_checks.values_status(values, allow_nan, allow_negative), input_name,
+                      estimator_name)
+    return X
+
+
+def _check_sparse(X, dtype):
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D sparse matrix, got {X.ndim}D instead.")
+    if X.format != "csr":
+        X = X.tocsr()
+    if X.dtype.kind == "c":
+        raise ValueError("Complex data not supported")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"Sparse X must have a numeric dtype, got {X.dtype}.")
+    target = _target_float_dtype(X.dtype, dtype)
+    data, indices, indptr = X.data, X.indices, X.indptr
+    if indptr.ndim != 1 or indptr.shape[0] != X.shape[0] + 1:
+        raise ValueError(
+            f"CSR indptr has {indptr.shape[0]} entries, expected n_samples + 1 = {X.shape[0] + 1}"
+        )
+    if indices.dtype != indptr.dtype or indptr.dtype not in INDEX_DTYPES:
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+    if data.shape[0] != indices.shape[0]:
+        raise ValueError(
+            f"CSR data and indices differ in length ({data.shape[0]} != {indices.shape[0]})"
+        )
+    indices, indptr = np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
+    data = np.ascontiguousarray(data, dtype=target)
+    status = _checks.csr_structure_status(indices, indptr, X.shape[1])
+    if status != CsrStatus.CSR_OK:
+        raise ValueError(f"Invalid sparse input: {_CSR_MESSAGES[status]}.")
+    if data is X.data and indices is X.indices and indptr is X.indptr:
+        return X
+    return type(X)((data, indices, indptr), shape=X.shape, copy=False)
+
+
+def _check_dense(X, dtype):
+    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # DataFrame: ask for a numeric array
+        X = X.to_numpy()
+    X = np.asarray(X)
+    kind = X.dtype.kind
+    if kind == "c":
+        raise ValueError("Complex data not supported")
+    if kind in "USV":
+        raise ValueError(f"X must be numeric; got an array of dtype {X.dtype} (strings/bytes).")
+    if kind in "mM":
+        raise TypeError(f"X must be numeric; got an array of dtype {X.dtype}.")
+    if X.ndim != 2:
+        if X.ndim < 2:
+            raise ValueError(
+                f"Expected 2D array, got {X.ndim}D array instead:\narray={X!r}.\n"
+                "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+                "feature or array.reshape(1, -1) if it contains a single sample."
+            )
+        raise ValueError(f"Found array with dim {X.ndim}. Expected 2D input.")
+    target = _target_float_dtype(X.dtype, dtype)
+    # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
+    return np.ascontiguousarray(X, dtype=target)
+
+
+def check_y(y, n_samples):
+    """Validate classification targets: 1-D, one per sample, no NaN/inf, not continuous."""
+    if y is None:
+        raise ValueError("This estimator requires y to be passed, but the target y is None.")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
+            f"{y.shape[0]}]"
+        )
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported in y")
+    if y.dtype.kind == "f":
+        if np.isnan(y).any():
+            raise ValueError("Input y contains NaN.")
+        if np.isinf(y).any():
+            raise ValueError("Input y contains infinity.")
+        if np.any(y != np.round(y)):
+            raise ValueError("Unknown label type: continuous. Classification targets must be "
+                             "discrete labels (integers, strings or other hashables).")
+    elif y.dtype.kind == "O":
+        for v in y:
+            if isinstance(v, float) and not np.isfinite(v):
+                raise ValueError("Input y contains NaN or infinity.")
+    return y
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate sample_weight: None (all ones), a number, or n_samples finite non-negative values,
+    not all zero. Returns a contiguous float64 array."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    else:
+        sample_weight = np.asarray(sample_weight)
+        if sample_weight.dtype.kind not in "biuf":
+            raise TypeError(f"sample_weight must be numeric, got dtype {sample_weight.dtype}.")
+        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if sample_weight.shape != (n_samples,):
+        raise ValueError(f"sample_weight.shape == {sample_weight.shape}, expected {(n_samples,)}!")
+    if not np.isfinite(sample_weight).all():
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if (sample_weight < 0).any():
+        raise ValueError("Negative values in sample_weight are not allowed.")
+    if not sample_weight.any():
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+    return sample_weight

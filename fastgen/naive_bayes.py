@@ -1,0 +1,561 @@
+"""Naive Bayes for counts and word presence: MultinomialNB, BernoulliNB, ComplementNB.
+
+Each model keeps additive per-class sufficient statistics (``class_count_``, ``feature_count_``):
+``fit`` counts them in one kernel pass, ``partial_fit`` keeps adding to them. Everything scoring
+needs is derived from the statistics in one place per model (``_derive``): a feature-major table
+``[n_features, n_classes]`` and a per-class bias, so that the joint log-likelihood is linear,
+``jll[i, c] = bias[c] + sum_j v(x_ij) table[j, c]``, and one kernel scores all three models.
+``fit`` derives eagerly; ``partial_fit`` only marks the derived parameters stale, and they are
+rebuilt the first time they are needed (so streaming many small batches costs counting only).
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import OUT_JLL, BaseClassifier
+from ._core import _counts, _jll
+from ._core._openmp import effective_n_threads
+from ._validation import check_sample_weight, check_X, check_y
+
+__all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
+
+ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
+
+
+class _Derived:
+    """Parameters derived from the statistics; ``table is None`` means stale (rebuilt lazily).
+
+    Kept in one mutable holder so that deriving during a predict call does not change the
+    estimator's ``__dict__``.
+    """
+
+    __slots__ = ("alpha", "table", "bias", "must", "feature_log_prob")
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+        self.table = self.bias = self.must = self.feature_log_prob = None
+
+
+class _BaseDiscreteNB(BaseClassifier):
+    """Shared fit/partial_fit/scoring of the discrete naive Bayes models."""
+
+    _X_constraints = {"allow_negative": False}
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_derived")
+
+    def _more_input_tags(self):
+        return {"sparse": True, "positive_only": not self._X_constraints.get("allow_negative", True)}
+
+    # ----------------------------------------------------------------- statistics
+    def _binarize_args(self):
+        """(binarize?, threshold) for the kernels: only BernoulliNB binarizes."""
+        return False, 0.0
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model from scratch: count the statistics and derive the parameters.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors (counts, frequencies or presence). CSR is used as is; other sparse
+            formats are converted once; float32 stays float32.
+        y : array-like of shape (n_samples,)
+            Target labels (any hashable values).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights applied to individual samples (1 for unweighted).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        effective_n_threads(self.n_threads)
+        X = self._validate_X(X, reset=True)
+        y = check_y(y, X.shape[0])
+        classes, y_idx = np.unique(y, return_inverse=True)
+        self._reset(classes, X)
+        self._count(X, y_idx.reshape(-1), sample_weight)
+        self._params()
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Add a batch of samples to the statistics (incremental / out-of-core learning).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Target labels, each of them in ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every label that can ever occur. Required on the first call, optional (and then must
+            be the same) afterwards.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights applied to individual samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+
+        Notes
+        -----
+        The parameters are derived lazily: they are rebuilt from the statistics the first time
+        they are needed after an update, so a stream of small batches costs only counting.
+        """
+        effective_n_threads(self.n_threads)
+        first = not self.__sklearn_is_fitted__()
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        if classes is not None:
+            classes = np.unique(np.asarray(classes))
+            if not first and not (len(classes) == len(self.classes_)
+                                  and np.all(classes == self.classes_)):
+                raise ValueError(
+                    f"`classes={classes!r}` is not the same as on last call to partial_fit, "
+                    f"was: {self.classes_!r}"
+                )
+        X = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
+        y = check_y(y, X.shape[0])
+        if first:
+            self._reset(classes, X)
+        known = self.classes_
+        y_idx = np.searchsorted(known, y)
+        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+        if bad.any():
+            raise ValueError(
+                f"The target label(s) {np.unique(y[bad])!r} in y do not exist in the initial "
+                f"classes {known!r}"
+            )
+        self._count(X, y_idx, sample_weight)
+        return self
+
+    def _reset(self, classes, X):
+        n_classes, n_features = len(classes), X.shape[1]
+        self.classes_ = classes
+        self.class_count_ = np.zeros(n_classes, dtype=np.float64)
+        self.feature_count_ = np.zeros((n_classes, n_features), dtype=np.float64)
+        self._dtype = X.dtype
+        self._derived = _Derived(None)
+
+    def _count(self, X, y_idx, sample_weight):
+        """Add the batch to the statistics and mark the derived parameters stale."""
+        n_classes = len(self.classes_)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        alpha = self._check_alpha()
+        class_prior = self._check_class_prior()
+        y_idx = np.asarray(y_idx, dtype=np.intp)
+        order = np.argsort(y_idx, kind="stable")
+        class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
+        np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
+        binarize, threshold = self._binarize_args()
+        if sp.issparse(X):
+            n_threads = self._n_threads_for(X.indptr[-1])
+            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
+                              binarize, threshold, self.feature_count_, self.class_count_,
+                              n_threads)
+        else:
+            n_threads = self._n_threads_for(X.size)
+            _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
+                                self.feature_count_, self.class_count_, n_threads)
+        self._update_class_log_prior(class_prior)
+        self._derived = _Derived(alpha)
+
+    def _check_alpha(self):
+        alpha = self.alpha
+        n_features = self.n_features_in_
+        if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
+            alpha = float(alpha)
+            if not np.isfinite(alpha) or alpha < 0:
+                raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}.")
+        else:
+            try:
+                alpha = np.asarray(alpha, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"alpha must be a number or an array of n_features numbers, got "
+                                f"{self.alpha!r}.") from None
+            if alpha.shape != (n_features,):
+                raise ValueError(
+                    f"When alpha is an array, it should contain n_features = {n_features} "
+                    f"elements; got shape {alpha.shape}."
+                )
+            if not np.isfinite(alpha).all() or (alpha < 0).any():
+                raise ValueError("All values in alpha must be finite and non-negative.")
+        if np.min(alpha) < ALPHA_MIN and not self.force_alpha:
+            warnings.warn(
+                f"alpha too small will result in numeric errors, setting alpha = {ALPHA_MIN:.1e}. "
+                "Use `force_alpha=True` to keep alpha unchanged.",
+                UserWarning,
+                stacklevel=3,
+            )
+            alpha = np.maximum(alpha, ALPHA_MIN)
+        return alpha
+
+    def _check_class_prior(self):
+        if self.class_prior is None:
+            return None
+        prior = np.asarray(self.class_prior, dtype=np.float64)
+        if prior.shape != (len(self.classes_),):
+            raise ValueError(
+                f"Number of priors must match number of classes: class_prior has shape "
+                f"{prior.shape}, there are {len(self.classes_)} classes."
+            )
+        if not np.isfinite(prior).all() or (prior < 0).any():
+            raise ValueError("class_prior must contain finite, non-negative probabilities.")
+        return prior
+
+    def _update_class_log_prior(self, class_prior):
+        """Empirical (fit_prior), given (class_prior) or uniform log prior.
+
+        A class announced in ``classes`` but not seen yet has prior 0 (log -inf) and so posterior
+        0, without warnings or NaN (scikit-learn #13232).
+        """
+        with np.errstate(divide="ignore"):
+            if class_prior is not None:
+                self.class_log_prior_ = np.log(class_prior)
+            elif self.fit_prior:
+                self.class_log_prior_ = np.log(self.class_count_) - np.log(self.class_count_.sum())
+            else:
+                n_classes = len(self.classes_)
+                self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
+
+    # ----------------------------------------------------------------- derived parameters
+    def _params(self):
+        """The derived parameters, rebuilt from the statistics if stale."""
+        derived = self._derived
+        if derived.table is None:
+            self._derive(derived)
+        return derived
+
+    @property
+    def feature_log_prob_(self):
+        """ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning)."""
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError("feature_log_prob_ is available after fit")
+        derived = self._params()
+        if derived.feature_log_prob is None:
+            derived.feature_log_prob = self._feature_log_prob(derived)
+        return derived.feature_log_prob
+
+    def _store(self, derived, table_T, bias, must=None):
+        """Save a (n_classes, n_features) float64 table as the feature-major scoring table."""
+        derived.table = np.ascontiguousarray(table_T.T, dtype=self._dtype)
+        derived.bias = np.ascontiguousarray(bias, dtype=np.float64)
+        derived.must = must
+
+    # ----------------------------------------------------------------- scoring
+    def _score(self, X, kind, out):
+        derived = self._params()
+        binarize, threshold = self._binarize_args()
+        n_classes = out.shape[1]
+        if sp.issparse(X):
+            n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
+            args = (X.data, X.indices, X.indptr)
+            kernel = _jll.jll_linear_csr
+        else:
+            n_threads = self._n_threads_for(X.size * n_classes)
+            args = (X,)
+            kernel = _jll.jll_linear_dense
+        first_kind = kind if derived.must is None else OUT_JLL
+        failed = kernel(*args, derived.table, derived.bias, binarize, threshold, first_kind, out,
+                        n_threads)
+        if derived.must is not None:
+            self._apply_required_features(X, derived.must, out)
+            if kind != OUT_JLL:
+                failed += _jll.normalize_rows_inplace(out, kind, n_threads)
+        if failed:
+            raise MemoryError("could not allocate the per-thread scoring buffer")
+
+
+class MultinomialNB(_BaseDiscreteNB):
+    """Naive Bayes for multinomially distributed counts (word counts in text).
+
+    P(x | y=c) is a multinomial over features with probabilities theta_cj estimated from
+    smoothed counts: theta_cj = (N_cj + alpha_j) / (N_c + sum_j alpha_j).
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing; 0 for none.
+    force_alpha : bool, default=True
+        If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
+    fit_prior : bool, default=True
+        Learn class priors from the data; if False use a uniform prior.
+    class_prior : array-like of shape (n_classes,), default=None
+        Given class priors (not adjusted by the data).
+    n_threads : int, default=None
+        Threads for fitting and scoring large batches: None uses all cores (or
+        ``OMP_NUM_THREADS``), negative values count back from that. Results do not depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        (Weighted) number of samples seen per class.
+    class_log_prior_ : ndarray of shape (n_classes,)
+        Log prior of each class.
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        (Weighted) sum of each feature per class.
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        Smoothed log theta_cj.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+
+    See Also
+    --------
+    BernoulliNB : word presence/absence event model.
+    ComplementNB : complement naive Bayes, for imbalanced text classes.
+
+    Notes
+    -----
+    jll[i, c] = log P(c) + sum_j x_ij log theta_cj (seed 000 and seed 002: the multinomial event
+    model). Identical to scikit-learn's MultinomialNB for the same parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import MultinomialNB
+    >>> X = np.array([[2, 1, 0], [3, 0, 0], [0, 1, 4], [0, 2, 3]])
+    >>> clf = MultinomialNB().fit(X, ["ham", "ham", "spam", "spam"])
+    >>> clf.predict([[1, 0, 0], [0, 0, 5]])
+    array(['ham', 'spam'], dtype='<U4')
+    """
+
+    def __init__(self, alpha=1.0, *, force_alpha=True, fit_prior=True, class_prior=None,
+                 n_threads=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.n_threads = n_threads
+
+    def _derive(self, derived):
+        alpha = derived.alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_theta = self.feature_count_ + alpha
+            total = log_theta.sum(axis=1)
+            np.log(log_theta, out=log_theta)
+            log_theta -= np.log(total)[:, None]
+        bias = self.class_log_prior_.copy()
+        empty = total == 0  # a class with no data and no smoothing produces nothing
+        log_theta[empty] = 0.0
+        bias[empty] = -np.inf
+        self._store(derived, log_theta, bias)
+        derived.feature_log_prob = derived.table.T
+
+    def _feature_log_prob(self, derived):
+        return derived.table.T
+
+
+class ComplementNB(_BaseDiscreteNB):
+    """Complement naive Bayes (Rennie et al. 2003), suited to imbalanced text data.
+
+    Weights come from the counts of every class *except* c; with one class the prior is added.
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive smoothing of the complement counts.
+    force_alpha : bool, default=True
+        If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
+    fit_prior : bool, default=True
+        Only used with a single class (as in scikit-learn).
+    class_prior : array-like of shape (n_classes,), default=None
+        Only used with a single class.
+    norm : bool, default=False
+        Normalise the weights (the second normalisation of Rennie et al.).
+    n_threads : int, default=None
+        Threads for large batches (None: all cores). Results do not depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_count_ : ndarray of shape (n_classes,)
+    class_log_prior_ : ndarray of shape (n_classes,)
+    feature_count_ : ndarray of shape (n_classes, n_features)
+    feature_all_ : ndarray of shape (n_features,)
+        Counts of each feature over all classes.
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        Complement weights.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    MultinomialNB : the multinomial event model it complements.
+
+    Notes
+    -----
+    Identical to scikit-learn's ComplementNB for the same parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import ComplementNB
+    >>> X = np.array([[2, 1, 0], [3, 0, 0], [0, 1, 4], [0, 2, 3]])
+    >>> ComplementNB().fit(X, [0, 0, 1, 1]).predict([[0, 0, 5]])
+    array([1])
+    """
+
+    def __init__(self, alpha=1.0, *, force_alpha=True, fit_prior=True, class_prior=None,
+                 norm=False, n_threads=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.norm = norm
+        self.n_threads = n_threads
+
+    @property
+    def feature_all_(self):
+        """ndarray of shape (n_features,): counts of each feature over all classes."""
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError("feature_all_ is available after fit")
+        return self.feature_count_.sum(axis=0)
+
+    def _derive(self, derived):
+        comp_count = self.feature_all_ + derived.alpha - self.feature_count_
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logged = np.log(comp_count / comp_count.sum(axis=1, keepdims=True))
+            if self.norm:
+                weights = logged / logged.sum(axis=1, keepdims=True)
+            else:
+                weights = np.negative(logged, out=logged)
+        if np.isnan(weights).any():
+            raise ValueError(
+                "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
+                + (" and norm=True" if self.norm else "") + "; use alpha > 0."
+            )
+        if len(self.classes_) == 1:
+            bias = self.class_log_prior_
+        else:
+            bias = np.zeros(len(self.classes_))
+        self._store(derived, weights, bias)
+        derived.feature_log_prob = derived.table.T
+
+    def _feature_log_prob(self, derived):
+        return derived.table.T
+
+
+class BernoulliNB(_BaseDiscreteNB):
+    """Naive Bayes for binary features (word presence or absence).
+
+    P(x | y=c) = prod_j p_cj^x_j (1 - p_cj)^(1 - x_j), with
+    p_cj = (N_cj + alpha_j) / (N_c + 2 alpha_j). Absent words count too, yet scoring touches only
+    the words present: the per-class sum of log(1 - p_cj) is precomputed, and each present word
+    adds log p_cj - log(1 - p_cj).
+
+    Parameters
+    ----------
+    alpha : float or array-like of shape (n_features,), default=1.0
+        Additive smoothing; 0 for none.
+    force_alpha : bool, default=True
+        If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
+    binarize : float or None, default=0.0
+        Threshold: x > binarize counts as present. None means X is already binary.
+    fit_prior : bool, default=True
+        Learn class priors from the data; if False use a uniform prior.
+    class_prior : array-like of shape (n_classes,), default=None
+        Given class priors.
+    n_threads : int, default=None
+        Threads for large batches (None: all cores). Results do not depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_count_ : ndarray of shape (n_classes,)
+    class_log_prior_ : ndarray of shape (n_classes,)
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        (Weighted) number of samples of each class in which each feature is present.
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        log p_cj.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    MultinomialNB : the word-count event model.
+
+    Notes
+    -----
+    Seed 002 contrasts this event model with the multinomial one. Identical to scikit-learn's
+    BernoulliNB for the same parameters; unlike it, an alpha array of n_features values works,
+    and alpha=0 with a feature present in every sample of a class gives -inf (not NaN) to the
+    samples lacking it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import BernoulliNB
+    >>> X = np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1], [0, 0, 1]])
+    >>> BernoulliNB().fit(X, [0, 0, 1, 1]).predict([[1, 0, 0], [0, 0, 1]])
+    array([0, 1])
+    """
+
+    _X_constraints = {"allow_negative": True}
+
+    def __init__(self, alpha=1.0, *, force_alpha=True, binarize=0.0, fit_prior=True,
+                 class_prior=None, n_threads=None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.binarize = binarize
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.n_threads = n_threads
+
+    def _binarize_args(self):
+        if self.binarize is None:
+            return False, 0.0
+        if isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real):
+            raise TypeError(f"binarize must be None or a number, got {self.binarize!r}.")
+        if np.isnan(self.binarize):
+            raise ValueError("binarize must not be NaN.")
+        return True, float(self.binarize)
+
+    def _log_terms(self, alpha):
+        """log(N_cj + a), log(N_c - N_cj + a) and log(N_c + 2a) (broadcastable)."""
+        fc, cc = self.feature_count_, self.class_count_[:, None]
+        with np.errstate(divide="ignore"):
+            log_present = np.log(fc + alpha)
+            log_absent = np.log(np.maximum(cc - fc, 0.0) + alpha)
+            log_total = np.log(cc + 2 * np.asarray(alpha))
+        return log_present, log_absent, log_total
+
+    def _derive(self, derived):
+        log_present, log_absent, log_total = self._log_terms(derived.alpha)
+        # p = 1 (alpha 0, feature in every sample of the class): absence is impossible. Score the
+        # feature as neutral here and send rows lacking it to -inf in _apply_required_features.
+        must = np.isneginf(log_absent) & ~np.isneginf(log_present)
+        log_absent[must] = log_present[must]
+        log_q = np.broadcast_to(log_absent - log_total, log_present.shape)
+        with np.errstate(invalid="ignore"):
+            table = log_present - log_absent
+        bias = self.class_log_prior_ + log_q.sum(axis=1)
+        empty = np.isnan(table).any(axis=1) | np.isneginf(log_total).any(axis=1)
+        table[empty] = 0.0  # a class with no data and no smoothing produces nothing
+        bias[empty] = -np.inf
+        self._store(derived, table, bias, must if must.any() else None)
+
+    def _feature_log_prob(self, derived):
+        log_present, _, log_total = self._log_terms(derived.alpha)
+        with np.errstate(invalid="ignore"):
+            return (log_present - log_total).astype(self._dtype, copy=False)
+
+    def _apply_required_features(self, X, must, jll):
+        """Set jll to -inf where a row lacks a feature that its class always had (p = 1)."""
+        cols = np.flatnonzero(must.any(axis=0))
+        binarize, threshold = self._binarize_args()
+        sub = X[:, cols]
+        if sp.issparse(sub):
+            sub = sub.toarray()
+        present = (sub > threshold) if binarize else (sub != 0)
+        have = present.astype(np.float64) @ must[:, cols].T.astype(np.float64)
+        jll[have < must.sum(axis=1)] = -np.inf

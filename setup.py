@@ -1,0 +1,114 @@
+"""Build the Cython kernels of fastgen; all metadata lives in pyproject.toml.
+
+OpenMP is probed by compiling, linking and running a tiny ``#pragma omp parallel`` program with the
+real compiler (as scikit-learn's ``check_openmp_support`` does). Environment switches:
+
+- ``FASTGEN_NO_OPENMP=1``: skip the probe, build serial kernels.
+- ``FASTGEN_FAIL_NO_OPENMP=1``: fail the build when OpenMP is unavailable (CI).
+- ``FASTGEN_CYTHON_DEBUG=1``: bounds/wraparound/initialisation checks on, ``-O0 -g``.
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+DEBUG = os.environ.get("FASTGEN_CYTHON_DEBUG", "0") not in ("", "0")
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "cdivision": True,
+    "initializedcheck": DEBUG,
+    "nonecheck": False,
+    "embedsignature": True,
+}
+
+OMP_PROGRAM = textwrap.dedent(
+    """
+    #include <omp.h>
+    #include <stdio.h>
+    int main(void) {
+        int n = 0;
+        #pragma omp parallel reduction(+:n)
+        n += 1;
+        printf("%d\\n", n);
+        return n > 0 ? 0 : 1;
+    }
+    """
+)
+
+
+def _openmp_flags(compiler_type):
+    """Compile/link flags for OpenMP for this compiler family."""
+    if compiler_type == "msvc":
+        return ["/openmp"], []
+    if sys.platform == "darwin" and "-fopenmp" in os.environ.get("CPPFLAGS", ""):
+        return [], ["-lomp"]
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+class BuildExt(build_ext):
+    """build_ext that adds OpenMP when a probe program compiles, links and runs."""
+
+    def _probe_openmp(self, cflags, ldflags):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "omp_probe.c")
+            with open(src, "w") as f:
+                f.write(OMP_PROGRAM)
+            try:
+                objs = self.compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
+                exe = os.path.join(tmp, "omp_probe")
+                self.compiler.link_executable(objs, exe, extra_postargs=ldflags)
+                subprocess.run([exe], check=True, capture_output=True, timeout=60)
+            except Exception as exc:  # any compiler/linker/runtime failure means "no OpenMP"
+                return str(exc)
+        return None
+
+    def build_extensions(self):
+        ctype = self.compiler.compiler_type
+        cflags, ldflags = _openmp_flags(ctype)
+        use_omp = False
+        if os.environ.get("FASTGEN_NO_OPENMP", "0") not in ("", "0"):
+            print("fastgen: FASTGEN_NO_OPENMP set, building without OpenMP")
+        else:
+            err = self._probe_openmp(cflags, ldflags)
+            if err is None:
+                use_omp = True
+            elif os.environ.get("FASTGEN_FAIL_NO_OPENMP", "0") not in ("", "0"):
+                raise RuntimeError(f"fastgen: OpenMP probe failed and FASTGEN_FAIL_NO_OPENMP is set: {err}")
+            else:
+                print(
+                    "WARNING fastgen: this compiler cannot build OpenMP programs; the kernels are built "
+                    f"serial (n_threads is always 1). Probe error: {err}",
+                    file=sys.stderr,
+                )
+        if ctype == "msvc":
+            opt = ["/Od"] if DEBUG else ["/O2"]
+        else:
+            opt = ["-O0", "-g"] if DEBUG else ["-O3"]
+        for ext in self.extensions:
+            ext.extra_compile_args = opt + (cflags if use_omp else []) + ext.extra_compile_args
+            ext.extra_link_args = (ldflags if use_omp else []) + ext.extra_link_args
+        super().build_extensions()
+
+
+extensions = [
+    Extension(
+        "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
+        [path],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+    )
+    for path in sorted(glob.glob(os.path.join("fastgen", "_core", "*.pyx")))
+]
+
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, quiet=True),
+    cmdclass={"build_ext": BuildExt},
+)
