@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import OUT_JLL, BaseClassifier
-from ._core import _counts, _jll
+from ._core import _counts, _jll, _tables
 from ._core._openmp import effective_n_threads
 from ._validation import check_sample_weight, check_X, check_y
 
@@ -242,11 +242,44 @@ class _BaseDiscreteNB(BaseClassifier):
             derived.feature_log_prob = self._feature_log_prob(derived)
         return derived.feature_log_prob
 
-    def _store(self, derived, table_T, bias, must=None):
-        """Save a (n_classes, n_features) float64 table as the feature-major scoring table."""
-        derived.table = np.ascontiguousarray(table_T.T, dtype=self._dtype)
-        derived.bias = np.ascontiguousarray(bias, dtype=np.float64)
-        derived.must = must
+    def _feature_log_prob(self, derived):
+        """Multinomial and complement models score with feature_log_prob_ itself."""
+        return derived.table.T
+
+    def _alpha_per_feature(self, alpha):
+        """alpha and log(alpha) as (n_features,) vectors (stride-0 views for a scalar)."""
+        n_features = self.n_features_in_
+        with np.errstate(divide="ignore"):
+            log_alpha = np.log(alpha)
+        return (np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_features,)),
+                np.broadcast_to(log_alpha, (n_features,)))
+
+    def _nonzero_counts(self, with_rest=False):
+        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count and
+        (with_rest) class_count_ - count. See _tables.nonzero_counts."""
+        capacity = self.feature_count_.size  # only the pages actually written are touched
+        class_ptr = np.empty(len(self.classes_) + 1, dtype=np.intp)
+        feature = np.empty(capacity, dtype=np.intp)
+        count = np.empty(capacity, dtype=np.float64)
+        rest = np.empty(capacity if with_rest else 0, dtype=np.float64)
+        _tables.nonzero_counts(self.feature_count_, self.class_count_, with_rest, class_ptr,
+                               feature, count, rest)
+        n = class_ptr[-1]
+        return class_ptr, feature[:n], count[:n], rest[:n]
+
+    def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
+                    value_class_term=None):
+        """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
+        set to value + value_class_term[c] (default: class_term). See _tables.fill_table."""
+        n_classes, n_features = self.feature_count_.shape
+        class_term = np.ascontiguousarray(class_term, dtype=np.float64)
+        if value_class_term is None:
+            value_class_term = class_term
+        table = np.empty((n_features, n_classes), dtype=self._dtype)
+        _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
+                           np.ascontiguousarray(value_class_term, dtype=np.float64), table,
+                           self._n_threads_for(table.size))
+        return table
 
     # ----------------------------------------------------------------- scoring
     def _score(self, X, kind, out):
@@ -338,21 +371,19 @@ class MultinomialNB(_BaseDiscreteNB):
         self.n_threads = n_threads
 
     def _derive(self, derived):
-        alpha = derived.alpha
+        # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
+        alpha, log_alpha = self._alpha_per_feature(derived.alpha)
+        total = self.feature_count_.sum(axis=1) + alpha.sum()
+        class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_theta = self.feature_count_ + alpha
-            total = log_theta.sum(axis=1)
-            np.log(log_theta, out=log_theta)
-            log_theta -= np.log(total)[:, None]
+            scalar = np.ndim(derived.alpha) == 0
+            value = np.log(count + (derived.alpha if scalar else alpha[feature]))
+            table = self._fill_table(log_alpha, -np.log(total), class_ptr, feature, value)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
-        log_theta[empty] = 0.0
+        table[:, empty] = 0.0
         bias[empty] = -np.inf
-        self._store(derived, log_theta, bias)
-        derived.feature_log_prob = derived.table.T
-
-    def _feature_log_prob(self, derived):
-        return derived.table.T
+        derived.table, derived.bias = table, bias
 
 
 class ComplementNB(_BaseDiscreteNB):
@@ -422,28 +453,29 @@ class ComplementNB(_BaseDiscreteNB):
         return self.feature_count_.sum(axis=0)
 
     def _derive(self, derived):
-        comp_count = self.feature_all_ + derived.alpha - self.feature_count_
+        # logged_cj = log(complement count) - log(complement total), where the complement count
+        # of a class lacking feature j is feature_all_j + alpha_j
+        alpha, _ = self._alpha_per_feature(derived.alpha)
+        base = self.feature_all_ + alpha
+        comp_total = base.sum() - self.feature_count_.sum(axis=1)
+        class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
-            logged = np.log(comp_count / comp_count.sum(axis=1, keepdims=True))
+            log_base, log_comp_total = np.log(base), np.log(comp_total)
+            log_comp = np.log(base[feature] - count)
             if self.norm:
-                weights = logged / logged.sum(axis=1, keepdims=True)
-            else:
-                weights = np.negative(logged, out=logged)
-        if np.isnan(weights).any():
+                table = self._fill_table(log_base, -log_comp_total, class_ptr, feature, log_comp)
+                table /= table.sum(axis=0, dtype=np.float64)
+            else:  # weights are -logged
+                table = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
+                                         np.negative(log_comp, out=log_comp))
+        if np.min(derived.alpha) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
                 + (" and norm=True" if self.norm else "") + "; use alpha > 0."
             )
-        if len(self.classes_) == 1:
-            bias = self.class_log_prior_
-        else:
-            bias = np.zeros(len(self.classes_))
-        self._store(derived, weights, bias)
-        derived.feature_log_prob = derived.table.T
-
-    def _feature_log_prob(self, derived):
-        return derived.table.T
-
+        n_classes = len(self.classes_)
+        bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
+        derived.table, derived.bias = table, bias
 
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
@@ -530,19 +562,59 @@ class BernoulliNB(_BaseDiscreteNB):
         return log_present, log_absent, log_total
 
     def _derive(self, derived):
+        # table_jc = log p - log(1 - p) = log(N_cj + a) - log(M_c - N_cj + a) and
+        # bias_c = log prior + sum_j log(1 - p_cj), with p_cj = (N_cj + a) / (M_c + 2a)
+        alpha = derived.alpha
+        if np.ndim(alpha) == 0:
+            self._derive_scalar_alpha(derived, float(alpha))
+        else:
+            log_present, log_absent, log_total = self._log_terms(alpha)
+            with np.errstate(invalid="ignore"):
+                table = log_present - log_absent
+            derived.table = np.ascontiguousarray(table.T, dtype=self._dtype)
+            derived.bias = self.class_log_prior_ + (log_absent - log_total).sum(axis=1)
+        derived.must = None
+        if np.min(alpha) == 0:
+            self._patch_unsmoothed(derived)
+
+    def _derive_scalar_alpha(self, derived, alpha):
+        """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants."""
+        n_features = self.n_features_in_
+        class_count = self.class_count_
+        class_ptr, feature, count, absent = self._nonzero_counts(with_rest=True)
+        n_present = np.diff(class_ptr)
+        total = class_count + 2 * alpha
+        log_q_present_sum = np.empty(len(class_count))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_absent = np.log(absent + alpha)
+            value = np.log(count + alpha) - log_absent
+            derived.table = self._fill_table(
+                np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
+                class_ptr, feature, value, np.zeros(len(class_count)))
+            # sum of log(1 - p) = log(M - N + a) - log(M + 2a) over the present features ...
+            _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum)
+            # ... and over the absent ones: log1p is exact for the tiny p of rare words
+            log_q_zero = np.log1p(-alpha / total)
+        log_q_sum = log_q_present_sum + (n_features - n_present) * log_q_zero
+        derived.bias = self.class_log_prior_ + log_q_sum
+
+    def _patch_unsmoothed(self, derived):
+        """alpha = 0 leaves probabilities of exactly 0 or 1, where log p - log(1 - p) is infinite.
+
+        p = 1 (the feature is in every sample of the class): scored as neutral, and rows lacking
+        it are sent to -inf by _apply_required_features. A class without data produces nothing.
+        """
         log_present, log_absent, log_total = self._log_terms(derived.alpha)
-        # p = 1 (alpha 0, feature in every sample of the class): absence is impossible. Score the
-        # feature as neutral here and send rows lacking it to -inf in _apply_required_features.
         must = np.isneginf(log_absent) & ~np.isneginf(log_present)
-        log_absent[must] = log_present[must]
-        log_q = np.broadcast_to(log_absent - log_total, log_present.shape)
-        with np.errstate(invalid="ignore"):
-            table = log_present - log_absent
-        bias = self.class_log_prior_ + log_q.sum(axis=1)
-        empty = np.isnan(table).any(axis=1) | np.isneginf(log_total).any(axis=1)
-        table[empty] = 0.0  # a class with no data and no smoothing produces nothing
-        bias[empty] = -np.inf
-        self._store(derived, table, bias, must if must.any() else None)
+        empty = np.isneginf(log_total).any(axis=1) | (np.isneginf(log_present)
+                                                       & np.isneginf(log_absent)).any(axis=1)
+        for c in np.flatnonzero(must.any(axis=1) | empty):
+            log_q = np.where(must[c], log_present[c], log_absent[c]) - log_total[c]
+            derived.table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
+            derived.bias[c] = self.class_log_prior_[c] + log_q.sum()
+        derived.table[:, empty] = 0.0
+        derived.bias[empty] = -np.inf
+        derived.must = must if must.any() else None
 
     def _feature_log_prob(self, derived):
         log_present, _, log_total = self._log_terms(derived.alpha)

@@ -24,28 +24,45 @@ cpdef enum ValuesStatus:
 
 cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
                      intp_t n_features) noexcept nogil:
+    # Flags are OR-ed without early exits so the compiler vectorises both loops.
     cdef intp_t n_rows = indptr.shape[0] - 1
     cdef intp_t i, k, end
-    cdef index_t j
+    cdef index_t j, limit
+    cdef int decreasing = 0, out_of_range = 0
     if indptr[0] != 0:
         return CSR_BAD_START
     for i in range(n_rows):
-        if indptr[i + 1] < indptr[i]:
-            return CSR_NOT_MONOTONE
+        decreasing |= indptr[i + 1] < indptr[i]
+    if decreasing:
+        return CSR_NOT_MONOTONE
     end = indptr[n_rows]
     if end > indices.shape[0]:
         return CSR_BAD_END
+    # compare in the index type (no widening in the loop); an index type too narrow to reach
+    # n_features cannot hold an index >= n_features anyway
+    limit = <index_t> n_features
+    if <intp_t> limit != n_features:
+        limit = -1
     for k in range(end):
         j = indices[k]
-        if j < 0 or j >= n_features:
-            return CSR_BAD_INDEX
+        out_of_range |= (j < 0) | ((j >= limit) & (limit >= 0))
+    if out_of_range:
+        return CSR_BAD_INDEX
     return CSR_OK
 
 
 cdef int _values_status(const floating[::1] values, bint allow_nan,
                         bint allow_negative) noexcept nogil:
+    # A vectorisable pass answers "is anything wrong?"; only then is the first problem located.
     cdef intp_t k
     cdef double v
+    cdef int nonfinite = 0, negative = 0
+    for k in range(values.shape[0]):
+        v = values[k]
+        nonfinite |= (v - v) != 0  # NaN for NaN and +-inf, 0 otherwise
+        negative |= v < 0
+    if not nonfinite and (allow_negative or not negative):
+        return VALUES_OK
     for k in range(values.shape[0]):
         v = values[k]
         if isnan(v):

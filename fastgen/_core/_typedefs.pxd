@@ -20,3 +20,4 @@ cdef extern from *:
     #endif
     """
     void fastgen_prefetch(const void *p) noexcept nogil
+
