@@ -1,0 +1,178 @@
+"""Tests for ``python -m fastgen`` (demo, info, usage), the bundled data and the demo tokenizer."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastgen import _text
+from fastgen.__main__ import USAGE, main
+from fastgen.data import load_sms_spam
+
+
+# --- bundled data -------------------------------------------------------------------------------
+
+
+def test_load_sms_spam():
+    texts, labels = load_sms_spam()
+    assert len(texts) == labels.shape[0] == 5574
+    assert int((labels == "ham").sum()) == 4827
+    assert int((labels == "spam").sum()) == 747
+    assert texts[0].startswith("Go until jurong point")
+    assert all(isinstance(t, str) and "\t" not in t and "\n" not in t for t in texts)
+
+
+# --- tokenizer ----------------------------------------------------------------------------------
+
+EDGE_DOCS = [
+    "Hello, HELLO hello!! a I x_y __ 42 7 9am",
+    "Café ÉCOLE naïve façade — ünïcödé ½ ²² ١٢٣ 中文 文字",
+    "",
+    "   ",
+    "don't won't e-mail http://t.co/abc 2nd £1000 U+2028\u2028here",
+]
+
+
+def test_tokenize_basic():
+    assert _text.tokenize("Hello, WORLD! a bb 1 22 x_y") == ["hello", "world", "bb", "22", "x_y"]
+    with pytest.raises(TypeError):
+        _text.tokenize(b"bytes")
+
+
+def test_vocabulary_is_sorted_and_counts_are_exact():
+    X, vocabulary = _text.fit_transform(["b a aa bb aa", "cc bb", "a"])
+    assert vocabulary == {"aa": 0, "bb": 1, "cc": 2}
+    assert sp.issparse(X) and X.format == "csr" and X.dtype == np.int64
+    assert X.has_canonical_format
+    np.testing.assert_array_equal(X.toarray(), [[2, 1, 0], [0, 1, 1], [0, 0, 0]])
+    # Unknown words are ignored at transform time.
+    Xt = _text.count_matrix(["zz aa aa", "qq"], vocabulary)
+    np.testing.assert_array_equal(Xt.toarray(), [[2, 0, 0], [0, 0, 0]])
+
+
+def test_empty_vocabulary():
+    with pytest.raises(ValueError, match="empty vocabulary"):
+        _text.build_vocabulary(["a b", ""])
+
+
+def _assert_same_counts(X, X_sklearn):
+    assert X.shape == X_sklearn.shape
+    assert X.dtype == X_sklearn.dtype
+    assert (X != X_sklearn).nnz == 0
+
+
+@pytest.mark.parametrize("corpus", ["edge", "sms"])
+def test_tokenizer_matches_sklearn_countvectorizer(corpus):
+    text = pytest.importorskip("sklearn.feature_extraction.text")
+    if corpus == "edge":
+        train, test = EDGE_DOCS, EDGE_DOCS[::-1] + ["never seen words only"]
+    else:
+        texts, _ = load_sms_spam()
+        train, test = texts[:4500], texts[4500:]
+    cv = text.CountVectorizer()
+    X_sklearn = cv.fit_transform(train)
+    X, vocabulary = _text.fit_transform(train)
+    assert vocabulary == cv.vocabulary_
+    assert list(vocabulary) == list(cv.get_feature_names_out())
+    _assert_same_counts(X, X_sklearn)
+    _assert_same_counts(_text.count_matrix(test, vocabulary), cv.transform(test))
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["-h"]])
+def test_usage(argv, capsys):
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == USAGE
+    assert "demo" in out and "info" in out
+
+
+@pytest.mark.parametrize("argv", [["frobnicate"], ["demo", "--bogus"], ["demo", "--seed", "x"],
+                                  ["info", "extra"]])
+def test_bad_command_exits_2(argv, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "error" in captured.err
+    assert captured.out == ""
+
+
+def test_unknown_command_subprocess():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "fastgen", "nope"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "unknown command" in proc.stderr
+
+
+def test_info(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "OpenMP" in out
+
+
+def _accuracies(out):
+    """{(model, library): accuracy} parsed from the demo's table."""
+    found, model = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^(\w+NB)?\s+(fastgen|sklearn)\s+([01]\.\d{4})\s", line)
+        if m:
+            model = m.group(1) or model
+            found[model, m.group(2)] = float(m.group(3))
+    return found
+
+
+@pytest.mark.parametrize("no_sklearn", [False, True])
+def test_demo_runs(no_sklearn, capsys):
+    argv = ["demo", "--no-sklearn"] if no_sklearn else ["demo"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    acc = _accuracies(out)
+    for name in ("MultinomialNB", "BernoulliNB", "ComplementNB"):
+        assert (name, "fastgen") in acc, out
+    assert acc["MultinomialNB", "fastgen"] > 0.95
+    assert acc["BernoulliNB", "fastgen"] > 0.9
+    assert acc["ComplementNB", "fastgen"] > 0.9
+    assert "Most spam-indicative words" in out
+    assert "P(spam | message)" in out
+    assert "MISMATCH" not in out
+    has_sklearn = any(library == "sklearn" for _, library in acc)
+    if no_sklearn:
+        assert not has_sklearn
+        assert "comparison disabled" in out
+    else:
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            assert "scikit-learn is not installed" in out
+        else:
+            assert has_sklearn
+            for name in ("MultinomialNB", "BernoulliNB", "ComplementNB"):
+                assert acc[name, "fastgen"] == acc[name, "sklearn"]
+            diffs = [float(d) for d in re.findall(r"difference\| = (\S+),", out)]
+            assert len(diffs) == 3 and max(diffs) < 1e-8, out
+
+
+def test_demo_without_sklearn(monkeypatch, capsys):
+    """A fresh ``pip install .`` has no scikit-learn: the demo must say so and still work."""
+    import fastgen._demo
+
+    monkeypatch.setattr(fastgen._demo, "_import_sklearn", lambda: (None, None))
+    assert main(["demo", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "scikit-learn is not installed" in out
+    assert _accuracies(out)["MultinomialNB", "fastgen"] > 0.95
+
+
+def test_stratified_split():
+    from fastgen._demo import stratified_split
+
+    y = np.array(["a"] * 80 + ["b"] * 20)
+    train, test = stratified_split(y, seed=3)
+    assert np.intersect1d(train, test).size == 0
+    assert train.size + test.size == y.size
+    assert (y[test] == "a").sum() == 16 and (y[test] == "b").sum() == 4
+    np.testing.assert_array_equal(test, stratified_split(y, seed=3)[1])
