@@ -6,9 +6,13 @@ real compiler (as scikit-learn's ``check_openmp_support`` does). Environment swi
 - ``FASTGEN_NO_OPENMP=1``: skip the probe, build serial kernels.
 - ``FASTGEN_FAIL_NO_OPENMP=1``: fail the build when OpenMP is unavailable (CI).
 - ``FASTGEN_CYTHON_DEBUG=1``: bounds/wraparound/initialisation checks on, ``-O0 -g``.
+
+On x86-64 the scoring kernels are also built with ``-mavx2 -mfma`` as ``_jll_avx2`` (chosen at
+import time only on CPUs that have both), never with ``-march=native``.
 """
 import glob
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -93,10 +97,29 @@ class BuildExt(build_ext):
             opt = ["/Od"] if DEBUG else ["/O2"]
         else:
             opt = ["-O0", "-g"] if DEBUG else ["-O3"]
+        if not self._supports_avx2(ctype):
+            print("fastgen: no AVX2 build of the scoring kernels (not x86-64 gcc/clang)")
+            self.extensions = [e for e in self.extensions if not e.name.endswith("_avx2")]
         for ext in self.extensions:
-            ext.extra_compile_args = opt + (cflags if use_omp else []) + ext.extra_compile_args
+            isa = ["-mavx2", "-mfma"] if ext.name.endswith("_avx2") else []
+            ext.extra_compile_args = opt + isa + (cflags if use_omp else []) + ext.extra_compile_args
             ext.extra_link_args = (ldflags if use_omp else []) + ext.extra_link_args
         super().build_extensions()
+
+    def _supports_avx2(self, compiler_type):
+        """x86-64 with a gcc-compatible compiler accepting -mavx2 -mfma (the runtime check that
+        the CPU has them is in fastgen/_core/_jll.pyx)."""
+        if compiler_type == "msvc" or platform.machine().lower() not in ("x86_64", "amd64"):
+            return False
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "avx2_probe.c")
+            with open(src, "w") as f:
+                f.write("int main(void) { return 0; }\n")
+            try:
+                self.compiler.compile([src], output_dir=tmp, extra_postargs=["-mavx2", "-mfma"])
+            except Exception:
+                return False
+        return True
 
 
 extensions = [
@@ -109,6 +132,6 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, quiet=True),
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, quiet=True, force=DEBUG),
     cmdclass={"build_ext": BuildExt},
 )

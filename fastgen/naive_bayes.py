@@ -17,7 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import OUT_JLL, BaseClassifier
-from ._core import _counts, _jll, _tables
+from ._core import _counts, _tables
+from ._core import jll as _jll
 from ._core._openmp import effective_n_threads
 from ._validation import check_sample_weight, check_X, check_y
 

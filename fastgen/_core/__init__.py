@@ -1,1 +1,16 @@
-"""Compiled kernels of fastgen (private). They trust their input: see fastgen/_validation.py."""
+"""Compiled kernels of fastgen (private). They trust their input: see fastgen/_validation.py.
+
+``jll`` is the scoring-kernel module for this CPU: the AVX2/FMA build where the CPU has both
+(unless ``FASTGEN_DISABLE_AVX2=1``), else the baseline build. Both compute the same sums; only the
+last bits can differ, and results never depend on the number of threads.
+"""
+import os
+
+from . import _jll
+
+jll = _jll
+if _jll.cpu_has_avx2_fma() and os.environ.get("FASTGEN_DISABLE_AVX2", "0") in ("", "0"):
+    try:
+        from . import _jll_avx2 as jll
+    except ImportError:  # not built: a non-x86 platform or a compiler without -mavx2
+        pass

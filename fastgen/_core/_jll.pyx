@@ -1,170 +1,21 @@
-# Design: scoring kernels for models whose joint log-likelihood is linear in the features,
-#     jll[i, c] = bias[c] + sum_j v(x_ij) * table[j, c],
-# which covers multinomial (table = log theta), Bernoulli (table = log p - log(1 - p), bias holding
-# sum_j log(1 - p)) and complement naive Bayes. v(x) is x, or 1[x > threshold] when binarize is set.
-#  a) The table is feature-major (n_features, n_classes) and C-contiguous: a nonzero touches one
-#     contiguous row. Rows of upcoming nonzeros are prefetched (the table does not fit in L2), and
-#     rows are added four at a time (_axpy.pxd).
-#  b) Each row is accumulated in float64 in a buffer owned by its thread, then turned into jll,
-#     log-posterior or posterior in the same pass (max-shifted log-sum-exp, _lse.pxd).
-#  c) Threads own disjoint output rows, so results do not depend on n_threads.
-#  d) Zero values contribute nothing (never 0 * -inf). Inputs were validated by the caller.
-from cython cimport floating
-from cython.parallel cimport parallel, prange
-from libc.stdlib cimport free, malloc
-
-from ._axpy cimport _axpy1, _axpy4
-from ._lse cimport _finish_row
-from ._typedefs cimport fastgen_prefetch, float64_t, index_t, intp_t
-
-# Prefetch distance in nonzeros.
-cdef intp_t PREFETCH_AHEAD = 12
+# Scoring kernels for the baseline instruction set (the code is in _jll.pxi).
+include "_jll.pxi"
 
 
-cdef inline double _value(double v, bint binarize, double threshold) noexcept nogil:
-    if binarize:
-        return 1.0 if v > threshold else 0.0
-    return v
+cdef extern from *:
+    """
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    static int fastgen_cpu_has_avx2_fma(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    #else
+    static int fastgen_cpu_has_avx2_fma(void) { return 0; }
+    #endif
+    """
+    int fastgen_cpu_has_avx2_fma() noexcept nogil
 
 
-cdef inline void _accumulate_csr(
-    double *acc, const floating[::1] X_data, const index_t[::1] X_indices, intp_t start,
-    intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes, bint binarize,
-    double threshold,
-) noexcept nogil:
-    """acc += sum over the nonzeros start..end of v(x) * table[j]."""
-    cdef const floating *rows[4]
-    cdef double vals[4]
-    cdef const floating *ahead_row
-    cdef intp_t k, q, m = 0
-    cdef double v
-    for k in range(start, end):
-        if k + PREFETCH_AHEAD < nnz:
-            ahead_row = &table[X_indices[k + PREFETCH_AHEAD], 0]
-            for q in range(0, n_classes, 8):
-                fastgen_prefetch(ahead_row + q)
-        v = _value(X_data[k], binarize, threshold)
-        if v == 0:
-            continue
-        rows[m] = &table[X_indices[k], 0]
-        vals[m] = v
-        m += 1
-        if m == 4:
-            _axpy4(acc, rows, vals, n_classes)
-            m = 0
-    for q in range(m):
-        _axpy1(acc, rows[q], vals[q], n_classes)
-
-
-cdef inline void _accumulate_dense(
-    double *acc, const floating *x, intp_t n_features, const floating[:, ::1] table,
-    intp_t n_classes, bint binarize, double threshold,
-) noexcept nogil:
-    """acc += sum over the nonzero features of x of v(x_j) * table[j]."""
-    cdef const floating *rows[4]
-    cdef double vals[4]
-    cdef intp_t j, q, m = 0
-    cdef double v
-    for j in range(n_features):
-        v = _value(x[j], binarize, threshold)
-        if v == 0:
-            continue
-        rows[m] = &table[j, 0]
-        vals[m] = v
-        m += 1
-        if m == 4:
-            _axpy4(acc, rows, vals, n_classes)
-            m = 0
-    for q in range(m):
-        _axpy1(acc, rows[q], vals[q], n_classes)
-
-
-def jll_linear_csr(
-    const floating[::1] X_data,        # IN
-    const index_t[::1] X_indices,      # IN
-    const index_t[::1] X_indptr,       # IN (n_samples + 1,)
-    const floating[:, ::1] table,      # IN (n_features, n_classes)
-    const float64_t[::1] bias,         # IN (n_classes,)
-    bint binarize,
-    double threshold,
-    int kind,                          # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
-    floating[:, ::1] out,              # OUT (n_samples, n_classes)
-    int n_threads,
-):
-    """Score CSR rows with a linear table; returns the number of rows that could not get scratch
-    memory (0 on success). Validated by the caller; thread-safe."""
-    cdef intp_t n_samples = X_indptr.shape[0] - 1
-    cdef intp_t n_classes = table.shape[1]
-    cdef intp_t nnz = X_indptr[n_samples]
-    cdef intp_t i, c
-    cdef intp_t failed = 0
-    cdef double *acc = NULL
-    with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc(n_classes * sizeof(double))
-        for i in prange(n_samples, schedule="guided"):
-            if acc == NULL:
-                failed += 1
-                continue
-            for c in range(n_classes):
-                acc[c] = bias[c]
-            _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz, table,
-                            n_classes, binarize, threshold)
-            _finish_row(acc, &out[i, 0], n_classes, kind)
-        free(acc)
-    return failed
-
-
-def jll_linear_dense(
-    const floating[:, ::1] X,          # IN (n_samples, n_features)
-    const floating[:, ::1] table,      # IN (n_features, n_classes)
-    const float64_t[::1] bias,         # IN (n_classes,)
-    bint binarize,
-    double threshold,
-    int kind,
-    floating[:, ::1] out,              # OUT (n_samples, n_classes)
-    int n_threads,
-):
-    """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
-    cdef intp_t n_samples = X.shape[0]
-    cdef intp_t n_features = X.shape[1]
-    cdef intp_t n_classes = table.shape[1]
-    cdef intp_t i, c
-    cdef intp_t failed = 0
-    cdef double *acc = NULL
-    with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc(n_classes * sizeof(double))
-        for i in prange(n_samples, schedule="guided"):
-            if acc == NULL:
-                failed += 1
-                continue
-            for c in range(n_classes):
-                acc[c] = bias[c]
-            _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize, threshold)
-            _finish_row(acc, &out[i, 0], n_classes, kind)
-        free(acc)
-    return failed
-
-
-def normalize_rows_inplace(
-    floating[:, ::1] jll,  # IN/OUT (n_samples, n_classes): jll in, `kind` out
-    int kind,
-    int n_threads,
-):
-    """Turn joint log-likelihood rows into log-posteriors or posteriors in place (max-shifted
-    log-sum-exp in float64); returns the number of rows without scratch memory (0 on success)."""
-    cdef intp_t n_samples = jll.shape[0]
-    cdef intp_t n_classes = jll.shape[1]
-    cdef intp_t i, c
-    cdef intp_t failed = 0
-    cdef double *acc = NULL
-    with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc(n_classes * sizeof(double))
-        for i in prange(n_samples, schedule="static"):
-            if acc == NULL:
-                failed += 1
-                continue
-            for c in range(n_classes):
-                acc[c] = jll[i, c]
-            _finish_row(acc, &jll[i, 0], n_classes, kind)
-        free(acc)
-    return failed
+def cpu_has_avx2_fma():
+    """True if this CPU can run the AVX2/FMA build of the scoring kernels (_jll_avx2)."""
+    return bool(fastgen_cpu_has_avx2_fma())

@@ -1,0 +1,230 @@
+"""Each kernel against its NumPy oracle (tests/_reference.py), over the STYLE matrix:
+dtype x dense/CSR (int32/int64 indices) x read-only input x n_threads."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _reference import count_reference, jll_linear_reference
+
+from fastgen._core import _checks, _counts, _jll, _openmp, _tables
+from fastgen._core import jll as selected_jll
+
+JLL_MODULES = [_jll]
+try:
+    from fastgen._core import _jll_avx2
+
+    if _jll.cpu_has_avx2_fma():
+        JLL_MODULES.append(_jll_avx2)
+except ImportError:  # non-x86 build
+    pass
+
+RTOL = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def _sparse_counts(rng, n, f, dtype, index_dtype, density=0.2):
+    X = sp.random(n, f, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.integers(1, 5, k)).astype(dtype)
+    X.indices = X.indices.astype(index_dtype)
+    X.indptr = X.indptr.astype(index_dtype)
+    return X
+
+
+def _readonly(*arrays):
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+def _grouping(y_idx, n_classes):
+    order = np.argsort(y_idx, kind="stable").astype(np.intp)
+    class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
+    np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
+    return order, class_ptr
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("binarize", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_threads):
+    rng = np.random.default_rng(0)
+    X = _sparse_counts(rng, 60, 25, dtype, index_dtype)
+    y_idx = rng.integers(0, 4, 60)
+    w = rng.uniform(0.5, 2.0, 60)
+    order, class_ptr = _grouping(y_idx, 4)
+    data, indices, indptr = _readonly(X.data, X.indices, X.indptr)
+    fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
+    fc, cc = np.zeros((4, 25)), np.zeros(4)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, n_threads)
+    np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
+    np.testing.assert_allclose(cc, cc_ref, rtol=1e-12)
+    fc_dense, cc_dense = np.zeros((4, 25)), np.zeros(4)
+    Xd = _readonly(X.toarray())[0]
+    _counts.count_dense(Xd, order, class_ptr, w, binarize, 1.5, fc_dense, cc_dense, n_threads)
+    np.testing.assert_array_equal(fc_dense, fc)
+    np.testing.assert_array_equal(cc_dense, cc)
+
+
+def test_count_adds_to_existing_totals():
+    rng = np.random.default_rng(1)
+    X = _sparse_counts(rng, 30, 10, np.float64, np.int32)
+    y_idx = rng.integers(0, 3, 30)
+    order, class_ptr = _grouping(y_idx, 3)
+    fc, cc = np.ones((3, 10)), np.ones(3)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(30), False, 0.0,
+                      fc, cc, 1)
+    fc_ref, cc_ref = count_reference(X, y_idx, np.ones(30), 3)
+    np.testing.assert_allclose(fc, fc_ref + 1)
+    np.testing.assert_allclose(cc, cc_ref + 1)
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("kind", [0, 1, 2])
+@pytest.mark.parametrize("binarize", [False, True])
+def test_jll_linear_matches_reference(module, dtype, index_dtype, kind, binarize):
+    rng = np.random.default_rng(2)
+    n_classes = 7  # not a multiple of the vector width
+    X = _sparse_counts(rng, 40, 33, dtype, index_dtype, density=0.3)
+    table = rng.normal(size=(33, n_classes)).astype(dtype)
+    bias = rng.normal(size=n_classes)
+    expected = jll_linear_reference(X, table, bias, binarize, 1.5, kind)
+    data, indices, indptr = _readonly(X.data.copy(), X.indices.copy(), X.indptr.copy())
+    out = np.empty((40, n_classes), dtype=dtype)
+    assert module.jll_linear_csr(data, indices, indptr, table, bias, binarize, 1.5, kind, out,
+                                 1) == 0
+    np.testing.assert_allclose(out, expected, rtol=RTOL[dtype], atol=RTOL[dtype])
+    out_dense = np.empty_like(out)
+    module.jll_linear_dense(X.toarray(), table, bias, binarize, 1.5, kind, out_dense, 1)
+    np.testing.assert_allclose(out_dense, out, rtol=RTOL[dtype], atol=RTOL[dtype])
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_jll_results_do_not_depend_on_threads(module):
+    rng = np.random.default_rng(3)
+    X = _sparse_counts(rng, 3000, 200, np.float64, np.int32, density=0.05)
+    table, bias = rng.normal(size=(200, 5)), rng.normal(size=5)
+    outs = []
+    for n_threads in (1, 2, 3):
+        out = np.empty((3000, 5))
+        module.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, 1, out,
+                              n_threads)
+        outs.append(out)
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+
+
+def test_zero_values_never_multiply_infinite_table_entries():
+    # an explicit zero against a -inf table entry must contribute nothing, not NaN
+    X = sp.csr_matrix((np.array([0.0, 2.0]), np.array([0, 1]), np.array([0, 2])), shape=(1, 2))
+    table = np.array([[-np.inf, 0.0], [np.log(0.5), np.log(0.25)]])
+    out = np.empty((1, 2))
+    selected_jll.jll_linear_csr(X.data, X.indices, X.indptr, table, np.zeros(2), False, 0.0, 0,
+                                out, 1)
+    np.testing.assert_allclose(out, [[2 * np.log(0.5), 2 * np.log(0.25)]])
+
+
+def test_normalize_rows_edge_cases():
+    jll = np.array([
+        [-np.inf, -np.inf, -np.inf],   # no class can produce the row: uniform
+        [np.inf, 0.0, np.inf],         # two certain classes share the mass
+        [-1e6, -1e6 - 1.0, -2e6],      # huge negative jll: no underflow to NaN
+        [0.0, np.log(3.0), -np.inf],   # an impossible class keeps posterior 0
+    ])
+    log_proba = jll.copy()
+    assert _jll.normalize_rows_inplace(log_proba, 1, 1) == 0
+    np.testing.assert_allclose(log_proba[0], np.full(3, -np.log(3)))
+    np.testing.assert_allclose(log_proba[1], [-np.log(2), -np.inf, -np.log(2)])
+    np.testing.assert_allclose(np.exp(log_proba[2]).sum(), 1.0)
+    np.testing.assert_allclose(log_proba[2, :2], [-np.log1p(np.exp(-1)), -1 - np.log1p(np.exp(-1))])
+    np.testing.assert_allclose(np.exp(log_proba[3]), [0.25, 0.75, 0.0])
+    proba = jll.copy()
+    _jll.normalize_rows_inplace(proba, 2, 2)
+    np.testing.assert_allclose(proba, np.exp(log_proba))
+    raw = jll.copy()
+    _jll.normalize_rows_inplace(raw, 0, 1)
+    np.testing.assert_array_equal(raw, jll)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_csr_structure_status(index_dtype):
+    def status(indices, indptr, n_features=4):
+        return _checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
+                                            np.asarray(indptr, dtype=index_dtype), n_features)
+
+    S = _checks.CsrStatus
+    assert status([0, 3, 1], [0, 2, 3]) == S.CSR_OK
+    assert status([0, 3, 1], [1, 2, 3]) == S.CSR_BAD_START
+    assert status([0, 3, 1], [0, 3, 2]) == S.CSR_NOT_MONOTONE
+    assert status([0, 3, 1], [0, 2, 4]) == S.CSR_BAD_END
+    assert status([0, 4, 1], [0, 2, 3]) == S.CSR_BAD_INDEX
+    assert status([0, -1, 1], [0, 2, 3]) == S.CSR_BAD_INDEX
+    assert status([0, 3, 9], [0, 2, 2]) == S.CSR_OK  # entries past indptr[-1] are never read
+    assert status([], [0]) == S.CSR_OK
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_status(dtype):
+    V = _checks.ValuesStatus
+
+    def status(values, allow_nan=False, allow_negative=False):
+        return _checks.values_status(np.asarray(values, dtype=dtype), allow_nan, allow_negative)
+
+    assert status([0.0, 1.0, 2.5]) == V.VALUES_OK
+    assert status([0.0, -0.0]) == V.VALUES_OK
+    assert status([1.0, np.nan]) == V.VALUES_NAN
+    assert status([1.0, np.nan], allow_nan=True) == V.VALUES_OK
+    assert status([1.0, -np.inf]) == V.VALUES_INF
+    assert status([np.inf], allow_nan=True) == V.VALUES_INF
+    assert status([1.0, -2.0]) == V.VALUES_NEGATIVE
+    assert status([1.0, -2.0], allow_negative=True) == V.VALUES_OK
+    assert status([-1.0, np.nan]) == V.VALUES_NEGATIVE  # the first problem is reported
+    assert status([]) == V.VALUES_OK
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tables_from_nonzero_counts(dtype):
+    rng = np.random.default_rng(4)
+    count = rng.integers(0, 3, (4, 30)).astype(np.float64) * (rng.random((4, 30)) < 0.3)
+    count[2] = 0  # a class without counts
+    total = count.sum(axis=1) + 5.0
+    cap = count.size
+    class_ptr = np.empty(5, dtype=np.intp)
+    feature, value, rest = np.empty(cap, np.intp), np.empty(cap), np.empty(cap)
+    _tables.nonzero_counts(count, total, True, class_ptr, feature, value, rest)
+    n = class_ptr[-1]
+    nz_class, nz_feature = np.nonzero(count)
+    np.testing.assert_array_equal(class_ptr, np.r_[0, np.cumsum((count != 0).sum(axis=1))])
+    np.testing.assert_array_equal(feature[:n], nz_feature)
+    np.testing.assert_array_equal(value[:n], count[nz_class, nz_feature])
+    np.testing.assert_array_equal(rest[:n], total[nz_class] - count[nz_class, nz_feature])
+
+    feature_term, class_term = rng.normal(size=30), rng.normal(size=4)
+    value_term = rng.normal(size=4)
+    table = np.empty((30, 4), dtype=dtype)
+    _tables.fill_table(feature_term, class_term, class_ptr, feature[:n], value[:n], value_term,
+                       table, 2)
+    expected = feature_term[:, None] + class_term[None, :]
+    expected[nz_feature, nz_class] = value[:n] + value_term[nz_class]
+    np.testing.assert_allclose(table, expected, rtol=RTOL[dtype])
+
+    sums = np.empty(4)
+    shift = rng.normal(size=4)
+    _tables.segment_sums(value[:n], class_ptr, shift, sums)
+    expected_sums = [np.sum(count[c][count[c] != 0] - shift[c]) for c in range(4)]
+    np.testing.assert_allclose(sums, expected_sums, rtol=1e-12)
+
+
+def test_effective_n_threads():
+    max_n = _openmp.max_threads()
+    assert _openmp.effective_n_threads(1) == 1
+    if _openmp.openmp_enabled():
+        assert _openmp.effective_n_threads(None) == max_n
+        assert _openmp.effective_n_threads(-1) == max_n
+        assert _openmp.effective_n_threads(-max_n - 5) == 1
+        assert _openmp.effective_n_threads(3) == 3
+    else:
+        assert _openmp.effective_n_threads(None) == 1
+    with pytest.raises(ValueError, match="n_threads"):
+        _openmp.effective_n_threads(0)
+    with pytest.raises(TypeError, match="n_threads"):
+        _openmp.effective_n_threads(1.5)
