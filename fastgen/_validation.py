@@ -8,6 +8,7 @@ single-row call stays cheap.
 from __future__ import annotations
 
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -36,10 +37,26 @@ _CSR_MESSAGES = {
 }
 
 
+def _not_fitted_error_class():
+    """NotFittedError, also a subclass of scikit-learn's when scikit-learn is loaded (so that
+    ``except sklearn.exceptions.NotFittedError`` works) -- without ever importing it ourselves."""
+    sk_exceptions = sys.modules.get("sklearn.exceptions")
+    if sk_exceptions is None:
+        return NotFittedError
+    global _SklearnNotFittedError
+    if _SklearnNotFittedError is None:
+        _SklearnNotFittedError = type("NotFittedError", (NotFittedError, sk_exceptions.NotFittedError),
+                                      {"__module__": __name__})
+    return _SklearnNotFittedError
+
+
+_SklearnNotFittedError = None
+
+
 def check_is_fitted(estimator) -> None:
     """Raise NotFittedError unless ``estimator`` has been fitted."""
     if not estimator.__sklearn_is_fitted__():
-        raise NotFittedError(
+        raise _not_fitted_error_class()(
             f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' with "
             "appropriate arguments before using this estimator."
         )

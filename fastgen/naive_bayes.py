@@ -465,7 +465,11 @@ class ComplementNB(_BaseDiscreteNB):
             log_comp = np.log(base[feature] - count)
             if self.norm:
                 table = self._fill_table(log_base, -log_comp_total, class_ptr, feature, log_comp)
-                table /= table.sum(axis=0, dtype=np.float64)
+                norms = table.sum(axis=0, dtype=np.float64)
+                # all of a class's complement mass on one feature (e.g. a single feature): every
+                # logged value is 0 and so is their sum; the weights are then 0, not 0/0
+                norms[norms == 0] = 1.0
+                table /= norms
             else:  # weights are -logged
                 table = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
                                          np.negative(log_comp, out=log_comp))
@@ -543,6 +547,14 @@ class BernoulliNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
+
+    def _validate_X(self, X, reset, dtype=None):
+        X = super()._validate_X(X, reset, dtype)
+        if sp.issparse(X) and self.binarize is not None and not X.has_canonical_format:
+            # duplicate entries of a column add up before thresholding, as in the dense matrix
+            X = X.copy()
+            X.sum_duplicates()
+        return X
 
     def _binarize_args(self):
         if self.binarize is None:

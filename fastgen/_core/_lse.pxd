@@ -20,7 +20,7 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
     +inf entries shares the mass equally among them. Neither happens with smoothing alpha > 0.
     """
     cdef intp_t c
-    cdef double m = -INFINITY, s = 0.0, lse
+    cdef double m = -INFINITY, s = 0.0, log_s
     cdef intp_t n_top = 0
     if kind == OUT_JLL:
         for c in range(n_classes):
@@ -41,9 +41,9 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
     else:
         for c in range(n_classes):
             s += exp(acc[c] - m)
-        lse = m + log(s)
+        log_s = log(s)
         for c in range(n_classes):
-            acc[c] -= lse
+            acc[c] = (acc[c] - m) - log_s  # not acc - (m + log_s): m may be huge
     if kind == OUT_LOG_PROBA:
         for c in range(n_classes):
             out[c] = <floating> acc[c]

@@ -1,0 +1,28 @@
+"""scikit-learn's estimator API checks (the API is meant to be compatible).
+
+No check is expected to fail: a failure is a bug in fastgen (or a deliberate,
+documented deviation that must then be listed here with its reason).
+"""
+
+import warnings
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from fastgen import BernoulliNB, ComplementNB, MultinomialNB  # noqa: E402
+
+
+with warnings.catch_warnings():
+    # fastgen implements the estimator API without importing scikit-learn, so it does
+    # not inherit from sklearn.base.BaseEstimator (deliberately: `import fastgen` must
+    # stay free of scikit-learn); the checks below verify the API itself.
+    warnings.filterwarnings("ignore", message=".*does not inherit from `sklearn.base")
+    _checks = parametrize_with_checks([MultinomialNB(), BernoulliNB(), ComplementNB()])
+
+
+@_checks
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
