@@ -1,9 +1,9 @@
-"""Command line: ``python -m fastgen {demo,info}``."""
+"""Command line: ``fastgen {demo,info}`` (also ``python -m fastgen ...``)."""
 
 import sys
 
 USAGE = """\
-usage: python -m fastgen <command> [options]
+usage: fastgen <command> [options]   (or: python -m fastgen ...)
 
 commands:
   demo [--seed N] [--no-sklearn]
@@ -18,8 +18,8 @@ options:
 
 
 def _error(message):
-    print(f"python -m fastgen: error: {message}", file=sys.stderr)
-    print("Run 'python -m fastgen --help' for usage.", file=sys.stderr)
+    print(f"fastgen: error: {message}", file=sys.stderr)
+    print("Run 'fastgen --help' for usage.", file=sys.stderr)
     return 2
 
 

@@ -6,7 +6,14 @@ last bits can differ, and results never depend on the number of threads.
 """
 import os
 
-from . import _jll
+try:
+    from . import _jll
+except ImportError as exc:  # never a silent pure-Python fallback
+    raise ImportError(
+        "fastgen's compiled kernels are missing: this is a source tree that was not built. "
+        "Build it in place (pip install -e . --no-build-isolation, or python setup.py "
+        "build_ext --inplace), or run from another directory to use the installed fastgen."
+    ) from exc
 
 jll = _jll
 if _jll.cpu_has_avx2_fma() and os.environ.get("FASTGEN_DISABLE_AVX2", "0") in ("", "0"):
