@@ -159,11 +159,21 @@ class BaseClassifier(BaseEstimator):
     _X_constraints: dict = {}
 
     def _validate_X(self, X, reset, dtype=None):
-        """Validate X once at the boundary; on reset record n_features_in_ and feature names."""
-        self._check_feature_names(X, reset=reset)
-        X = check_X(X, estimator_name=type(self).__name__, dtype=dtype, **self._X_constraints)
-        self._check_n_features(X, reset=reset)
-        return X
+        """Validate X once at the boundary. With reset (a new fit) nothing is recorded yet:
+        fitting validates everything first and only then commits (``_set_input_features``), so a
+        rejected call never leaves a half-updated model."""
+        if not reset:
+            self._check_feature_names(X, reset=False)
+        X_valid = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
+                          **self._X_constraints)
+        if not reset:
+            self._check_n_features(X_valid, reset=False)
+        return X_valid
+
+    def _set_input_features(self, X, X_valid):
+        """Record n_features_in_ and feature_names_in_ of a new fit (X as the user gave it)."""
+        self._check_feature_names(X, reset=True)
+        self._check_n_features(X_valid, reset=True)
 
     def _n_threads_for(self, work):
         return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1

@@ -76,11 +76,13 @@ class _BaseDiscreteNB(BaseClassifier):
             Fitted estimator.
         """
         effective_n_threads(self.n_threads)
-        X = self._validate_X(X, reset=True)
-        y = check_y(y, X.shape[0])
+        X_valid = self._validate_X(X, reset=True)
+        y = check_y(y, X_valid.shape[0])
         classes, y_idx = np.unique(y, return_inverse=True)
-        self._reset(classes, X)
-        self._count(X, y_idx.reshape(-1), sample_weight)
+        checked = self._check_batch(X_valid, len(classes), sample_weight)
+        self._set_input_features(X, X_valid)
+        self._reset(classes, X_valid)
+        self._count(X_valid, y_idx.reshape(-1), *checked)
         self._params()
         return self
 
@@ -121,11 +123,9 @@ class _BaseDiscreteNB(BaseClassifier):
                     f"`classes={classes!r}` is not the same as on last call to partial_fit, "
                     f"was: {self.classes_!r}"
                 )
-        X = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
-        y = check_y(y, X.shape[0])
-        if first:
-            self._reset(classes, X)
-        known = self.classes_
+        X_valid = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
+        y = check_y(y, X_valid.shape[0])
+        known = classes if first else self.classes_
         y_idx = np.searchsorted(known, y)
         bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
         if bad.any():
@@ -133,7 +133,11 @@ class _BaseDiscreteNB(BaseClassifier):
                 f"The target label(s) {np.unique(y[bad])!r} in y do not exist in the initial "
                 f"classes {known!r}"
             )
-        self._count(X, y_idx, sample_weight)
+        checked = self._check_batch(X_valid, len(known), sample_weight)
+        if first:
+            self._set_input_features(X, X_valid)
+            self._reset(classes, X_valid)
+        self._count(X_valid, y_idx, *checked)
         return self
 
     def _reset(self, classes, X):
@@ -144,12 +148,15 @@ class _BaseDiscreteNB(BaseClassifier):
         self._dtype = X.dtype
         self._derived = _Derived(None)
 
-    def _count(self, X, y_idx, sample_weight):
-        """Add the batch to the statistics and mark the derived parameters stale."""
+    def _check_batch(self, X, n_classes, sample_weight):
+        """Validate what a batch brings besides X and y: (sample_weight, alpha, class_prior)."""
+        self._binarize_args()  # raises on a bad binarize before anything is committed
+        return (check_sample_weight(sample_weight, X.shape[0]),
+                self._check_alpha(X.shape[1]), self._check_class_prior(n_classes))
+
+    def _count(self, X, y_idx, sample_weight, alpha, class_prior):
+        """Add a validated batch to the statistics and mark the derived parameters stale."""
         n_classes = len(self.classes_)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        alpha = self._check_alpha()
-        class_prior = self._check_class_prior()
         y_idx = np.asarray(y_idx, dtype=np.intp)
         order = np.argsort(y_idx, kind="stable")
         class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
@@ -167,9 +174,8 @@ class _BaseDiscreteNB(BaseClassifier):
         self._update_class_log_prior(class_prior)
         self._derived = _Derived(alpha)
 
-    def _check_alpha(self):
+    def _check_alpha(self, n_features):
         alpha = self.alpha
-        n_features = self.n_features_in_
         if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
             alpha = float(alpha)
             if not np.isfinite(alpha) or alpha < 0:
@@ -197,14 +203,14 @@ class _BaseDiscreteNB(BaseClassifier):
             alpha = np.maximum(alpha, ALPHA_MIN)
         return alpha
 
-    def _check_class_prior(self):
+    def _check_class_prior(self, n_classes):
         if self.class_prior is None:
             return None
         prior = np.asarray(self.class_prior, dtype=np.float64)
-        if prior.shape != (len(self.classes_),):
+        if prior.shape != (n_classes,):
             raise ValueError(
                 f"Number of priors must match number of classes: class_prior has shape "
-                f"{prior.shape}, there are {len(self.classes_)} classes."
+                f"{prior.shape}, there are {n_classes} classes."
             )
         if not np.isfinite(prior).all() or (prior < 0).any():
             raise ValueError("class_prior must contain finite, non-negative probabilities.")

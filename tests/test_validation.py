@@ -609,3 +609,35 @@ def test_random_bad_values(Estimator, n_rows, n_features, bad, data, sparse):
     else:
         proba = Estimator().fit(X, y).predict_proba(X)
         assert np.isfinite(proba).all()
+
+
+@pytest.mark.parametrize("bad", ["y", "alpha", "sample_weight", "class_prior", "binarize"])
+def test_failed_refit_leaves_previous_model_intact(Estimator, bad):
+    """A refit rejected for any reason must not leave a half-updated model: the kernels index
+    the table by n_features_in_, so a stale table with a new n_features_in_ would read past it."""
+    rng = np.random.default_rng(0)
+    X_old, y_old = rng.integers(0, 3, (12, 4)), np.arange(12) % 3
+    X_new = rng.integers(0, 3, (12, 9))
+    est = Estimator().fit(X_old, y_old)
+    expected = est.predict_log_proba(X_old)
+    kwargs, y_new = {}, y_old
+    if bad == "y":
+        y_new = y_old[:-1]
+    elif bad == "alpha":
+        est.set_params(alpha=np.ones(3))
+    elif bad == "sample_weight":
+        kwargs["sample_weight"] = -np.ones(12)
+    elif bad == "class_prior":
+        est.set_params(class_prior=[0.5, 0.5])
+    elif bad == "binarize":
+        if Estimator is not fastgen.BernoulliNB:
+            pytest.skip("only BernoulliNB binarizes")
+        est.set_params(binarize="high")
+    with pytest.raises((ValueError, TypeError)):
+        est.fit(X_new, y_new, **kwargs)
+    if bad == "binarize":
+        est.set_params(binarize=0.0)  # binarize also applies when predicting
+    assert est.n_features_in_ == 4
+    np.testing.assert_array_equal(est.predict_log_proba(X_old), expected)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X_new)
