@@ -99,13 +99,20 @@ def test_bad_command_exits_2(argv, capsys):
     assert captured.out == ""
 
 
-def test_unknown_command_subprocess():
+def test_unknown_command_subprocess(tmp_path):
+    import shutil
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "fastgen", "nope"], capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert "unknown command" in proc.stderr
+    # run outside the source tree: there, "python -m fastgen" would import the unbuilt sources
+    commands = [[sys.executable, "-m", "fastgen", "nope"]]
+    script = shutil.which("fastgen")
+    if script is not None:  # the console script the README's Quickstart uses
+        commands.append([script, "nope"])
+    for command in commands:
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "unknown command" in proc.stderr
 
 
 def test_info(capsys):
