@@ -49,6 +49,14 @@ class _BaseDiscreteNB(BaseClassifier):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_derived")
 
+    def __getstate__(self):
+        # Pickle the statistics, not what is derived from them (as large again); it is rebuilt
+        # on first use after loading.
+        state = self.__dict__.copy()
+        if "_derived" in state:
+            state["_derived"] = _Derived(self._derived.alpha)
+        return state
+
     def _more_input_tags(self):
         return {"sparse": True, "positive_only": not self._X_constraints.get("allow_negative", True)}
 
