@@ -644,9 +644,18 @@ class BernoulliNB(_BaseDiscreteNB):
         derived.must = must if must.any() else None
 
     def _feature_log_prob(self, derived):
-        log_present, _, log_total = self._log_terms(derived.alpha)
-        with np.errstate(invalid="ignore"):
-            return (log_present - log_total).astype(self._dtype, copy=False)
+        # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
+        if np.ndim(derived.alpha) != 0:
+            log_present, _, log_total = self._log_terms(derived.alpha)
+            with np.errstate(invalid="ignore"):
+                return (log_present - log_total).astype(self._dtype, copy=False)
+        alpha = float(derived.alpha)
+        class_ptr, feature, count, _ = self._nonzero_counts()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            table = self._fill_table(
+                np.broadcast_to(np.log(alpha), (self.n_features_in_,)),
+                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature, np.log(count + alpha))
+        return table.T
 
     def _apply_required_features(self, X, must, jll):
         """Set jll to -inf where a row lacks a feature that its class always had (p = 1)."""

@@ -1,0 +1,216 @@
+"""Text benchmarks (issue 2): MultinomialNB, BernoulliNB and ComplementNB, fastgen vs scikit-learn.
+
+Groups are ``{model}/{operation}/{dataset}``:
+
+* ``fit`` — ``est.fit(X_train, y_train)`` on a fresh estimator, followed by reading
+  ``est.feature_log_prob_``.  fastgen derives its parameters from the sufficient statistics lazily, on
+  first use; reading the attribute makes both libraries pay for everything needed before the first
+  predict, so the fit timings are comparable.
+* ``predict_log_proba`` — batch throughput on the whole test set (steady state: the estimator is
+  fitted and has been called once on one row before timing).
+* ``predict_proba-1row`` — latency of ``predict_proba`` on one CSR row (``benchmark.pedantic`` with many
+  rounds, cycling over 256 fixed test rows so that document lengths vary as in real traffic).
+* ``partial_fit-5chunks`` — a fresh estimator fed the training set in 5 contiguous row chunks
+  (``classes`` given on the first call), then ``feature_log_prob_`` is read.  The real 20 Newsgroups
+  training file is sorted by label, so there each chunk sees only a few classes.
+
+After timing, every result is checked against scikit-learn (fitted once per model and dataset, outside
+the timings) with rtol = atol = 1e-9, and fastgen's results for every ``n_threads`` are checked to be
+bit-identical to its first run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+MODEL_KEYS = ("multinomial", "bernoulli", "complement")
+DATASETS = ("ng20-synth", "ng20-real", "sms")
+RTOL = ATOL = 1e-9
+
+N_LATENCY_ROWS = 256
+LATENCY_BUDGET_S = 1.0  # target total time per latency benchmark
+LATENCY_ROUNDS = (200, 5_000)  # min, max rounds
+N_CHUNKS = 5
+
+
+def cases(op: str):
+    """(model, dataset) parameters, each with its benchmark group ``model/op/dataset``."""
+    return [
+        pytest.param(m, d, id=f"{m}-{d}", marks=pytest.mark.benchmark(group=f"{m}/{op}/{d}"))
+        for m in MODEL_KEYS
+        for d in DATASETS
+    ]
+
+
+def _check_same_as_first(store, key, contender, n_threads, value):
+    """fastgen promises bit-identical results for any n_threads."""
+    if contender.name != "fastgen":
+        return
+    if key not in store:
+        store[key] = (n_threads, np.array(value, copy=True))
+        return
+    t0, first = store[key]
+    assert_array_equal(value, first, err_msg=f"fastgen n_threads={n_threads} differs from n_threads={t0}")
+
+
+def _check_params(est, ref_est):
+    assert_array_equal(est.classes_, ref_est.classes_)
+    assert est.feature_log_prob_.dtype == np.float64
+    assert_allclose(est.class_log_prior_, ref_est.class_log_prior_, rtol=RTOL, atol=ATOL)
+    assert_allclose(est.feature_log_prob_, ref_est.feature_log_prob_, rtol=RTOL, atol=ATOL)
+
+
+def _max_abs_err(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) if np.size(a) else 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# throughput
+
+
+@pytest.mark.parametrize(("model", "dataset"), cases("fit"))
+def test_fit(benchmark, contender, n_threads, model, dataset, corpora, references, new_estimator,
+             record_info, first_fastgen_result):
+    corpus = corpora(dataset)
+    X, y = corpus.X_train, corpus.y_train
+
+    def fit():
+        est = new_estimator(model).fit(X, y)
+        est.feature_log_prob_  # fastgen derives parameters lazily: include that in the timing
+        return est
+
+    est = benchmark(fit)
+
+    ref = references(model, dataset)
+    record_info(X, dataset, max_abs_err=_max_abs_err(est.feature_log_prob_, ref.estimator.feature_log_prob_)
+                if ref else None)
+    if ref is not None:
+        _check_params(est, ref.estimator)
+    _check_same_as_first(first_fastgen_result, ("fit", model, dataset), contender, n_threads,
+                         est.feature_log_prob_)
+
+
+@pytest.mark.parametrize(("model", "dataset"), cases("predict_log_proba"))
+def test_predict_log_proba(benchmark, contender, n_threads, model, dataset, corpora, references,
+                           new_estimator, record_info, first_fastgen_result):
+    corpus = corpora(dataset)
+    est = new_estimator(model).fit(corpus.X_train, corpus.y_train)
+    X = corpus.X_test
+    est.predict_log_proba(X[:1])  # warm-up (lazy derivations, imports) outside the timing
+
+    out = benchmark(est.predict_log_proba, X)
+
+    ref = references(model, dataset)
+    record_info(X, dataset, max_abs_err=_max_abs_err(out, ref.log_proba) if ref else None,
+                accuracy=float(np.mean(est.classes_[np.argmax(out, axis=1)] == corpus.y_test)))
+    assert out.shape == (X.shape[0], len(corpus.classes))
+    assert out.dtype == np.float64
+    if ref is not None:
+        assert_allclose(out, ref.log_proba, rtol=RTOL, atol=ATOL)
+    _check_same_as_first(first_fastgen_result, ("predict_log_proba", model, dataset), contender,
+                         n_threads, out)
+
+
+@pytest.mark.parametrize(("model", "dataset"), cases(f"partial_fit-{N_CHUNKS}chunks"))
+def test_partial_fit(benchmark, contender, n_threads, model, dataset, corpora, references,
+                     new_estimator, record_info, first_fastgen_result):
+    corpus = corpora(dataset)
+    X, y = corpus.X_train, corpus.y_train
+    bounds = np.linspace(0, X.shape[0], N_CHUNKS + 1).astype(int)
+    chunks = [(X[a:b], y[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]  # sliced outside the timing
+    classes = np.unique(y)
+
+    def run():
+        est = new_estimator(model)
+        est.partial_fit(*chunks[0], classes=classes)
+        for Xc, yc in chunks[1:]:
+            est.partial_fit(Xc, yc)
+        est.feature_log_prob_  # lazy derivation, as in test_fit
+        return est
+
+    est = benchmark(run)
+
+    ref = references(model, dataset)
+    record_info(X, dataset, n_chunks=N_CHUNKS,
+                max_abs_err=_max_abs_err(est.feature_log_prob_, ref.estimator.feature_log_prob_)
+                if ref else None)
+    if ref is not None:  # partial_fit over all chunks == fit on everything
+        _check_params(est, ref.estimator)
+    _check_same_as_first(first_fastgen_result, ("partial_fit", model, dataset), contender, n_threads,
+                         est.feature_log_prob_)
+
+
+# --------------------------------------------------------------------------------------------------
+# latency
+
+
+@pytest.mark.parametrize(("model", "dataset"), cases("predict_proba-1row"))
+def test_predict_proba_one_row(benchmark, contender, n_threads, model, dataset, corpora, references,
+                               new_estimator, record_info):
+    corpus = corpora(dataset)
+    est = new_estimator(model).fit(corpus.X_train, corpus.y_train)
+    X = corpus.X_test
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.choice(X.shape[0], size=min(N_LATENCY_ROWS, X.shape[0]), replace=False))
+    rows = [X[i:i + 1] for i in idx]
+
+    # warm up, then choose the number of rounds from a quick estimate of one call
+    for r in rows[:5]:
+        est.predict_proba(r)
+    t0 = time.perf_counter()
+    for r in rows[:10]:
+        est.predict_proba(r)
+    per_call = (time.perf_counter() - t0) / 10
+    rounds = int(np.clip(LATENCY_BUDGET_S / max(per_call, 1e-9), *LATENCY_ROUNDS))
+
+    cycle = itertools.cycle(rows)
+
+    def setup():
+        return (next(cycle),), {}
+
+    benchmark.pedantic(est.predict_proba, setup=setup, rounds=rounds, warmup_rounds=10)
+
+    ref = references(model, dataset)
+    got = np.vstack([est.predict_proba(r) for r in rows])
+    record_info(X[idx], dataset, rows_cycled=len(rows), rounds=rounds,
+                max_abs_err=_max_abs_err(got, np.exp(ref.log_proba[idx])) if ref else None)
+    assert got.shape == (len(rows), len(corpus.classes))
+    if ref is not None:
+        assert_allclose(got, np.exp(ref.log_proba[idx]), rtol=RTOL, atol=ATOL)
+
+
+# --------------------------------------------------------------------------------------------------
+# corpus sanity (not benchmarks: skipped under --benchmark-only)
+
+
+def test_synthetic_corpus_shape(corpora, bench_size):
+    import _corpus
+
+    spec = _corpus.SIZES[bench_size]
+    c = corpora("ng20-synth")
+    assert c.X_train.shape == (spec["n_train"], spec["n_features"])
+    assert c.X_test.shape == (spec["n_test"], spec["n_features"])
+    for X in (c.X_train, c.X_test):
+        assert X.format == "csr" and X.dtype == np.float64
+        assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+        assert X.has_canonical_format
+        assert np.all(X.data >= 1) and np.all(X.data == np.round(X.data))
+    distinct = np.diff(c.X_train.indptr)
+    assert abs(distinct.mean() / spec["mean_distinct"] - 1) < 0.05
+    assert np.median(distinct) < distinct.mean()  # right-skewed lengths
+    assert set(np.unique(c.y_train)) == set(range(spec["n_classes"]))
+    # reproducible
+    again = _corpus.make_synthetic_corpus(**spec)
+    assert (again.X_train != c.X_train).nnz == 0 and np.array_equal(again.y_test, c.y_test)
+
+
+def test_synthetic_corpus_learnable(corpora):
+    sknb = pytest.importorskip("sklearn.naive_bayes")
+    c = corpora("ng20-synth")
+    acc = sknb.MultinomialNB().fit(c.X_train, c.y_train).score(c.X_test, c.y_test)
+    assert acc > 10 / len(c.classes)  # well above chance (0.05)

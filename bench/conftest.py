@@ -1,0 +1,367 @@
+"""pytest configuration for the fastgen benchmarks (pytest-benchmark; fastgen and scikit-learn in one run).
+
+Run from the repository root::
+
+    pytest bench --benchmark-only --benchmark-group-by=group --benchmark-json=bench.json
+    python bench/summarize.py bench.json
+
+``pytest`` without arguments never runs these (``testpaths = ["tests"]`` in pyproject.toml).
+
+Contenders follow python-rapidjson's benchmark ``Contender`` registry: fastgen always, scikit-learn when
+importable.  ``pytest_generate_tests`` parametrizes every test that asks for ``contender`` (and
+``n_threads``) with ``fastgen-1t``, ``fastgen-2t`` and ``sklearn-1t``: scikit-learn's naive Bayes is
+single-threaded, so it is only run (and labelled) with one thread, its BLAS/OpenMP pools pinned to one
+thread with threadpoolctl.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import sys
+from collections import namedtuple
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _corpus  # noqa: E402
+
+Contender = namedtuple("Contender", "name module")
+
+#: model key (used in benchmark group names) -> estimator class name in both libraries
+MODELS = {
+    "multinomial": "MultinomialNB",
+    "bernoulli": "BernoulliNB",
+    "complement": "ComplementNB",
+}
+DATASETS = ("ng20-synth", "ng20-real", "sms")
+
+Reference = namedtuple("Reference", "estimator log_proba")
+
+
+# --------------------------------------------------------------------------------------------------
+# options and the contender registry
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("fastgen benchmarks")
+    group.addoption(
+        "--bench-size",
+        choices=("small", "large"),
+        default="large",
+        help="corpus size: 'large' = 20 Newsgroups shape (11,314 + 7,532 docs, 130k words), "
+        "'small' = 2,000 + 1,000 docs, 20k words (default: large)",
+    )
+    group.addoption(
+        "--bench-contenders",
+        default="fastgen,sklearn",
+        help="comma-separated contenders to run (default: fastgen,sklearn; sklearn is skipped "
+        "silently when it is not importable)",
+    )
+    group.addoption(
+        "--bench-threads",
+        default="1,2",
+        help="comma-separated n_threads values for fastgen (default: 1,2)",
+    )
+
+
+def _build_registry(config) -> list[Contender]:
+    wanted = [s.strip() for s in config.getoption("--bench-contenders").split(",") if s.strip()]
+    unknown = set(wanted) - {"fastgen", "sklearn"}
+    if unknown:
+        raise pytest.UsageError(f"--bench-contenders: unknown contender(s) {sorted(unknown)}")
+    contenders = []
+    if "fastgen" in wanted:
+        try:
+            import fastgen
+        except ImportError as exc:
+            raise pytest.UsageError(
+                f"cannot import fastgen ({exc}); build it first (pip install -e . "
+                "--no-build-isolation) or run with --bench-contenders=sklearn"
+            ) from exc
+        contenders.append(Contender("fastgen", fastgen))
+    if "sklearn" in wanted:
+        try:
+            import sklearn.naive_bayes
+        except ImportError:
+            pass
+        else:
+            contenders.append(Contender("sklearn", sklearn.naive_bayes))
+    if not contenders:
+        raise pytest.UsageError("no benchmark contender available")
+    return contenders
+
+
+def pytest_configure(config):
+    config._fastgen_contenders = _build_registry(config)
+    try:
+        threads = tuple(int(t) for t in config.getoption("--bench-threads").split(","))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--bench-threads: {exc}") from exc
+    config._fastgen_threads = threads
+
+
+def pytest_generate_tests(metafunc):
+    if "contender" not in metafunc.fixturenames:
+        return
+    config = metafunc.config
+    if "n_threads" in metafunc.fixturenames:
+        params = []
+        for c in config._fastgen_contenders:
+            # scikit-learn's naive Bayes is single-threaded: one combination, labelled 1t.
+            for t in config._fastgen_threads if c.name == "fastgen" else (1,):
+                params.append(pytest.param(c, t, id=f"{c.name}-{t}t"))
+        metafunc.parametrize(("contender", "n_threads"), params)
+    else:
+        metafunc.parametrize(
+            "contender", config._fastgen_contenders, ids=[c.name for c in config._fastgen_contenders]
+        )
+
+
+def pytest_report_header(config):
+    names = ", ".join(f"{c.name} {_version(c.name)}" for c in config._fastgen_contenders)
+    return (
+        f"fastgen bench: size={config.getoption('--bench-size')}, contenders: {names}, "
+        f"fastgen threads: {config._fastgen_threads}, openmp_enabled={_openmp_enabled()}"
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers shared by the benchmark modules
+
+
+def _version(name: str) -> str | None:
+    try:
+        return importlib.import_module(name).__version__
+    except Exception:  # not installed / no __version__
+        return None
+
+
+def _openmp_enabled() -> bool | None:
+    try:
+        from fastgen._core._openmp import openmp_enabled
+    except Exception:
+        return None
+    return bool(openmp_enabled())
+
+
+def make_estimator(contender: Contender, model: str, n_threads: int, **params):
+    """A fresh, unfitted estimator of ``contender`` for ``model``."""
+    cls = getattr(contender.module, MODELS[model])
+    if contender.name == "fastgen":
+        params["n_threads"] = n_threads
+    return cls(**params)
+
+
+def record_extra_info(benchmark, contender, n_threads, X, dataset, request, **more):
+    """Fill ``benchmark.extra_info`` with scalars only (the JSON hook strips anything else)."""
+    info = benchmark.extra_info
+    info.update(
+        contender=contender.name,
+        n_threads=int(n_threads),
+        dataset=dataset,
+        bench_size=request.config.getoption("--bench-size"),
+        dtype=str(X.dtype),
+        index_dtype=str(X.indices.dtype) if hasattr(X, "indices") else None,
+        n_samples=int(X.shape[0]),
+        n_features=int(X.shape[1]),
+        nnz=int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X)),
+        openmp_enabled=_openmp_enabled() if contender.name == "fastgen" else None,
+        blas_threads=1,
+        fastgen_version=_version("fastgen"),
+        sklearn_version=_version("sklearn"),
+        numpy_version=np.__version__,
+        scipy_version=scipy.__version__,
+        python_version=platform.python_version(),
+        # other processes on the machine distort timings, above all with 2 threads
+        loadavg_1min=_loadavg(),
+    )
+    info.update(more)
+
+
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not available on Windows
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture
+def new_estimator(contender, n_threads):
+    """``new_estimator(model, **params)``: a fresh estimator of this test's contender/n_threads."""
+
+    def new(model: str, **params):
+        return make_estimator(contender, model, n_threads, **params)
+
+    return new
+
+
+@pytest.fixture
+def record_info(benchmark, contender, n_threads, request):
+    """``record_info(X, dataset, **more)``: fill ``benchmark.extra_info`` for this test."""
+
+    def record(X, dataset: str, **more):
+        record_extra_info(benchmark, contender, n_threads, X, dataset, request, **more)
+
+    return record
+
+
+@pytest.fixture(scope="session")
+def bench_size(request) -> str:
+    return request.config.getoption("--bench-size")
+
+
+@pytest.fixture(scope="session")
+def corpora(bench_size):
+    """``corpora(name) -> _corpus.TextCorpus``, built once per session (never timed).
+
+    The real corpora skip with a reason when ``../shared/data`` is absent.
+    """
+    cache: dict[str, object] = {}
+
+    def load(name: str):
+        if name not in cache:
+            try:
+                cache[name] = _load(name, bench_size)
+            except _Missing as exc:
+                cache[name] = exc
+        value = cache[name]
+        if isinstance(value, _Missing):
+            pytest.skip(str(value))
+        return value
+
+    return load
+
+
+class _Missing(Exception):
+    pass
+
+
+def _load(name: str, size: str):
+    if name == "ng20-synth":
+        return _corpus.make_synthetic_corpus(**_corpus.SIZES[size], name=name)
+    data = _corpus.shared_data_dir()
+    if name == "ng20-real":
+        path = data / "newsgroups20" / "20news-bydate-train.jsonl.gz"
+        if not path.exists():
+            raise _Missing(f"20 Newsgroups data not found at {path.parent} (../shared/data is absent)")
+        _require_sklearn("ng20-real is vectorised with sklearn's CountVectorizer")
+        return _corpus.load_newsgroups20(data, subset=None if size == "large" else _corpus.NG20_SMALL)
+    if name == "sms":
+        path = data / "sms_spam" / "SMSSpamCollection"
+        if not path.exists():
+            raise _Missing(f"SMS Spam Collection not found at {path} (../shared/data is absent)")
+        _require_sklearn("sms is vectorised with sklearn's CountVectorizer")
+        return _corpus.load_sms_spam(data)
+    raise ValueError(f"unknown dataset {name!r}")
+
+
+def _require_sklearn(why: str):
+    try:
+        import sklearn.feature_extraction.text  # noqa: F401
+    except ImportError:
+        raise _Missing(f"scikit-learn is not installed ({why})") from None
+
+
+@pytest.fixture(scope="session")
+def references(corpora):
+    """``references(model, dataset) -> Reference | None``: scikit-learn's fitted estimator and its
+    ``predict_log_proba`` on the test set, computed once per (model, dataset); None without sklearn."""
+    cache: dict[tuple[str, str], Reference | None] = {}
+
+    def get(model: str, dataset: str):
+        key = (model, dataset)
+        if key not in cache:
+            try:
+                import sklearn.naive_bayes as sknb
+            except ImportError:
+                cache[key] = None
+            else:
+                from threadpoolctl import threadpool_limits
+
+                corpus = corpora(dataset)
+                with threadpool_limits(limits=1):
+                    est = getattr(sknb, MODELS[model])().fit(corpus.X_train, corpus.y_train)
+                    cache[key] = Reference(est, est.predict_log_proba(corpus.X_test))
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def first_fastgen_result():
+    """Results of the first fastgen run per key, to check that other n_threads are bit-identical."""
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def _pin_threads(request):
+    """Pin BLAS pools to one thread for every benchmark (threadpoolctl); for scikit-learn also its
+    OpenMP pools.  fastgen's own OpenMP threads are set by its ``n_threads`` argument."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    callspec = getattr(request.node, "callspec", None)
+    contender = callspec.params.get("contender") if callspec else None
+    with ExitStack() as stack:
+        if contender is not None and contender.name == "fastgen":
+            stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+        else:
+            stack.enter_context(threadpool_limits(limits=1))
+        yield
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON output
+
+
+def _is_scalar(v) -> bool:
+    return v is None or isinstance(v, (str, bool, int, float))
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    """Keep the JSON small: drop the raw timings (``stats.data``; the latency groups run thousands of
+    rounds) and anything that is not a scalar from params and extra_info (arrays, estimators); the
+    ``contender`` parameter is replaced by its name."""
+    for bench in output_json["benchmarks"]:
+        bench.get("stats", {}).pop("data", None)
+        params = bench.get("params") or {}
+        for key, value in list(params.items()):
+            if isinstance(value, Contender):
+                params[key] = value.name
+            elif isinstance(value, np.generic):
+                params[key] = value.item()
+            elif not _is_scalar(value):
+                params.pop(key)
+        extra = bench.get("extra_info") or {}
+        for key, value in list(extra.items()):
+            if isinstance(value, np.generic):
+                extra[key] = value.item()
+            elif not _is_scalar(value):
+                extra.pop(key)
+    output_json["fastgen_bench"] = {
+        "bench_size": config.getoption("--bench-size"),
+        "contenders": [c.name for c in config._fastgen_contenders],
+        "fastgen_threads": list(config._fastgen_threads),
+        "openmp_enabled": _openmp_enabled(),
+        "cpu_count": os.cpu_count(),
+        "loadavg_1min_at_end": _loadavg(),
+        "versions": {
+            "fastgen": _version("fastgen"),
+            "sklearn": _version("sklearn"),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+        },
+    }
