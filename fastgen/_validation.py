@@ -160,6 +160,15 @@ def _check_sparse(X, dtype):
     return type(X)((data, indices, indptr), shape=X.shape, copy=False)
 
 
+def has_duplicates(X):
+    """Whether a validated CSR matrix stores some column twice in a row (order does not matter:
+    unsorted rows, as CountVectorizer makes, are not copied or sorted)."""
+    found = _checks.csr_has_duplicates(X.indices, X.indptr, X.shape[1])
+    if found < 0:
+        raise MemoryError("could not allocate the duplicate check's column markers")
+    return bool(found)
+
+
 def _check_dense(X, dtype):
     if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # DataFrame: ask for a numeric array
         X = X.to_numpy()

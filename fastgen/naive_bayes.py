@@ -20,7 +20,7 @@ from ._base import OUT_JLL, BaseClassifier
 from ._core import _counts, _tables
 from ._core import jll as _jll
 from ._core._openmp import effective_n_threads
-from ._validation import check_sample_weight, check_X, check_y
+from ._validation import check_sample_weight, check_X, check_y, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -391,8 +391,9 @@ class MultinomialNB(_BaseDiscreteNB):
         total = self.feature_count_.sum(axis=1) + alpha.sum()
         class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
-            scalar = np.ndim(derived.alpha) == 0
-            value = np.log(count + (derived.alpha if scalar else alpha[feature]))
+            # in place: count is ours, and fresh memory is slow to touch the first time
+            count += derived.alpha if np.ndim(derived.alpha) == 0 else alpha[feature]
+            value = np.log(count, out=count)
             table = self._fill_table(log_alpha, -np.log(total), class_ptr, feature, value)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
@@ -476,7 +477,7 @@ class ComplementNB(_BaseDiscreteNB):
         class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
-            log_comp = np.log(base[feature] - count)
+            log_comp = np.log(np.subtract(base[feature], count, out=count), out=count)
             if self.norm:
                 table = self._fill_table(log_base, -log_comp_total, class_ptr, feature, log_comp)
                 norms = table.sum(axis=0, dtype=np.float64)
@@ -564,7 +565,7 @@ class BernoulliNB(_BaseDiscreteNB):
 
     def _validate_X(self, X, reset, dtype=None):
         X = super()._validate_X(X, reset, dtype)
-        if sp.issparse(X) and self.binarize is not None and not X.has_canonical_format:
+        if sp.issparse(X) and self.binarize is not None and has_duplicates(X):
             # duplicate entries of a column add up before thresholding, as in the dense matrix
             X = X.copy()
             X.sum_duplicates()
@@ -613,8 +614,9 @@ class BernoulliNB(_BaseDiscreteNB):
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_absent = np.log(absent + alpha)
-            value = np.log(count + alpha) - log_absent
+            log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
+            value = np.log(np.add(count, alpha, out=count), out=count)
+            value -= log_absent
             derived.table = self._fill_table(
                 np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
@@ -654,7 +656,8 @@ class BernoulliNB(_BaseDiscreteNB):
         with np.errstate(divide="ignore", invalid="ignore"):
             table = self._fill_table(
                 np.broadcast_to(np.log(alpha), (self.n_features_in_,)),
-                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature, np.log(count + alpha))
+                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature,
+                np.log(np.add(count, alpha, out=count), out=count))
         return table.T
 
     def _apply_required_features(self, X, must, jll):

@@ -3,6 +3,7 @@
 # ValueError that names the problem. They are the reason the other kernels may run unchecked.
 from cython cimport floating
 from libc.math cimport isinf, isnan
+from libc.stdlib cimport calloc, free
 
 from ._typedefs cimport index_t, intp_t
 
@@ -99,3 +100,31 @@ def values_status(
     with nogil:
         status = _values_status(values, allow_nan, allow_negative)
     return status
+
+
+def csr_has_duplicates(
+    const index_t[::1] indices,  # IN
+    const index_t[::1] indptr,   # IN (n_samples + 1,), a valid structure (csr_structure_status)
+    intp_t n_features,
+):
+    """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows need not
+    be sorted: a per-column marker remembers the last row that used the column."""
+    cdef intp_t n_rows = indptr.shape[0] - 1
+    cdef intp_t i, k
+    cdef index_t j
+    cdef int found = 0
+    cdef intp_t *last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
+    if last_row == NULL:
+        return -1
+    with nogil:
+        for i in range(n_rows):
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if last_row[j] == i + 1:
+                    found = 1
+                    break
+                last_row[j] = i + 1
+            if found:
+                break
+    free(last_row)
+    return found

@@ -21,7 +21,7 @@ from ._lse cimport _finish_row
 from ._typedefs cimport fastgen_prefetch, float64_t, index_t, intp_t
 
 # Prefetch distance in nonzeros.
-cdef intp_t PREFETCH_AHEAD = 12
+cdef intp_t PREFETCH_AHEAD = 32
 
 
 cdef inline double _value(double v, bint binarize, double threshold) noexcept nogil:

@@ -13,6 +13,31 @@ from cython.parallel cimport prange
 from ._typedefs cimport float64_t, intp_t
 
 
+cdef inline intp_t _compact_row(const float64_t *row, intp_t n, double total,
+                                intp_t *feature, float64_t *value,
+                                float64_t *rest) noexcept nogil:
+    """Write the nonzeros of row[0:n] (and total - value when rest is given); return how many.
+    Branch-free: every entry is written at the next free slot, which advances only past
+    nonzeros (so it never passes the number of nonzeros, and the capacity n suffices)."""
+    cdef intp_t j, m = 0
+    cdef double f, r
+    if rest == NULL:
+        for j in range(n):
+            f = row[j]
+            feature[m] = j
+            value[m] = f
+            m += f != 0
+    else:
+        for j in range(n):
+            f = row[j]
+            r = total - f
+            feature[m] = j
+            value[m] = f
+            rest[m] = r if r > 0 else 0.0
+            m += f != 0
+    return m
+
+
 def nonzero_counts(
     const float64_t[:, ::1] count,       # IN (n_classes, n_features)
     const float64_t[::1] class_total,    # IN (n_classes,), used when with_rest
@@ -26,20 +51,15 @@ def nonzero_counts(
     class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c. rest_out (clamped at 0,
     as weighted sums may round below) serves models that also need the complement count."""
     cdef intp_t n_classes = count.shape[0], n_features = count.shape[1]
-    cdef intp_t c, j, m = 0
-    cdef double f, rest
+    cdef intp_t c, m = 0
+    cdef intp_t *feature = &feature_out[0]
+    cdef float64_t *value = &value_out[0]
+    cdef float64_t *rest = &rest_out[0] if with_rest else NULL
     with nogil:
         for c in range(n_classes):
             class_ptr_out[c] = m
-            for j in range(n_features):
-                # written at m for every entry, kept only for nonzeros (m stays < capacity)
-                f = count[c, j]
-                feature_out[m] = j
-                value_out[m] = f
-                if with_rest:
-                    rest = class_total[c] - f
-                    rest_out[m] = rest if rest > 0 else 0.0
-                m += f != 0
+            m += _compact_row(&count[c, 0], n_features, class_total[c] if with_rest else 0.0,
+                              feature + m, value + m, rest + m if with_rest else NULL)
         class_ptr_out[n_classes] = m
 
 
@@ -76,13 +96,21 @@ def fill_table(
     table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1]."""
     cdef intp_t n_features = table_out.shape[0], n_classes = table_out.shape[1]
     cdef intp_t j, c, k
-    cdef double t, vt
+    cdef const float64_t *ct = &class_term[0]
+    cdef floating *out
+    cdef double vt
     for j in prange(n_features, nogil=True, schedule="static", num_threads=n_threads):
-        t = feature_term[j]
-        for c in range(n_classes):
-            table_out[j, c] = <floating> (t + class_term[c])
+        _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
     with nogil:
+        out = &table_out[0, 0]
         for c in range(n_classes):
             vt = value_class_term[c]
             for k in range(class_ptr[c], class_ptr[c + 1]):
-                table_out[feature[k], c] = <floating> (value[k] + vt)
+                out[feature[k] * n_classes + c] = <floating> (value[k] + vt)
+
+
+cdef inline void _fill_row(floating *out, double t, const float64_t *class_term,
+                           intp_t n) noexcept nogil:
+    cdef intp_t c
+    for c in range(n):
+        out[c] = <floating> (t + class_term[c])

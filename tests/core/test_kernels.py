@@ -228,3 +228,15 @@ def test_effective_n_threads():
         _openmp.effective_n_threads(0)
     with pytest.raises(TypeError, match="n_threads"):
         _openmp.effective_n_threads(1.5)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_csr_has_duplicates(index_dtype):
+    def dup(indices, indptr, n_features=5):
+        return _checks.csr_has_duplicates(np.asarray(indices, dtype=index_dtype),
+                                          np.asarray(indptr, dtype=index_dtype), n_features)
+
+    assert dup([3, 0, 4, 0, 3], [0, 3, 5]) == 0   # unsorted rows, a column reused across rows
+    assert dup([3, 0, 3, 1], [0, 3, 4]) == 1      # row 0 stores column 3 twice, not adjacent
+    assert dup([1, 1], [0, 0, 2]) == 1
+    assert dup([], [0, 0]) == 0
