@@ -161,8 +161,9 @@ def _check_sparse(X, dtype):
 
 
 def has_duplicates(X):
-    """Whether a validated CSR matrix stores some column twice in a row (order does not matter:
-    unsorted rows, as CountVectorizer makes, are not copied or sorted)."""
+    """Whether a validated CSR matrix stores some column twice in a row (without copying or
+    sorting; scipy's cached canonical-format flag is not trusted, it goes stale when the arrays
+    are edited)."""
     found = _checks.csr_has_duplicates(X.indices, X.indptr, X.shape[1])
     if found < 0:
         raise MemoryError("could not allocate the duplicate check's column markers")

@@ -107,13 +107,21 @@ def csr_has_duplicates(
     const index_t[::1] indptr,   # IN (n_samples + 1,), a valid structure (csr_structure_status)
     intp_t n_features,
 ):
-    """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows need not
-    be sorted: a per-column marker remembers the last row that used the column."""
+    """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows with
+    strictly increasing columns (the usual case) are recognised in one sequential pass; otherwise
+    a per-column marker remembers the last row that used each column."""
     cdef intp_t n_rows = indptr.shape[0] - 1
     cdef intp_t i, k
     cdef index_t j
-    cdef int found = 0
-    cdef intp_t *last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
+    cdef int found = 0, unsorted = 0
+    cdef intp_t *last_row
+    with nogil:
+        for i in range(n_rows):
+            for k in range(indptr[i] + 1, indptr[i + 1]):
+                unsorted |= indices[k] <= indices[k - 1]
+    if not unsorted:
+        return 0
+    last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
     if last_row == NULL:
         return -1
     with nogil:

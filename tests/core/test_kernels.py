@@ -240,3 +240,5 @@ def test_csr_has_duplicates(index_dtype):
     assert dup([3, 0, 3, 1], [0, 3, 4]) == 1      # row 0 stores column 3 twice, not adjacent
     assert dup([1, 1], [0, 0, 2]) == 1
     assert dup([], [0, 0]) == 0
+    assert dup([0, 2, 4, 1, 3], [0, 3, 5]) == 0   # sorted rows: the sequential pass decides
+    assert dup([0, 2, 2, 1, 3], [0, 3, 5]) == 1   # sorted but repeated: not strictly increasing
