@@ -258,18 +258,12 @@ def load_newsgroups20(data_dir: Path | None = None, subset: tuple[int, int] | No
     return _vectorise("ng20-real", t_train, l_train, t_test, l_test)
 
 
-def load_sms_spam(data_dir: Path | None = None, test_size: float = 0.2, seed: int = SEED) -> TextCorpus:
-    """SMS Spam Collection, fixed seeded 80/20 split, vectorised with ``CountVectorizer``."""
-    path = (data_dir or shared_data_dir()) / "sms_spam" / "SMSSpamCollection"
-    labels, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            label, text = line.split("\t", 1)
-            labels.append(label)
-            texts.append(text)
+def load_sms_spam(test_size: float = 0.2, seed: int = SEED) -> TextCorpus:
+    """SMS Spam Collection (the copy shipped in ``fastgen.data``, identical to
+    ``../shared/data/sms_spam``), fixed seeded 80/20 split, vectorised with ``CountVectorizer``."""
+    from fastgen.data import load_sms_spam as read_sms
+
+    texts, labels = read_sms()
     labels = np.asarray(labels)
     perm = np.random.default_rng(seed).permutation(len(texts))
     n_test = int(round(test_size * len(texts)))

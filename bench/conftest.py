@@ -257,12 +257,9 @@ def _load(name: str, size: str):
             raise _Missing(f"20 Newsgroups data not found at {path.parent} (../shared/data is absent)")
         _require_sklearn("ng20-real is vectorised with sklearn's CountVectorizer")
         return _corpus.load_newsgroups20(data, subset=None if size == "large" else _corpus.NG20_SMALL)
-    if name == "sms":
-        path = data / "sms_spam" / "SMSSpamCollection"
-        if not path.exists():
-            raise _Missing(f"SMS Spam Collection not found at {path} (../shared/data is absent)")
+    if name == "sms":  # shipped with fastgen: no ../shared needed
         _require_sklearn("sms is vectorised with sklearn's CountVectorizer")
-        return _corpus.load_sms_spam(data)
+        return _corpus.load_sms_spam()
     raise ValueError(f"unknown dataset {name!r}")
 
 

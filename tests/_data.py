@@ -11,25 +11,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from fastgen.data import load_sms_spam
 import scipy.sparse as sp
 
 # ---------------------------------------------------------------------------------------
 # Real corpora
-
-
-def read_sms(data_dir):
-    """SMS Spam Collection: (texts, labels) with labels 'ham'/'spam', in file order."""
-    texts, labels = [], []
-    path = Path(data_dir) / "sms_spam" / "SMSSpamCollection"
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            label, text = line.split("\t", 1)
-            labels.append(label)
-            texts.append(text)
-    return texts, np.asarray(labels)
 
 
 def read_newsgroups(data_dir, subset, n=None, seed=0):
@@ -54,10 +41,11 @@ def _vectorise(train_texts, test_texts):
 
 
 @lru_cache(maxsize=None)
-def sms_counts(data_dir):
-    """SMS spam as word counts: X_train, X_test (CSR int64), y_train, y_test (str).
-    Every 4th message is a test message."""
-    texts, labels = read_sms(data_dir)
+def sms_counts():
+    """SMS spam (the copy shipped in fastgen.data, identical to ../shared/data/sms_spam) as word
+    counts: X_train, X_test (CSR int64), y_train, y_test (str). Every 4th message is a test
+    message."""
+    texts, labels = load_sms_spam()
     test = np.arange(len(texts)) % 4 == 3
     train_texts = [t for t, m in zip(texts, test) if not m]
     test_texts = [t for t, m in zip(texts, test) if m]

@@ -427,14 +427,14 @@ def test_grid_search_over_alpha_matches_sklearn(Estimator, zipf):
     assert ours.best_score_ > 1.0 / 3 + 0.1
 
 
-def test_text_pipeline_sms(Estimator, shared_data):
+def test_text_pipeline_sms(Estimator):
     pytest.importorskip("sklearn")
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.pipeline import make_pipeline
 
-    from _data import read_sms
+    from fastgen.data import load_sms_spam
 
-    texts, labels = read_sms(shared_data)
+    texts, labels = load_sms_spam()
     pipe = make_pipeline(CountVectorizer(), Estimator(alpha=0.5)).fit(texts[:4000], labels[:4000])
     acc = pipe.score(texts[4000:], labels[4000:])
     assert acc > 0.93
@@ -443,8 +443,8 @@ def test_text_pipeline_sms(Estimator, shared_data):
         assert pipe.predict(["URGENT! You have won a FREE prize. Call 09061701461 to claim"])[0] == "spam"
 
 
-def test_sms_counts_csr_int64_data(Estimator, shared_data):
-    X, Xt, y, yt = sms_counts(shared_data)
+def test_sms_counts_csr_int64_data(Estimator):
+    X, Xt, y, yt = sms_counts()
     est = Estimator().fit(X, y)
     assert est.feature_log_prob_.dtype == np.float64
     assert_normalised(est, Xt)

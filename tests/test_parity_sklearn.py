@@ -359,16 +359,16 @@ def test_parity_partial_fit_chunks(Estimator, fmt, weighted, zipf):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
-def test_parity_sms_spam(Estimator, dtype, shared_data):
-    X, Xt, y, yt = sms_counts(shared_data)
+def test_parity_sms_spam(Estimator, dtype):
+    X, Xt, y, yt = sms_counts()
     X, Xt = X.astype(dtype), Xt.astype(dtype)
     fg, sk = check_parity(Estimator, X, y, Xt)
     assert fg.score(Xt, yt) == sk.score(Xt, yt)
     assert fg.score(Xt, yt) > 0.93
 
 
-def test_parity_sms_spam_int_counts_csr_array(Estimator, shared_data):
-    X, Xt, y, _ = sms_counts(shared_data)
+def test_parity_sms_spam_int_counts_csr_array(Estimator):
+    X, Xt, y, _ = sms_counts()
     assert X.dtype.kind == "i"
     check_parity(Estimator, to_format(X, "csr_int64"), y, to_format(Xt, "csr_int64"))
     check_parity(Estimator, to_format(X, "csr_array"), y, to_format(Xt, "csr_array"),
