@@ -80,7 +80,15 @@ def get_feature_names(X):
     return names if types == ["str"] else None
 
 
-def _target_float_dtype(dtype, requested):
+# int32/int64 values (counts) are read as they are by the kernels; nothing else is.
+KERNEL_INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _target_dtype(dtype, requested):
+    """The dtype the kernels get: int32/int64 kept, floats as ``requested`` (the model's dtype
+    when predicting) or kept if float32/float64, anything else float64."""
+    if dtype in KERNEL_INT_DTYPES:
+        return dtype
     if requested is not None:
         return np.dtype(requested)
     return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
@@ -111,11 +119,11 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
             min_samples=1, input_name="X"):
     """Validate X for the kernels.
 
-    Returns a CSR matrix/array (float32/float64 data; int32 or int64 indices and indptr of one dtype;
-    contiguous arrays; valid structure) or a C-contiguous 2-D float32/float64 ndarray. ``dtype``
-    forces the float dtype (prediction uses the model's); otherwise float32 stays float32 and
-    everything else becomes float64. Values must be finite (NaN only if ``allow_nan``) and
-    non-negative unless ``allow_negative``.
+    Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
+    valid structure) or a C-contiguous 2-D ndarray, with values of one of the kernels' dtypes:
+    int32/int64 counts stay as they are (no copy), floats become ``dtype`` if given (prediction
+    uses the model's) and otherwise stay float32/float64, anything else becomes float64. Values
+    must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
     """
     if sp.issparse(X):
         X = _check_sparse(X, dtype)
@@ -138,7 +146,7 @@ def _check_sparse(X, dtype):
         raise ValueError("Complex data not supported")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"Sparse X must have a numeric dtype, got {X.dtype}.")
-    target = _target_float_dtype(X.dtype, dtype)
+    target = _target_dtype(X.dtype, dtype)
     data, indices, indptr = X.data, X.indices, X.indptr
     if indptr.ndim != 1 or indptr.shape[0] != X.shape[0] + 1:
         raise ValueError(
@@ -189,7 +197,7 @@ def _check_dense(X, dtype):
                 "feature or array.reshape(1, -1) if it contains a single sample."
             )
         raise ValueError(f"Found array with dim {X.ndim}. Expected 2D input.")
-    target = _target_float_dtype(X.dtype, dtype)
+    target = _target_dtype(X.dtype, dtype)
     # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
     return np.ascontiguousarray(X, dtype=target)
 

@@ -153,7 +153,8 @@ class _BaseDiscreteNB(BaseClassifier):
         self.classes_ = classes
         self.class_count_ = np.zeros(n_classes, dtype=np.float64)
         self.feature_count_ = np.zeros((n_classes, n_features), dtype=np.float64)
-        self._dtype = X.dtype
+        # parameters and outputs keep float32 input's dtype; counts and float64 give float64
+        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._derived = _Derived(None)
 
     def _check_batch(self, X, n_classes, sample_weight):

@@ -1,11 +1,10 @@
 # Design: single-pass, allocation-free checks that fastgen/_validation.py runs before any kernel.
 # They return a status code (0 = valid) and never raise; the Python caller turns a code into a
 # ValueError that names the problem. They are the reason the other kernels may run unchecked.
-from cython cimport floating
 from libc.math cimport isinf, isnan
 from libc.stdlib cimport calloc, free
 
-from ._typedefs cimport index_t, intp_t
+from ._typedefs cimport data_t, index_t, intp_t
 
 
 cpdef enum CsrStatus:
@@ -52,7 +51,7 @@ cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
     return CSR_OK
 
 
-cdef int _values_status(const floating[::1] values, bint allow_nan,
+cdef int _values_status(const data_t[::1] values, bint allow_nan,
                         bint allow_negative) noexcept nogil:
     # A vectorisable pass answers "is anything wrong?"; only then is the first problem located.
     cdef intp_t k
@@ -90,7 +89,7 @@ def csr_structure_status(
 
 
 def values_status(
-    const floating[::1] values,  # IN
+    const data_t[::1] values,  # IN
     bint allow_nan,
     bint allow_negative,
 ):

@@ -5,14 +5,13 @@
 #     row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
 #  d) The caller validated structure, dtypes, finiteness and sign; nothing is checked here.
-from cython cimport floating
 from cython.parallel cimport prange
 
-from ._typedefs cimport float64_t, intp_t, index_t
+from ._typedefs cimport data_t, float64_t, intp_t, index_t
 
 
 def count_csr(
-    const floating[::1] X_data,          # IN
+    const data_t[::1] X_data,          # IN
     const index_t[::1] X_indices,        # IN
     const index_t[::1] X_indptr,         # IN (n_samples + 1,)
     const intp_t[::1] order,             # IN (n_samples,) row numbers grouped by class
@@ -42,11 +41,11 @@ def count_csr(
                         fc_row[X_indices[k]] += w
             else:
                 for k in range(X_indptr[r], X_indptr[r + 1]):
-                    fc_row[X_indices[k]] += w * X_data[k]
+                    fc_row[X_indices[k]] += w * <double> X_data[k]
 
 
 def count_dense(
-    const floating[:, ::1] X,            # IN (n_samples, n_features)
+    const data_t[:, ::1] X,            # IN (n_samples, n_features)
     const intp_t[::1] order,             # IN (n_samples,)
     const intp_t[::1] class_ptr,         # IN (n_classes + 1,)
     const float64_t[::1] sample_weight,  # IN (n_samples,)
@@ -62,7 +61,7 @@ def count_dense(
     cdef intp_t c, p, r, j
     cdef double w
     cdef float64_t *fc_row
-    cdef const floating *x_row
+    cdef const data_t *x_row
     for c in prange(n_classes, nogil=True, schedule="dynamic", num_threads=n_threads):
         fc_row = &feature_count_out[c, 0]
         for p in range(class_ptr[c], class_ptr[c + 1]):
@@ -76,4 +75,4 @@ def count_dense(
                         fc_row[j] += w
             else:
                 for j in range(n_features):
-                    fc_row[j] += w * x_row[j]
+                    fc_row[j] += w * <double> x_row[j]

@@ -18,7 +18,7 @@ from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
 from ._lse cimport _finish_row
-from ._typedefs cimport fastgen_prefetch, float64_t, index_t, intp_t
+from ._typedefs cimport data_t, fastgen_prefetch, float64_t, index_t, intp_t
 
 # Prefetch distance in nonzeros.
 cdef intp_t PREFETCH_AHEAD = 32
@@ -31,7 +31,7 @@ cdef inline double _value(double v, bint binarize, double threshold) noexcept no
 
 
 cdef inline void _accumulate_csr(
-    double *acc, const floating[::1] X_data, const index_t[::1] X_indices, intp_t start,
+    double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
     intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes, bint binarize,
     double threshold,
 ) noexcept nogil:
@@ -46,7 +46,7 @@ cdef inline void _accumulate_csr(
             ahead_row = &table[X_indices[k + PREFETCH_AHEAD], 0]
             for q in range(0, n_classes, 8):
                 fastgen_prefetch(ahead_row + q)
-        v = _value(X_data[k], binarize, threshold)
+        v = _value(<double> X_data[k], binarize, threshold)
         if v == 0:
             continue
         rows[m] = &table[X_indices[k], 0]
@@ -60,7 +60,7 @@ cdef inline void _accumulate_csr(
 
 
 cdef inline void _accumulate_dense(
-    double *acc, const floating *x, intp_t n_features, const floating[:, ::1] table,
+    double *acc, const data_t *x, intp_t n_features, const floating[:, ::1] table,
     intp_t n_classes, bint binarize, double threshold,
 ) noexcept nogil:
     """acc += sum over the nonzero features of x of v(x_j) * table[j]."""
@@ -69,7 +69,7 @@ cdef inline void _accumulate_dense(
     cdef intp_t j, q, m = 0
     cdef double v
     for j in range(n_features):
-        v = _value(x[j], binarize, threshold)
+        v = _value(<double> x[j], binarize, threshold)
         if v == 0:
             continue
         rows[m] = &table[j, 0]
@@ -83,7 +83,7 @@ cdef inline void _accumulate_dense(
 
 
 def jll_linear_csr(
-    const floating[::1] X_data,        # IN
+    const data_t[::1] X_data,          # IN
     const index_t[::1] X_indices,      # IN
     const index_t[::1] X_indptr,       # IN (n_samples + 1,)
     const floating[:, ::1] table,      # IN (n_features, n_classes)
@@ -118,7 +118,7 @@ def jll_linear_csr(
 
 
 def jll_linear_dense(
-    const floating[:, ::1] X,          # IN (n_samples, n_features)
+    const data_t[:, ::1] X,            # IN (n_samples, n_features)
     const floating[:, ::1] table,      # IN (n_features, n_classes)
     const float64_t[::1] bias,         # IN (n_classes,)
     bint binarize,

@@ -5,6 +5,14 @@ ctypedef double float64_t
 ctypedef float float32_t
 ctypedef Py_ssize_t intp_t
 
+# Values of X: float32/float64 as given, and int32/int64 counts as given (CountVectorizer makes
+# int64), so that counts are never copied to float just to be read once.
+ctypedef fused data_t:
+    float32_t
+    float64_t
+    int32_t
+    int64_t
+
 # CSR indices/indptr: int32 for ordinary matrices, int64 for matrices with more than 2**31 nonzeros.
 ctypedef fused index_t:
     int32_t

@@ -41,7 +41,7 @@ def _grouping(y_idx, n_classes):
     return order, class_ptr
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("binarize", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -82,10 +82,11 @@ def test_count_adds_to_existing_totals():
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("kind", [0, 1, 2])
 @pytest.mark.parametrize("binarize", [False, True])
-def test_jll_linear_matches_reference(module, dtype, index_dtype, kind, binarize):
+@pytest.mark.parametrize("data_dtype", [None, np.int32, np.int64], ids=["float", "int32", "int64"])
+def test_jll_linear_matches_reference(module, dtype, index_dtype, kind, binarize, data_dtype):
     rng = np.random.default_rng(2)
     n_classes = 7  # not a multiple of the vector width
-    X = _sparse_counts(rng, 40, 33, dtype, index_dtype, density=0.3)
+    X = _sparse_counts(rng, 40, 33, data_dtype or dtype, index_dtype, density=0.3)
     table = rng.normal(size=(33, n_classes)).astype(dtype)
     bias = rng.normal(size=n_classes)
     expected = jll_linear_reference(X, table, bias, binarize, 1.5, kind)
