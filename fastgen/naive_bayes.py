@@ -34,11 +34,12 @@ class _Derived:
     estimator's ``__dict__``.
     """
 
-    __slots__ = ("alpha", "table", "bias", "must", "feature_log_prob")
+    __slots__ = ("alpha", "table", "bias", "must", "feature_log_prob", "nonfinite")
 
     def __init__(self, alpha):
         self.alpha = alpha
         self.table = self.bias = self.must = self.feature_log_prob = None
+        self.nonfinite = True  # whether table may hold infinities (then zeros must be skipped)
 
 
 class _BaseDiscreteNB(BaseClassifier):
@@ -286,33 +287,33 @@ class _BaseDiscreteNB(BaseClassifier):
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
                     value_class_term=None):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
-        set to value + value_class_term[c] (default: class_term). See _tables.fill_table."""
+        set to value + value_class_term[c] (default: class_term); and whether any entry is not
+        finite. See _tables.fill_table."""
         n_classes, n_features = self.feature_count_.shape
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
             value_class_term = class_term
         table = np.empty((n_features, n_classes), dtype=self._dtype)
-        _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
-                           np.ascontiguousarray(value_class_term, dtype=np.float64), table,
-                           self._n_threads_for(table.size))
-        return table
+        nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
+                                       np.ascontiguousarray(value_class_term, dtype=np.float64),
+                                       table, self._n_threads_for(table.size))
+        return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
     def _score(self, X, kind, out):
         derived = self._params()
         binarize, threshold = self._binarize_args()
         n_classes = out.shape[1]
+        first_kind = kind if derived.must is None else OUT_JLL
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
-            args = (X.data, X.indices, X.indptr)
-            kernel = _jll.jll_linear_csr
+            failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr, derived.table, derived.bias,
+                                         binarize, threshold, derived.nonfinite, first_kind, out,
+                                         n_threads)
         else:
             n_threads = self._n_threads_for(X.size * n_classes)
-            args = (X,)
-            kernel = _jll.jll_linear_dense
-        first_kind = kind if derived.must is None else OUT_JLL
-        failed = kernel(*args, derived.table, derived.bias, binarize, threshold, first_kind, out,
-                        n_threads)
+            failed = _jll.jll_linear_dense(X, derived.table, derived.bias, binarize, threshold,
+                                           first_kind, out, n_threads)
         if derived.must is not None:
             self._apply_required_features(X, derived.must, out)
             if kind != OUT_JLL:
@@ -395,12 +396,13 @@ class MultinomialNB(_BaseDiscreteNB):
             # in place: count is ours, and fresh memory is slow to touch the first time
             count += derived.alpha if np.ndim(derived.alpha) == 0 else alpha[feature]
             value = np.log(count, out=count)
-            table = self._fill_table(log_alpha, -np.log(total), class_ptr, feature, value)
+            table, nonfinite = self._fill_table(log_alpha, -np.log(total), class_ptr, feature,
+                                                value)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
         table[:, empty] = 0.0
         bias[empty] = -np.inf
-        derived.table, derived.bias = table, bias
+        derived.table, derived.bias, derived.nonfinite = table, bias, nonfinite
 
 
 class ComplementNB(_BaseDiscreteNB):
@@ -480,15 +482,16 @@ class ComplementNB(_BaseDiscreteNB):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
             log_comp = np.log(np.subtract(base[feature], count, out=count), out=count)
             if self.norm:
-                table = self._fill_table(log_base, -log_comp_total, class_ptr, feature, log_comp)
+                table, nonfinite = self._fill_table(log_base, -log_comp_total, class_ptr, feature,
+                                                    log_comp)
                 norms = table.sum(axis=0, dtype=np.float64)
                 # all of a class's complement mass on one feature (e.g. a single feature): every
                 # logged value is 0 and so is their sum; the weights are then 0, not 0/0
                 norms[norms == 0] = 1.0
                 table /= norms
             else:  # weights are -logged
-                table = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
-                                         np.negative(log_comp, out=log_comp))
+                table, nonfinite = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
+                                                    np.negative(log_comp, out=log_comp))
         if np.min(derived.alpha) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
@@ -496,7 +499,7 @@ class ComplementNB(_BaseDiscreteNB):
             )
         n_classes = len(self.classes_)
         bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
-        derived.table, derived.bias = table, bias
+        derived.table, derived.bias, derived.nonfinite = table, bias, nonfinite
 
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
@@ -602,9 +605,11 @@ class BernoulliNB(_BaseDiscreteNB):
                 table = log_present - log_absent
             derived.table = np.ascontiguousarray(table.T, dtype=self._dtype)
             derived.bias = self.class_log_prior_ + (log_absent - log_total).sum(axis=1)
+            derived.nonfinite = not np.isfinite(derived.table).all()
         derived.must = None
         if np.min(alpha) == 0:
             self._patch_unsmoothed(derived)
+            derived.nonfinite = True
 
     def _derive_scalar_alpha(self, derived, alpha):
         """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants."""
@@ -618,7 +623,7 @@ class BernoulliNB(_BaseDiscreteNB):
             log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
             value = np.log(np.add(count, alpha, out=count), out=count)
             value -= log_absent
-            derived.table = self._fill_table(
+            derived.table, derived.nonfinite = self._fill_table(
                 np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
             # sum of log(1 - p) = log(M - N + a) - log(M + 2a) over the present features ...
@@ -655,7 +660,7 @@ class BernoulliNB(_BaseDiscreteNB):
         alpha = float(derived.alpha)
         class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
-            table = self._fill_table(
+            table, _ = self._fill_table(
                 np.broadcast_to(np.log(alpha), (self.n_features_in_,)),
                 -np.log(self.class_count_ + 2 * alpha), class_ptr, feature,
                 np.log(np.add(count, alpha, out=count), out=count))

@@ -11,7 +11,8 @@
 #  b) Each row is accumulated in float64 in a buffer owned by its thread, then turned into jll,
 #     log-posterior or posterior in the same pass (max-shifted log-sum-exp, _lse.pxd).
 #  c) Threads own disjoint output rows, so results do not depend on n_threads.
-#  d) Zero values contribute nothing (never 0 * -inf). Inputs were validated by the caller.
+#  d) Zero values contribute nothing: skipped when the table has infinities (never 0 * -inf),
+#     multiplied through otherwise (no branch per nonzero). Inputs were validated by the caller.
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.stdlib cimport free, malloc
@@ -33,19 +34,29 @@ cdef inline double _value(double v, bint binarize, double threshold) noexcept no
 cdef inline void _accumulate_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
     intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes, bint binarize,
-    double threshold,
+    double threshold, bint skip_zeros,
 ) noexcept nogil:
-    """acc += sum over the nonzeros start..end of v(x) * table[j]."""
+    """acc += sum over the nonzeros start..end of v(x) * table[j]. With a finite table a zero
+    value adds exactly nothing, so only tables with infinities (alpha = 0) need skip_zeros."""
     cdef const floating *rows[4]
     cdef double vals[4]
-    cdef const floating *ahead_row
     cdef intp_t k, q, m = 0
     cdef double v
+    if not skip_zeros:
+        k = start
+        while k + 4 <= end:
+            _prefetch_rows(X_indices, k + PREFETCH_AHEAD, 4, nnz, table, n_classes)
+            for q in range(4):
+                rows[q] = &table[X_indices[k + q], 0]
+                vals[q] = _value(<double> X_data[k + q], binarize, threshold)
+            _axpy4(acc, rows, vals, n_classes)
+            k += 4
+        for k in range(k, end):
+            _axpy1(acc, &table[X_indices[k], 0], _value(<double> X_data[k], binarize, threshold),
+                   n_classes)
+        return
     for k in range(start, end):
-        if k + PREFETCH_AHEAD < nnz:
-            ahead_row = &table[X_indices[k + PREFETCH_AHEAD], 0]
-            for q in range(0, n_classes, 8):
-                fastgen_prefetch(ahead_row + q)
+        _prefetch_rows(X_indices, k + PREFETCH_AHEAD, 1, nnz, table, n_classes)
         v = _value(<double> X_data[k], binarize, threshold)
         if v == 0:
             continue
@@ -57,6 +68,22 @@ cdef inline void _accumulate_csr(
             m = 0
     for q in range(m):
         _axpy1(acc, rows[q], vals[q], n_classes)
+
+
+cdef inline void _prefetch_rows(const index_t[::1] X_indices, intp_t first, intp_t count,
+                                intp_t nnz, const floating[:, ::1] table,
+                                intp_t n_classes) noexcept nogil:
+    """Prefetch the table rows of nonzeros first .. first + count - 1 (those that exist)."""
+    cdef intp_t k, q
+    cdef intp_t stop = first + count if first + count < nnz else nnz
+    cdef intp_t per_line = 64 // sizeof(floating)  # table entries per cache line
+    cdef const floating *row
+    for k in range(first, stop):
+        row = &table[X_indices[k], 0]
+        q = 0
+        while q < n_classes:
+            fastgen_prefetch(row + q)
+            q += per_line
 
 
 cdef inline void _accumulate_dense(
@@ -90,6 +117,7 @@ def jll_linear_csr(
     const float64_t[::1] bias,         # IN (n_classes,)
     bint binarize,
     double threshold,
+    bint skip_zeros,                   # the table has infinities: zero values must be skipped
     int kind,                          # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out,              # OUT (n_samples, n_classes)
     int n_threads,
@@ -111,7 +139,7 @@ def jll_linear_csr(
             for c in range(n_classes):
                 acc[c] = bias[c]
             _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz, table,
-                            n_classes, binarize, threshold)
+                            n_classes, binarize, threshold, skip_zeros)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed

@@ -93,24 +93,35 @@ def fill_table(
     int n_threads,
 ):
     """table_out[j, c] = feature_term[j] + class_term[c], except at the listed nonzero counts:
-    table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1]."""
+    table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1].
+    Returns the number of entries written that are not finite (0: the scoring kernels may
+    multiply zeros through instead of skipping them)."""
     cdef intp_t n_features = table_out.shape[0], n_classes = table_out.shape[1]
     cdef intp_t j, c, k
+    cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
     cdef floating *out
-    cdef double vt
+    cdef double vt, x
     for j in prange(n_features, nogil=True, schedule="static", num_threads=n_threads):
-        _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
+        nonfinite += _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
     with nogil:
         out = &table_out[0, 0]
         for c in range(n_classes):
             vt = value_class_term[c]
             for k in range(class_ptr[c], class_ptr[c + 1]):
-                out[feature[k] * n_classes + c] = <floating> (value[k] + vt)
+                x = value[k] + vt
+                out[feature[k] * n_classes + c] = <floating> x
+                nonfinite += (x - x) != 0
+    return nonfinite
 
 
-cdef inline void _fill_row(floating *out, double t, const float64_t *class_term,
-                           intp_t n) noexcept nogil:
-    cdef intp_t c
+cdef inline intp_t _fill_row(floating *out, double t, const float64_t *class_term,
+                             intp_t n) noexcept nogil:
+    """Fill one row; return how many of its entries are not finite."""
+    cdef intp_t c, nonfinite = 0
+    cdef double x
     for c in range(n):
-        out[c] = <floating> (t + class_term[c])
+        x = t + class_term[c]
+        out[c] = <floating> x
+        nonfinite += (x - x) != 0  # NaN for NaN and +-inf, 0 otherwise
+    return nonfinite

@@ -92,8 +92,10 @@ def test_jll_linear_matches_reference(module, dtype, index_dtype, kind, binarize
     expected = jll_linear_reference(X, table, bias, binarize, 1.5, kind)
     data, indices, indptr = _readonly(X.data.copy(), X.indices.copy(), X.indptr.copy())
     out = np.empty((40, n_classes), dtype=dtype)
-    assert module.jll_linear_csr(data, indices, indptr, table, bias, binarize, 1.5, kind, out,
-                                 1) == 0
+    for skip_zeros in (False, True):
+        assert module.jll_linear_csr(data, indices, indptr, table, bias, binarize, 1.5,
+                                     skip_zeros, kind, out, 1) == 0
+        np.testing.assert_allclose(out, expected, rtol=RTOL[dtype], atol=RTOL[dtype])
     np.testing.assert_allclose(out, expected, rtol=RTOL[dtype], atol=RTOL[dtype])
     out_dense = np.empty_like(out)
     module.jll_linear_dense(X.toarray(), table, bias, binarize, 1.5, kind, out_dense, 1)
@@ -108,8 +110,8 @@ def test_jll_results_do_not_depend_on_threads(module):
     outs = []
     for n_threads in (1, 2, 3):
         out = np.empty((3000, 5))
-        module.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, 1, out,
-                              n_threads)
+        module.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, False, 1,
+                              out, n_threads)
         outs.append(out)
     assert all(np.array_equal(outs[0], o) for o in outs[1:])
 
@@ -119,8 +121,8 @@ def test_zero_values_never_multiply_infinite_table_entries():
     X = sp.csr_matrix((np.array([0.0, 2.0]), np.array([0, 1]), np.array([0, 2])), shape=(1, 2))
     table = np.array([[-np.inf, 0.0], [np.log(0.5), np.log(0.25)]])
     out = np.empty((1, 2))
-    selected_jll.jll_linear_csr(X.data, X.indices, X.indptr, table, np.zeros(2), False, 0.0, 0,
-                                out, 1)
+    selected_jll.jll_linear_csr(X.data, X.indices, X.indptr, table, np.zeros(2), False, 0.0,
+                                True, 0, out, 1)
     np.testing.assert_allclose(out, [[2 * np.log(0.5), 2 * np.log(0.25)]])
 
 
@@ -202,8 +204,12 @@ def test_tables_from_nonzero_counts(dtype):
     feature_term, class_term = rng.normal(size=30), rng.normal(size=4)
     value_term = rng.normal(size=4)
     table = np.empty((30, 4), dtype=dtype)
-    _tables.fill_table(feature_term, class_term, class_ptr, feature[:n], value[:n], value_term,
-                       table, 2)
+    assert _tables.fill_table(feature_term, class_term, class_ptr, feature[:n], value[:n],
+                              value_term, table, 2) == 0
+    value_inf = value[:n].copy()
+    value_inf[0] = -np.inf
+    assert _tables.fill_table(feature_term, class_term, class_ptr, feature[:n], value_inf,
+                              value_term, np.empty_like(table), 1) == 1
     expected = feature_term[:, None] + class_term[None, :]
     expected[nz_feature, nz_class] = value[:n] + value_term[nz_class]
     np.testing.assert_allclose(table, expected, rtol=RTOL[dtype])
