@@ -272,17 +272,20 @@ class _BaseDiscreteNB(BaseClassifier):
                 np.broadcast_to(log_alpha, (n_features,)))
 
     def _nonzero_counts(self, with_rest=False):
-        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count and
-        (with_rest) class_count_ - count. See _tables.nonzero_counts."""
+        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
+        (with_rest) class_count_ - count, and the sum of each class's counts. See
+        _tables.nonzero_counts."""
         capacity = self.feature_count_.size  # only the pages actually written are touched
-        class_ptr = np.empty(len(self.classes_) + 1, dtype=np.intp)
+        n_classes = len(self.classes_)
+        class_ptr = np.empty(n_classes + 1, dtype=np.intp)
         feature = np.empty(capacity, dtype=np.intp)
         count = np.empty(capacity, dtype=np.float64)
         rest = np.empty(capacity if with_rest else 0, dtype=np.float64)
+        class_sum = np.empty(n_classes, dtype=np.float64)
         _tables.nonzero_counts(self.feature_count_, self.class_count_, with_rest, class_ptr,
-                               feature, count, rest)
+                               feature, count, rest, class_sum)
         n = class_ptr[-1]
-        return class_ptr, feature[:n], count[:n], rest[:n]
+        return class_ptr, feature[:n], count[:n], rest[:n], class_sum
 
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
                     value_class_term=None):
@@ -390,8 +393,8 @@ class MultinomialNB(_BaseDiscreteNB):
     def _derive(self, derived):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
         alpha, log_alpha = self._alpha_per_feature(derived.alpha)
-        total = self.feature_count_.sum(axis=1) + alpha.sum()
-        class_ptr, feature, count, _ = self._nonzero_counts()
+        class_ptr, feature, count, _, class_sum = self._nonzero_counts()
+        total = class_sum + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
             # in place: count is ours, and fresh memory is slow to touch the first time
             count += derived.alpha if np.ndim(derived.alpha) == 0 else alpha[feature]
@@ -476,8 +479,8 @@ class ComplementNB(_BaseDiscreteNB):
         # of a class lacking feature j is feature_all_j + alpha_j
         alpha, _ = self._alpha_per_feature(derived.alpha)
         base = self.feature_all_ + alpha
-        comp_total = base.sum() - self.feature_count_.sum(axis=1)
-        class_ptr, feature, count, _ = self._nonzero_counts()
+        class_ptr, feature, count, _, class_sum = self._nonzero_counts()
+        comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
             log_comp = np.log(np.subtract(base[feature], count, out=count), out=count)
@@ -615,7 +618,7 @@ class BernoulliNB(_BaseDiscreteNB):
         """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants."""
         n_features = self.n_features_in_
         class_count = self.class_count_
-        class_ptr, feature, count, absent = self._nonzero_counts(with_rest=True)
+        class_ptr, feature, count, absent, _ = self._nonzero_counts(with_rest=True)
         n_present = np.diff(class_ptr)
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
@@ -658,7 +661,7 @@ class BernoulliNB(_BaseDiscreteNB):
             with np.errstate(invalid="ignore"):
                 return (log_present - log_total).astype(self._dtype, copy=False)
         alpha = float(derived.alpha)
-        class_ptr, feature, count, _ = self._nonzero_counts()
+        class_ptr, feature, count, _, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_table(
                 np.broadcast_to(np.log(alpha), (self.n_features_in_,)),

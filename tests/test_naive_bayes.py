@@ -613,3 +613,23 @@ def test_import_does_not_import_sklearn_or_pandas():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd="/", timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_concurrent_predict_from_threads(Estimator):
+    """Services call predict from many Python threads: the kernels run without the GIL and a
+    model whose parameters are stale after partial_fit derives them safely under concurrency."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 400, density=0.05, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.integers(1, 4, k).astype(float))
+    y = rng.integers(0, 5, 3000)
+    expected = Estimator(n_threads=1).fit(X, y).predict_log_proba(X)
+    model = Estimator(n_threads=2)
+    model.partial_fit(X[:1500], y[:1500], classes=np.arange(5))
+    model.partial_fit(X[1500:], y[1500:])  # parameters now stale: derived on first use
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(lambda _: model.predict_log_proba(X), range(12)))
+    for r in results:
+        np.testing.assert_allclose(r, expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(r, results[0])

@@ -46,20 +46,27 @@ def nonzero_counts(
     intp_t[::1] feature_out,             # OUT (n_classes * n_features,) capacity
     float64_t[::1] value_out,            # OUT same capacity: the nonzero count
     float64_t[::1] rest_out,             # OUT same capacity (if with_rest): class_total - count
+    float64_t[::1] class_sum_out,        # OUT (n_classes,) sum of each class's counts
 ):
     """List the nonzero counts class by class, in feature order, in one branch-free pass: entries
     class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c. rest_out (clamped at 0,
-    as weighted sums may round below) serves models that also need the complement count."""
+    as weighted sums may round below) serves models that also need the complement count; the
+    per-class sums come with the same pass (summed over the listed values, in order)."""
     cdef intp_t n_classes = count.shape[0], n_features = count.shape[1]
-    cdef intp_t c, m = 0
+    cdef intp_t c, k, m = 0, start
+    cdef double s
     cdef intp_t *feature = &feature_out[0]
     cdef float64_t *value = &value_out[0]
     cdef float64_t *rest = &rest_out[0] if with_rest else NULL
     with nogil:
         for c in range(n_classes):
-            class_ptr_out[c] = m
+            class_ptr_out[c] = start = m
             m += _compact_row(&count[c, 0], n_features, class_total[c] if with_rest else 0.0,
                               feature + m, value + m, rest + m if with_rest else NULL)
+            s = 0.0
+            for k in range(start, m):  # the class's values are still in cache
+                s += value[k]
+            class_sum_out[c] = s
         class_ptr_out[n_classes] = m
 
 

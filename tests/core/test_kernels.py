@@ -193,8 +193,10 @@ def test_tables_from_nonzero_counts(dtype):
     cap = count.size
     class_ptr = np.empty(5, dtype=np.intp)
     feature, value, rest = np.empty(cap, np.intp), np.empty(cap), np.empty(cap)
-    _tables.nonzero_counts(count, total, True, class_ptr, feature, value, rest)
+    class_sum = np.empty(4)
+    _tables.nonzero_counts(count, total, True, class_ptr, feature, value, rest, class_sum)
     n = class_ptr[-1]
+    np.testing.assert_allclose(class_sum, count.sum(axis=1), rtol=1e-15)
     nz_class, nz_feature = np.nonzero(count)
     np.testing.assert_array_equal(class_ptr, np.r_[0, np.cumsum((count != 0).sum(axis=1))])
     np.testing.assert_array_equal(feature[:n], nz_feature)
