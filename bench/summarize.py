@@ -57,8 +57,8 @@ def summarize(data: dict, stat: str = "median") -> str:
         table[group][_contender(bench)] = bench["stats"][stat]
 
     lines = [
-        f"| group | fastgen 1 thread | fastgen 2 threads | sklearn | sklearn/fastgen (1t) | "
-        f"sklearn/fastgen (2t) |",
+        "| group | fastgen 1 thread | fastgen 2 threads | sklearn | sklearn/fastgen (1t) | "
+        "sklearn/fastgen (2t) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for group in sorted(table):

@@ -1,8 +1,7 @@
 """Base classes: parameters, scikit-learn protocol, and the shared predict/score paths.
 
-Subclasses implement ``_validate_X_predict``-free scoring: they get validated input from
-``_validate_X`` and write joint log-likelihoods, log-posteriors or posteriors with one kernel call
-(``_score``). Everything that all classifiers share -- argmax decisions, accuracy, the estimator
+Subclasses implement ``_score``: given input validated by ``_validate_X``, write joint
+log-likelihoods, log-posteriors or posteriors with one kernel call. Everything that all classifiers share -- argmax decisions, accuracy, the estimator
 protocol (get_params/set_params/clone/repr/tags) -- lives here once.
 """
 from __future__ import annotations
@@ -125,11 +124,11 @@ class BaseEstimator:
             return
         if fitted is None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names")
+                          "feature names", stacklevel=4)
             return
         if names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names")
+                          "fitted with feature names", stacklevel=4)
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return

@@ -20,7 +20,7 @@ from ._base import OUT_JLL, BaseClassifier
 from ._core import _counts, _tables
 from ._core import jll as _jll
 from ._core._openmp import effective_n_threads
-from ._validation import check_sample_weight, check_X, check_y, has_duplicates
+from ._validation import check_sample_weight, check_y, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 

@@ -18,7 +18,6 @@ import fastgen
 from _data import (
     ALL_FORMATS,
     CSR_FORMATS,
-    dense,
     fitted_attrs,
     readonly,
     sms_counts,
@@ -120,7 +119,7 @@ def test_non_canonical_csr_equals_dense(Estimator, zipf):
 
     def scramble(M):
         M = M.tocsr()
-        rows, data, idx, ptr = [], [], [], [0]
+        data, idx, ptr = [], [], [0]
         for i in range(M.shape[0]):
             d = M.data[M.indptr[i]:M.indptr[i + 1]]
             j = M.indices[M.indptr[i]:M.indptr[i + 1]]

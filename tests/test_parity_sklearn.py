@@ -19,7 +19,6 @@ from scipy.special import logsumexp
 import fastgen
 from _data import (
     ALL_FORMATS,
-    CSR_FORMATS,
     jll_scale,
     newsgroups_counts,
     sms_counts,

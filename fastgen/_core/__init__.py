@@ -18,6 +18,6 @@ except ImportError as exc:  # never a silent pure-Python fallback
 jll = _jll
 if _jll.cpu_has_avx2_fma() and os.environ.get("FASTGEN_DISABLE_AVX2", "0") in ("", "0"):
     try:
-        from . import _jll_avx2 as jll
+        from . import _jll_avx2 as jll  # noqa: F401 (re-exported as fastgen._core.jll)
     except ImportError:  # not built: a non-x86 platform or a compiler without -mavx2
         pass
