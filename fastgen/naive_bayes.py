@@ -572,7 +572,14 @@ class BernoulliNB(_BaseDiscreteNB):
 
     def _validate_X(self, X, reset, dtype=None):
         X = super()._validate_X(X, reset, dtype)
-        if sp.issparse(X) and self.binarize is not None and has_duplicates(X):
+        binarize, threshold = self._binarize_args()
+        if sp.issparse(X) and binarize and threshold < 0:
+            # zeros that are not stored would stay absent while stored ones count as present
+            raise ValueError(
+                f"BernoulliNB(binarize={self.binarize!r}): a sparse X cannot be binarized with a "
+                "threshold < 0 (every zero would count as present); use a dense X or binarize >= 0."
+            )
+        if sp.issparse(X) and binarize and has_duplicates(X):
             # duplicate entries of a column add up before thresholding, as in the dense matrix
             X = X.copy()
             X.sum_duplicates()

@@ -640,3 +640,20 @@ def test_failed_refit_leaves_previous_model_intact(Estimator, bad):
     np.testing.assert_array_equal(est.predict_log_proba(X_old), expected)
     with pytest.raises(ValueError, match="features"):
         est.predict(X_new)
+
+
+def test_bernoulli_negative_threshold_on_sparse_input_is_an_error():
+    """With binarize < 0 every zero is 'present': a sparse X cannot say that about the zeros it
+    does not store (scikit-learn refuses too); dense input gives the exact answer."""
+    X = np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
+    y = [0, 1, 1]
+    dense = fastgen.BernoulliNB(binarize=-1.0).fit(X, y)
+    np.testing.assert_allclose(dense.feature_count_, [[1, 1, 1], [2, 2, 2]])
+    for method in ("fit", "partial_fit"):
+        with pytest.raises(ValueError, match="threshold < 0"):
+            if method == "fit":
+                fastgen.BernoulliNB(binarize=-1.0).fit(sp.csr_matrix(X), y)
+            else:
+                fastgen.BernoulliNB(binarize=-1.0).partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
+    with pytest.raises(ValueError, match="threshold < 0"):
+        dense.predict(sp.csr_matrix(X))
