@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
 
 from ._core._openmp import effective_n_threads
 from ._validation import check_is_fitted, check_X, get_feature_names
 
 # Output kinds understood by the scoring kernels (fastgen/_core/_lse.pxd).
 OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = 0, 1, 2
+
+# What the public methods accept as X: anything array-like, or a scipy sparse matrix/array.
+if TYPE_CHECKING:
+    MatrixLike = Union[ArrayLike, sp.spmatrix, sp.sparray]
+else:  # annotations are not evaluated at run time, and sparray needs scipy >= 1.11
+    MatrixLike = Any
 
 # Below this many multiply-adds a batch is scored on one thread: waking threads costs more.
 PARALLEL_MIN_WORK = 200_000
@@ -30,7 +39,7 @@ class BaseEstimator:
         return sorted(p.name for p in sig.parameters.values()
                       if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Get the parameters of this estimator.
 
         Parameters
@@ -45,7 +54,7 @@ class BaseEstimator:
         """
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any):
         """Set the parameters of this estimator.
 
         Parameters
@@ -156,6 +165,8 @@ class BaseClassifier(BaseEstimator):
     """
 
     _X_constraints: dict = {}
+    classes_: NDArray[Any]
+    n_threads: int | None
 
     def _validate_X(self, X, reset, dtype=None):
         """Validate X once at the boundary. With reset (a new fit) nothing is recorded yet:
@@ -184,7 +195,7 @@ class BaseClassifier(BaseEstimator):
         self._score(X, kind, out)
         return out
 
-    def predict_joint_log_proba(self, X):
+    def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the joint log-likelihood log P(x, y=c) of each sample and class.
 
         Parameters
@@ -199,7 +210,7 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_JLL)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return log P(y=c | x), normalised by a max-shifted log-sum-exp (never underflows).
 
         Parameters
@@ -214,7 +225,7 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_LOG_PROBA)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the posterior probabilities P(y=c | x).
 
         Parameters
@@ -229,7 +240,7 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_PROBA)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Predict the class of maximum posterior probability (the Bayes rule under 0-1 loss).
 
         Parameters
@@ -247,7 +258,7 @@ class BaseClassifier(BaseEstimator):
         log_proba = self._predict_output(X, OUT_LOG_PROBA)
         return self.classes_[np.argmax(log_proba, axis=1)]
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Return the (weighted) accuracy of ``predict(X)`` against ``y``.
 
         Parameters

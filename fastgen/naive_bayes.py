@@ -13,10 +13,12 @@ from __future__ import annotations
 import numbers
 import warnings
 
+from numpy.typing import ArrayLike
+
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import OUT_JLL, BaseClassifier
+from ._base import OUT_JLL, BaseClassifier, MatrixLike
 from ._core import _counts, _tables
 from ._core import jll as _jll
 from ._core._openmp import effective_n_threads
@@ -27,19 +29,34 @@ __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
 
-class _Derived:
-    """Parameters derived from the statistics; ``table is None`` means stale (rebuilt lazily).
+class _Params:
+    """What scoring needs, derived from the statistics: the feature-major table, the per-class
+    bias, the (rare) required features of BernoulliNB with alpha = 0, and whether the table holds
+    infinities (then the kernels skip zero values). Built complete, never modified afterwards."""
 
-    Kept in one mutable holder so that deriving during a predict call does not change the
-    estimator's ``__dict__``.
+    __slots__ = ("table", "bias", "must", "nonfinite")
+
+    def __init__(self, table, bias, nonfinite, must=None):
+        self.table = table
+        self.bias = np.ascontiguousarray(bias, dtype=np.float64)
+        self.nonfinite = bool(nonfinite)
+        self.must = must
+
+
+class _Derived:
+    """The smoothing in force and the parameters derived with it (``params is None``: stale,
+    rebuilt on first use).
+
+    A mutable holder, so that deriving during a predict call does not change the estimator's
+    ``__dict__``; ``params`` is replaced by one reference store, so threads predicting at the same
+    time see complete parameters or none (at worst two of them derive the same thing).
     """
 
-    __slots__ = ("alpha", "table", "bias", "must", "feature_log_prob", "nonfinite")
+    __slots__ = ("alpha", "params", "feature_log_prob")
 
     def __init__(self, alpha):
         self.alpha = alpha
-        self.table = self.bias = self.must = self.feature_log_prob = None
-        self.nonfinite = True  # whether table may hold infinities (then zeros must be skipped)
+        self.params = self.feature_log_prob = None
 
 
 class _BaseDiscreteNB(BaseClassifier):
@@ -66,7 +83,7 @@ class _BaseDiscreteNB(BaseClassifier):
         """(binarize?, threshold) for the kernels: only BernoulliNB binarizes."""
         return False, 0.0
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the model from scratch: count the statistics and derive the parameters.
 
         Parameters
@@ -95,7 +112,8 @@ class _BaseDiscreteNB(BaseClassifier):
         self._params()
         return self
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None):
         """Add a batch of samples to the statistics (incremental / out-of-core learning).
 
         Parameters
@@ -243,25 +261,27 @@ class _BaseDiscreteNB(BaseClassifier):
 
     # ----------------------------------------------------------------- derived parameters
     def _params(self):
-        """The derived parameters, rebuilt from the statistics if stale."""
+        """The derived parameters (a _Params), rebuilt from the statistics if stale."""
         derived = self._derived
-        if derived.table is None:
-            self._derive(derived)
-        return derived
+        params = derived.params
+        if params is None:
+            params = self._derive(derived.alpha)
+            derived.params = params  # published whole, in one store
+        return params
 
     @property
     def feature_log_prob_(self):
         """ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning)."""
         if not self.__sklearn_is_fitted__():
             raise AttributeError("feature_log_prob_ is available after fit")
-        derived = self._params()
+        derived = self._derived
         if derived.feature_log_prob is None:
-            derived.feature_log_prob = self._feature_log_prob(derived)
+            derived.feature_log_prob = self._feature_log_prob(derived.alpha)
         return derived.feature_log_prob
 
-    def _feature_log_prob(self, derived):
+    def _feature_log_prob(self, alpha):
         """Multinomial and complement models score with feature_log_prob_ itself."""
-        return derived.table.T
+        return self._params().table.T
 
     def _alpha_per_feature(self, alpha):
         """alpha and log(alpha) as (n_features,) vectors (stride-0 views for a scalar)."""
@@ -304,21 +324,21 @@ class _BaseDiscreteNB(BaseClassifier):
 
     # ----------------------------------------------------------------- scoring
     def _score(self, X, kind, out):
-        derived = self._params()
+        params = self._params()
         binarize, threshold = self._binarize_args()
         n_classes = out.shape[1]
-        first_kind = kind if derived.must is None else OUT_JLL
+        first_kind = kind if params.must is None else OUT_JLL
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
-            failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr, derived.table, derived.bias,
-                                         binarize, threshold, derived.nonfinite, first_kind, out,
+            failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.table, params.bias,
+                                         binarize, threshold, params.nonfinite, first_kind, out,
                                          n_threads)
         else:
             n_threads = self._n_threads_for(X.size * n_classes)
-            failed = _jll.jll_linear_dense(X, derived.table, derived.bias, binarize, threshold,
+            failed = _jll.jll_linear_dense(X, params.table, params.bias, binarize, threshold,
                                            first_kind, out, n_threads)
-        if derived.must is not None:
-            self._apply_required_features(X, derived.must, out)
+        if params.must is not None:
+            self._apply_required_features(X, params.must, out)
             if kind != OUT_JLL:
                 failed += _jll.normalize_rows_inplace(out, kind, n_threads)
         if failed:
@@ -382,22 +402,23 @@ class MultinomialNB(_BaseDiscreteNB):
     array(['ham', 'spam'], dtype='<U4')
     """
 
-    def __init__(self, alpha=1.0, *, force_alpha=True, fit_prior=True, class_prior=None,
-                 n_threads=None):
+    def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
+                 fit_prior: bool = True, class_prior: ArrayLike | None = None,
+                 n_threads: int | None = None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
 
-    def _derive(self, derived):
+    def _derive(self, alpha_in):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
-        alpha, log_alpha = self._alpha_per_feature(derived.alpha)
+        alpha, log_alpha = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
         total = class_sum + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
             # in place: count is ours, and fresh memory is slow to touch the first time
-            count += derived.alpha if np.ndim(derived.alpha) == 0 else alpha[feature]
+            count += alpha_in if np.ndim(alpha_in) == 0 else alpha[feature]
             value = np.log(count, out=count)
             table, nonfinite = self._fill_table(log_alpha, -np.log(total), class_ptr, feature,
                                                 value)
@@ -405,7 +426,7 @@ class MultinomialNB(_BaseDiscreteNB):
         empty = total == 0  # a class with no data and no smoothing produces nothing
         table[:, empty] = 0.0
         bias[empty] = -np.inf
-        derived.table, derived.bias, derived.nonfinite = table, bias, nonfinite
+        return _Params(table, bias, nonfinite)
 
 
 class ComplementNB(_BaseDiscreteNB):
@@ -458,8 +479,9 @@ class ComplementNB(_BaseDiscreteNB):
     array([1])
     """
 
-    def __init__(self, alpha=1.0, *, force_alpha=True, fit_prior=True, class_prior=None,
-                 norm=False, n_threads=None):
+    def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
+                 fit_prior: bool = True, class_prior: ArrayLike | None = None, norm: bool = False,
+                 n_threads: int | None = None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.fit_prior = fit_prior
@@ -474,10 +496,10 @@ class ComplementNB(_BaseDiscreteNB):
             raise AttributeError("feature_all_ is available after fit")
         return self.feature_count_.sum(axis=0)
 
-    def _derive(self, derived):
+    def _derive(self, alpha_in):
         # logged_cj = log(complement count) - log(complement total), where the complement count
         # of a class lacking feature j is feature_all_j + alpha_j
-        alpha, _ = self._alpha_per_feature(derived.alpha)
+        alpha, _ = self._alpha_per_feature(alpha_in)
         base = self.feature_all_ + alpha
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
         comp_total = base.sum() - class_sum
@@ -495,14 +517,14 @@ class ComplementNB(_BaseDiscreteNB):
             else:  # weights are -logged
                 table, nonfinite = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
                                                     np.negative(log_comp, out=log_comp))
-        if np.min(derived.alpha) == 0 and np.isnan(table).any():
+        if np.min(alpha_in) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
                 + (" and norm=True" if self.norm else "") + "; use alpha > 0."
             )
         n_classes = len(self.classes_)
         bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
-        derived.table, derived.bias, derived.nonfinite = table, bias, nonfinite
+        return _Params(table, bias, nonfinite)
 
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
@@ -561,8 +583,9 @@ class BernoulliNB(_BaseDiscreteNB):
 
     _X_constraints = {"allow_negative": True}
 
-    def __init__(self, alpha=1.0, *, force_alpha=True, binarize=0.0, fit_prior=True,
-                 class_prior=None, n_threads=None):
+    def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
+                 binarize: float | None = 0.0, fit_prior: bool = True,
+                 class_prior: ArrayLike | None = None, n_threads: int | None = None):
         self.alpha = alpha
         self.force_alpha = force_alpha
         self.binarize = binarize
@@ -603,26 +626,26 @@ class BernoulliNB(_BaseDiscreteNB):
             log_total = np.log(cc + 2 * np.asarray(alpha))
         return log_present, log_absent, log_total
 
-    def _derive(self, derived):
+    def _derive(self, alpha):
         # table_jc = log p - log(1 - p) = log(N_cj + a) - log(M_c - N_cj + a) and
         # bias_c = log prior + sum_j log(1 - p_cj), with p_cj = (N_cj + a) / (M_c + 2a)
-        alpha = derived.alpha
         if np.ndim(alpha) == 0:
-            self._derive_scalar_alpha(derived, float(alpha))
+            table, bias, nonfinite = self._derive_scalar_alpha(float(alpha))
         else:
             log_present, log_absent, log_total = self._log_terms(alpha)
             with np.errstate(invalid="ignore"):
-                table = log_present - log_absent
-            derived.table = np.ascontiguousarray(table.T, dtype=self._dtype)
-            derived.bias = self.class_log_prior_ + (log_absent - log_total).sum(axis=1)
-            derived.nonfinite = not np.isfinite(derived.table).all()
-        derived.must = None
+                table = np.ascontiguousarray((log_present - log_absent).T, dtype=self._dtype)
+            bias = self.class_log_prior_ + (log_absent - log_total).sum(axis=1)
+            nonfinite = not np.isfinite(table).all()
+        must = None
         if np.min(alpha) == 0:
-            self._patch_unsmoothed(derived)
-            derived.nonfinite = True
+            must = self._patch_unsmoothed(alpha, table, bias)
+            nonfinite = True
+        return _Params(table, bias, nonfinite, must)
 
-    def _derive_scalar_alpha(self, derived, alpha):
-        """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants."""
+    def _derive_scalar_alpha(self, alpha):
+        """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants.
+        Returns (table, bias, whether the table has infinities)."""
         n_features = self.n_features_in_
         class_count = self.class_count_
         class_ptr, feature, count, absent, _ = self._nonzero_counts(with_rest=True)
@@ -633,7 +656,7 @@ class BernoulliNB(_BaseDiscreteNB):
             log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
             value = np.log(np.add(count, alpha, out=count), out=count)
             value -= log_absent
-            derived.table, derived.nonfinite = self._fill_table(
+            table, nonfinite = self._fill_table(
                 np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
             # sum of log(1 - p) = log(M - N + a) - log(M + 2a) over the present features ...
@@ -641,33 +664,35 @@ class BernoulliNB(_BaseDiscreteNB):
             # ... and over the absent ones: log1p is exact for the tiny p of rare words
             log_q_zero = np.log1p(-alpha / total)
         log_q_sum = log_q_present_sum + (n_features - n_present) * log_q_zero
-        derived.bias = self.class_log_prior_ + log_q_sum
+        return table, self.class_log_prior_ + log_q_sum, nonfinite
 
-    def _patch_unsmoothed(self, derived):
+    def _patch_unsmoothed(self, alpha, table, bias):
         """alpha = 0 leaves probabilities of exactly 0 or 1, where log p - log(1 - p) is infinite.
 
         p = 1 (the feature is in every sample of the class): scored as neutral, and rows lacking
         it are sent to -inf by _apply_required_features. A class without data produces nothing.
+        Patches table and bias (not yet published) in place; returns the required features (or
+        None).
         """
-        log_present, log_absent, log_total = self._log_terms(derived.alpha)
+        log_present, log_absent, log_total = self._log_terms(alpha)
         must = np.isneginf(log_absent) & ~np.isneginf(log_present)
         empty = np.isneginf(log_total).any(axis=1) | (np.isneginf(log_present)
                                                        & np.isneginf(log_absent)).any(axis=1)
         for c in np.flatnonzero(must.any(axis=1) | empty):
             log_q = np.where(must[c], log_present[c], log_absent[c]) - log_total[c]
-            derived.table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
-            derived.bias[c] = self.class_log_prior_[c] + log_q.sum()
-        derived.table[:, empty] = 0.0
-        derived.bias[empty] = -np.inf
-        derived.must = must if must.any() else None
+            table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
+            bias[c] = self.class_log_prior_[c] + log_q.sum()
+        table[:, empty] = 0.0
+        bias[empty] = -np.inf
+        return must if must.any() else None
 
-    def _feature_log_prob(self, derived):
+    def _feature_log_prob(self, alpha):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
-        if np.ndim(derived.alpha) != 0:
-            log_present, _, log_total = self._log_terms(derived.alpha)
+        if np.ndim(alpha) != 0:
+            log_present, _, log_total = self._log_terms(alpha)
             with np.errstate(invalid="ignore"):
                 return (log_present - log_total).astype(self._dtype, copy=False)
-        alpha = float(derived.alpha)
+        alpha = float(alpha)
         class_ptr, feature, count, _, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_table(

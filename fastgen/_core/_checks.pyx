@@ -76,8 +76,8 @@ cdef int _values_status(const data_t[::1] values, bint allow_nan,
 
 
 def csr_structure_status(
-    const index_t[::1] indices,  # IN
-    const index_t[::1] indptr,   # IN (n_samples + 1,), at least one entry
+    const index_t[::1] indices not None,  # IN
+    const index_t[::1] indptr not None,   # IN (n_samples + 1,), at least one entry
     intp_t n_features,
 ):
     """Return CSR_OK if (indices, indptr) is a valid CSR structure with n_features columns, else the
@@ -89,7 +89,7 @@ def csr_structure_status(
 
 
 def values_status(
-    const data_t[::1] values,  # IN
+    const data_t[::1] values not None,  # IN
     bint allow_nan,
     bint allow_negative,
 ):
@@ -102,8 +102,8 @@ def values_status(
 
 
 def csr_has_duplicates(
-    const index_t[::1] indices,  # IN
-    const index_t[::1] indptr,   # IN (n_samples + 1,), a valid structure (csr_structure_status)
+    const index_t[::1] indices not None,  # IN
+    const index_t[::1] indptr not None,   # IN (n_samples + 1,), a valid structure (csr_structure_status)
     intp_t n_features,
 ):
     """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows with

@@ -11,16 +11,16 @@ from ._typedefs cimport data_t, float64_t, intp_t, index_t
 
 
 def count_csr(
-    const data_t[::1] X_data,          # IN
-    const index_t[::1] X_indices,        # IN
-    const index_t[::1] X_indptr,         # IN (n_samples + 1,)
-    const intp_t[::1] order,             # IN (n_samples,) row numbers grouped by class
-    const intp_t[::1] class_ptr,         # IN (n_classes + 1,)
-    const float64_t[::1] sample_weight,  # IN (n_samples,)
+    const data_t[::1] X_data not None,          # IN
+    const index_t[::1] X_indices not None,        # IN
+    const index_t[::1] X_indptr not None,         # IN (n_samples + 1,)
+    const intp_t[::1] order not None,             # IN (n_samples,) row numbers grouped by class
+    const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
+    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
     bint binarize,
     double threshold,
-    float64_t[:, ::1] feature_count_out,  # OUT (n_classes, n_features), added to
-    float64_t[::1] class_count_out,       # OUT (n_classes,), added to
+    float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features), added to
+    float64_t[::1] class_count_out not None,       # OUT (n_classes,), added to
     int n_threads,
 ):
     """feature_count_out[c, j] += sum of w_i * x_ij over rows i of class c (x_ij > threshold when
@@ -45,14 +45,14 @@ def count_csr(
 
 
 def count_dense(
-    const data_t[:, ::1] X,            # IN (n_samples, n_features)
-    const intp_t[::1] order,             # IN (n_samples,)
-    const intp_t[::1] class_ptr,         # IN (n_classes + 1,)
-    const float64_t[::1] sample_weight,  # IN (n_samples,)
+    const data_t[:, ::1] X not None,            # IN (n_samples, n_features)
+    const intp_t[::1] order not None,             # IN (n_samples,)
+    const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
+    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
     bint binarize,
     double threshold,
-    float64_t[:, ::1] feature_count_out,  # OUT (n_classes, n_features), added to
-    float64_t[::1] class_count_out,       # OUT (n_classes,), added to
+    float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features), added to
+    float64_t[::1] class_count_out not None,       # OUT (n_classes,), added to
     int n_threads,
 ):
     """Dense twin of count_csr (same contract); every entry is read, zeros add nothing."""

@@ -110,16 +110,16 @@ cdef inline void _accumulate_dense(
 
 
 def jll_linear_csr(
-    const data_t[::1] X_data,          # IN
-    const index_t[::1] X_indices,      # IN
-    const index_t[::1] X_indptr,       # IN (n_samples + 1,)
-    const floating[:, ::1] table,      # IN (n_features, n_classes)
-    const float64_t[::1] bias,         # IN (n_classes,)
+    const data_t[::1] X_data not None,          # IN
+    const index_t[::1] X_indices not None,      # IN
+    const index_t[::1] X_indptr not None,       # IN (n_samples + 1,)
+    const floating[:, ::1] table not None,      # IN (n_features, n_classes)
+    const float64_t[::1] bias not None,         # IN (n_classes,)
     bint binarize,
     double threshold,
     bint skip_zeros,                   # the table has infinities: zero values must be skipped
     int kind,                          # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
-    floating[:, ::1] out,              # OUT (n_samples, n_classes)
+    floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
 ):
     """Score CSR rows with a linear table; returns the number of rows that could not get scratch
@@ -146,13 +146,13 @@ def jll_linear_csr(
 
 
 def jll_linear_dense(
-    const data_t[:, ::1] X,            # IN (n_samples, n_features)
-    const floating[:, ::1] table,      # IN (n_features, n_classes)
-    const float64_t[::1] bias,         # IN (n_classes,)
+    const data_t[:, ::1] X not None,            # IN (n_samples, n_features)
+    const floating[:, ::1] table not None,      # IN (n_features, n_classes)
+    const float64_t[::1] bias not None,         # IN (n_classes,)
     bint binarize,
     double threshold,
     int kind,
-    floating[:, ::1] out,              # OUT (n_samples, n_classes)
+    floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
 ):
     """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
@@ -177,7 +177,7 @@ def jll_linear_dense(
 
 
 def normalize_rows_inplace(
-    floating[:, ::1] jll,  # IN/OUT (n_samples, n_classes): jll in, `kind` out
+    floating[:, ::1] jll not None,  # IN/OUT (n_samples, n_classes): jll in, `kind` out
     int kind,
     int n_threads,
 ):

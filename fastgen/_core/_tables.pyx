@@ -39,14 +39,14 @@ cdef inline intp_t _compact_row(const float64_t *row, intp_t n, double total,
 
 
 def nonzero_counts(
-    const float64_t[:, ::1] count,       # IN (n_classes, n_features)
-    const float64_t[::1] class_total,    # IN (n_classes,), used when with_rest
+    const float64_t[:, ::1] count not None,       # IN (n_classes, n_features)
+    const float64_t[::1] class_total not None,    # IN (n_classes,), used when with_rest
     bint with_rest,
-    intp_t[::1] class_ptr_out,           # OUT (n_classes + 1,)
-    intp_t[::1] feature_out,             # OUT (n_classes * n_features,) capacity
-    float64_t[::1] value_out,            # OUT same capacity: the nonzero count
-    float64_t[::1] rest_out,             # OUT same capacity (if with_rest): class_total - count
-    float64_t[::1] class_sum_out,        # OUT (n_classes,) sum of each class's counts
+    intp_t[::1] class_ptr_out not None,           # OUT (n_classes + 1,)
+    intp_t[::1] feature_out not None,             # OUT (n_classes * n_features,) capacity
+    float64_t[::1] value_out not None,            # OUT same capacity: the nonzero count
+    float64_t[::1] rest_out not None,             # OUT same capacity (if with_rest): class_total - count
+    float64_t[::1] class_sum_out not None,        # OUT (n_classes,) sum of each class's counts
 ):
     """List the nonzero counts class by class, in feature order, in one branch-free pass: entries
     class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c. rest_out (clamped at 0,
@@ -71,10 +71,10 @@ def nonzero_counts(
 
 
 def segment_sums(
-    const float64_t[::1] values,  # IN (class_ptr[-1],)
-    const intp_t[::1] class_ptr,  # IN (n_classes + 1,)
-    const float64_t[::1] shift,   # IN (n_classes,)
-    float64_t[::1] out,           # OUT (n_classes,)
+    const float64_t[::1] values not None,  # IN (class_ptr[-1],)
+    const intp_t[::1] class_ptr not None,  # IN (n_classes + 1,)
+    const float64_t[::1] shift not None,   # IN (n_classes,)
+    float64_t[::1] out not None,           # OUT (n_classes,)
 ):
     """out[c] = sum of (values[k] - shift[c]) for k in class_ptr[c]:class_ptr[c + 1], in order
     (subtracting before summing keeps the terms small, so nothing cancels)."""
@@ -90,13 +90,13 @@ def segment_sums(
 
 
 def fill_table(
-    const float64_t[:] feature_term,  # IN (n_features,), may be a stride-0 broadcast
-    const float64_t[::1] class_term,  # IN (n_classes,)
-    const intp_t[::1] class_ptr,      # IN (n_classes + 1,)
-    const intp_t[::1] feature,        # IN (class_ptr[-1],)
-    const float64_t[::1] value,       # IN (class_ptr[-1],)
-    const float64_t[::1] value_class_term,  # IN (n_classes,)
-    floating[:, ::1] table_out,       # OUT (n_features, n_classes)
+    const float64_t[:] feature_term not None,  # IN (n_features,), may be a stride-0 broadcast
+    const float64_t[::1] class_term not None,  # IN (n_classes,)
+    const intp_t[::1] class_ptr not None,      # IN (n_classes + 1,)
+    const intp_t[::1] feature not None,        # IN (class_ptr[-1],)
+    const float64_t[::1] value not None,       # IN (class_ptr[-1],)
+    const float64_t[::1] value_class_term not None,  # IN (n_classes,)
+    floating[:, ::1] table_out not None,       # OUT (n_features, n_classes)
     int n_threads,
 ):
     """table_out[j, c] = feature_term[j] + class_term[c], except at the listed nonzero counts:
