@@ -185,6 +185,10 @@ class _BaseDiscreteNB(BaseClassifier):
     def _count(self, X, y_idx, sample_weight, alpha, class_prior):
         """Add a validated batch to the statistics and mark the derived parameters stale."""
         n_classes = len(self.classes_)
+        self._check_statistics(n_classes, X.shape[1])  # before the counting kernel writes
+        for name in ("class_count_", "feature_count_"):  # e.g. a model loaded read-only (mmap)
+            if not getattr(self, name).flags.writeable:
+                setattr(self, name, getattr(self, name).copy())
         y_idx = np.asarray(y_idx, dtype=np.intp)
         order = np.argsort(y_idx, kind="stable")
         class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
@@ -201,6 +205,22 @@ class _BaseDiscreteNB(BaseClassifier):
                                 self.feature_count_, self.class_count_, n_threads)
         self._update_class_log_prior(class_prior)
         self._derived = _Derived(alpha)
+
+    def _check_statistics(self, n_classes, n_features, with_prior=False):
+        """The counting kernels write into these unchecked, and derivation reads them (with the
+        prior): refuse statistics that were replaced by arrays of another shape, dtype or layout
+        (fitted attributes can be reassigned)."""
+        names = [("class_count_", (n_classes,)), ("feature_count_", (n_classes, n_features))]
+        if with_prior:
+            names.append(("class_log_prior_", (n_classes,)))
+        for name, shape in names:
+            value = getattr(self, name)
+            if not (isinstance(value, np.ndarray) and value.shape == shape
+                    and value.dtype == np.float64 and value.flags.c_contiguous):
+                raise ValueError(
+                    f"{name} was modified: expected a C-contiguous float64 array of shape "
+                    f"{shape}. Refit the model (fit) instead of editing fitted attributes."
+                )
 
     def _check_alpha(self, n_features):
         alpha = self.alpha
@@ -265,6 +285,7 @@ class _BaseDiscreteNB(BaseClassifier):
         derived = self._derived
         params = derived.params
         if params is None:
+            self._check_statistics(len(self.classes_), self.n_features_in_, with_prior=True)
             params = self._derive(derived.alpha)
             derived.params = params  # published whole, in one store
         return params
@@ -325,6 +346,15 @@ class _BaseDiscreteNB(BaseClassifier):
     # ----------------------------------------------------------------- scoring
     def _score(self, X, kind, out):
         params = self._params()
+        # O(1) guards: the kernels index these arrays unchecked, and fitted attributes can be
+        # reassigned by users
+        n_features, n_classes = params.table.shape
+        if (X.shape[1], out.shape[1], params.bias.shape[0]) != (n_features, n_classes, n_classes):
+            raise ValueError(
+                f"fitted parameters are inconsistent: {n_features} features x {n_classes} classes "
+                f"in the table, {params.bias.shape[0]} class biases, {out.shape[1]} classes_, "
+                f"{X.shape[1]} features in X. Were fitted attributes modified? Refit the model."
+            )
         binarize, threshold = self._binarize_args()
         n_classes = out.shape[1]
         first_kind = kind if params.must is None else OUT_JLL

@@ -657,3 +657,36 @@ def test_bernoulli_negative_threshold_on_sparse_input_is_an_error():
                 fastgen.BernoulliNB(binarize=-1.0).partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
     with pytest.raises(ValueError, match="threshold < 0"):
         dense.predict(sp.csr_matrix(X))
+
+
+def test_reassigned_fitted_attributes_are_errors_not_crashes(Estimator):
+    """The kernels index the statistics and the derived table unchecked, so fitted attributes
+    that a user replaced with arrays of another shape must be refused before they get there."""
+    X, y = np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0]]), [0, 1, 2]
+    est = Estimator().fit(X, y)
+    est.feature_count_ = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="feature_count_ was modified"):
+        est.partial_fit(X, y)
+    est = Estimator().fit(X, y)
+    est.class_count_ = est.class_count_[:2]
+    with pytest.raises(ValueError, match="class_count_ was modified"):
+        est.partial_fit(X, y)
+    est = Estimator().fit(X, y)
+    est.classes_ = np.array([0, 1])  # fewer columns than the table has classes
+    with pytest.raises(ValueError, match="inconsistent"):
+        est.predict_proba(X)
+    est = Estimator().partial_fit(X, y, classes=[0, 1, 2])
+    est.class_log_prior_ = np.zeros(1)  # used when the stale parameters are rebuilt
+    with pytest.raises(ValueError, match="class_log_prior_ was modified"):
+        est.predict_proba(X)
+
+
+def test_partial_fit_on_read_only_statistics(Estimator):
+    """A model whose statistics were loaded read-only (joblib/numpy memory maps) keeps learning:
+    partial_fit adds to private copies."""
+    X, y = np.array([[1, 0, 2], [0, 3, 1], [2, 2, 0]]), [0, 1, 2]
+    est = Estimator().partial_fit(X, y, classes=[0, 1, 2])
+    for name in ("class_count_", "feature_count_"):
+        getattr(est, name).setflags(write=False)
+    est.partial_fit(X, y)
+    np.testing.assert_allclose(est.feature_count_, 2 * Estimator().fit(X, y).feature_count_)
