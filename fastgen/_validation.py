@@ -94,20 +94,20 @@ def _target_dtype(dtype, requested):
     return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
 
 
-def _raise_for_values(status, input_name, estimator_name):
+def _raise_for_values(status, estimator_name):
     if status == ValuesStatus.VALUES_NAN:
-        raise ValueError(f"Input {input_name} contains NaN.")
+        raise ValueError("Input X contains NaN.")
     if status == ValuesStatus.VALUES_INF:
-        raise ValueError(f"Input {input_name} contains infinity.")
+        raise ValueError("Input X contains infinity.")
     if status == ValuesStatus.VALUES_NEGATIVE:
-        raise ValueError(f"Negative values in data passed to {estimator_name} (input {input_name}).")
+        raise ValueError(f"Negative values in data passed to {estimator_name} (input X).")
 
 
-def _check_min_shape(shape, min_samples):
-    if shape[0] < min_samples:
+def _check_min_shape(shape):
+    if shape[0] < 1:
         raise ValueError(
-            f"Found array with {shape[0]} sample(s) (shape={shape}) while a minimum of "
-            f"{min_samples} is required."
+            f"Found array with {shape[0]} sample(s) (shape={shape}) while a minimum of 1 is "
+            "required."
         )
     if shape[1] < 1:
         raise ValueError(
@@ -115,8 +115,7 @@ def _check_min_shape(shape, min_samples):
         )
 
 
-def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
-            min_samples=1, input_name="X"):
+def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -131,9 +130,8 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     else:
         X = _check_dense(X, dtype)
         values = X.reshape(-1)
-    _check_min_shape(X.shape, min_samples)
-    _raise_for_values(_checks.values_status(values, allow_nan, allow_negative), input_name,
-                      estimator_name)
+    _check_min_shape(X.shape)
+    _raise_for_values(_checks.values_status(values, allow_nan, allow_negative), estimator_name)
     return X
 
 

@@ -356,7 +356,6 @@ class _BaseDiscreteNB(BaseClassifier):
                 f"{X.shape[1]} features in X. Were fitted attributes modified? Refit the model."
             )
         binarize, threshold = self._binarize_args()
-        n_classes = out.shape[1]
         first_kind = kind if params.must is None else OUT_JLL
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
