@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._core._openmp import effective_n_threads
-from ._validation import check_is_fitted, check_X, get_feature_names
+from ._validation import check_is_fitted, check_X, check_y, get_feature_names
 
 # Output kinds understood by the scoring kernels (fastgen/_core/_lse.pxd).
 OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = 0, 1, 2
@@ -28,6 +28,16 @@ else:  # annotations are not evaluated at run time, and sparray needs scipy >= 1
 
 # Below this many multiply-adds a batch is scored on one thread: waking threads costs more.
 PARALLEL_MIN_WORK = 200_000
+
+
+def group_by_class(y_idx, n_classes):
+    """Row numbers grouped by class (stable) and the class boundaries: rows of class c are
+    ``order[class_ptr[c]:class_ptr[c + 1]]``, the layout the per-class kernels take."""
+    y_idx = np.asarray(y_idx, dtype=np.intp)
+    order = np.argsort(y_idx, kind="stable")
+    class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
+    np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
+    return order, class_ptr
 
 
 class BaseEstimator:
@@ -161,7 +171,10 @@ class BaseClassifier(BaseEstimator):
     """Shared prediction paths of every fastgen classifier.
 
     Subclasses define ``_X_constraints`` (keyword arguments of ``check_X``), ``_dtype`` (the model's
-    float dtype, set at fit), and ``_score(X, kind, out, n_threads)`` writing the requested output.
+    float dtype, set at fit), ``_score(X, kind, out, has_nan)`` writing the requested output, and
+    the three steps of fitting on additive statistics: ``_check_batch`` (validate what a batch
+    brings besides X and y), ``_reset`` (empty statistics for the classes) and ``_accumulate``
+    (add a validated batch). ``_finish_fit`` runs at the end of ``fit`` only.
     """
 
     _X_constraints: dict = {}
@@ -169,16 +182,17 @@ class BaseClassifier(BaseEstimator):
     n_threads: int | None
 
     def _validate_X(self, X, reset, dtype=None):
-        """Validate X once at the boundary. With reset (a new fit) nothing is recorded yet:
-        fitting validates everything first and only then commits (``_set_input_features``), so a
+        """Validate X once at the boundary; returns ``(X, has_nan)`` (NaN only where the model
+        allows it: missing values). With reset (a new fit) nothing is recorded yet: fitting
+        validates everything first and only then commits (``_set_input_features``), so a
         rejected call never leaves a half-updated model."""
         if not reset:
             self._check_feature_names(X, reset=False)
-        X_valid = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
-                          **self._X_constraints)
+        X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
+                                   **self._X_constraints)
         if not reset:
             self._check_n_features(X_valid, reset=False)
-        return X_valid
+        return X_valid, has_nan
 
     def _set_input_features(self, X, X_valid):
         """Record n_features_in_ and feature_names_in_ of a new fit (X as the user gave it)."""
@@ -190,10 +204,93 @@ class BaseClassifier(BaseEstimator):
 
     def _predict_output(self, X, kind):
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False, dtype=self._dtype)
+        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
         out = np.empty((X.shape[0], len(self.classes_)), dtype=self._dtype)
-        self._score(X, kind, out)
+        self._score(X, kind, out, has_nan)
         return out
+
+    # ----------------------------------------------------------------- fitting
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+        """Fit the model from scratch: accumulate the statistics and derive the parameters.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors. CSR is used as is where the model takes sparse input; other sparse
+            formats are converted once; float32 stays float32.
+        y : array-like of shape (n_samples,)
+            Target labels (any hashable values).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights applied to individual samples (1 for unweighted).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        effective_n_threads(self.n_threads)
+        X_valid, has_nan = self._validate_X(X, reset=True)
+        y = check_y(y, X_valid.shape[0])
+        classes, y_idx = np.unique(y, return_inverse=True)
+        checked = self._check_batch(X_valid, len(classes), sample_weight)
+        self._set_input_features(X, X_valid)
+        self._reset(classes, X_valid)
+        self._accumulate(X_valid, y_idx.reshape(-1), has_nan, *checked)
+        self._finish_fit()
+        return self
+
+    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None):
+        """Add a batch of samples to the statistics (incremental / out-of-core learning).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Target labels, each of them in ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every label that can ever occur. Required on the first call, optional (and then must
+            be the same) afterwards.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights applied to individual samples.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        effective_n_threads(self.n_threads)
+        first = not self.__sklearn_is_fitted__()
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        if classes is not None:
+            classes = np.unique(np.asarray(classes))
+            if not first and not (len(classes) == len(self.classes_)
+                                  and np.all(classes == self.classes_)):
+                raise ValueError(
+                    f"`classes={classes!r}` is not the same as on last call to partial_fit, "
+                    f"was: {self.classes_!r}"
+                )
+        X_valid, has_nan = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
+        y = check_y(y, X_valid.shape[0])
+        known = classes if first else self.classes_
+        y_idx = np.searchsorted(known, y)
+        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+        if bad.any():
+            raise ValueError(
+                f"The target label(s) {np.unique(y[bad])!r} in y do not exist in the initial "
+                f"classes {known!r}"
+            )
+        checked = self._check_batch(X_valid, len(known), sample_weight)
+        if first:
+            self._set_input_features(X, X_valid)
+            self._reset(classes, X_valid)
+        self._accumulate(X_valid, y_idx, has_nan, *checked)
+        return self
+
+    def _finish_fit(self):
+        """Run at the end of ``fit`` (not of ``partial_fit``); nothing by default."""
 
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the joint log-likelihood log P(x, y=c) of each sample and class.

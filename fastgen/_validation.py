@@ -131,8 +131,9 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
         X = _check_dense(X, dtype)
         values = X.reshape(-1)
     _check_min_shape(X.shape)
-    _raise_for_values(_checks.values_status(values, allow_nan, allow_negative), estimator_name)
-    return X
+    status = _checks.values_status(values, allow_nan, allow_negative)
+    _raise_for_values(status, estimator_name)
+    return X, status == ValuesStatus.VALUES_OK_WITH_NAN
 
 
 def _check_sparse(X, dtype):

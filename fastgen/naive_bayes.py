@@ -13,16 +13,14 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from numpy.typing import ArrayLike
-
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
-from ._base import OUT_JLL, BaseClassifier, MatrixLike
+from ._base import OUT_JLL, BaseClassifier, group_by_class
 from ._core import _counts, _tables
 from ._core import jll as _jll
-from ._core._openmp import effective_n_threads
-from ._validation import check_sample_weight, check_y, has_duplicates
+from ._validation import check_sample_weight, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -83,89 +81,8 @@ class _BaseDiscreteNB(BaseClassifier):
         """(binarize?, threshold) for the kernels: only BernoulliNB binarizes."""
         return False, 0.0
 
-    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
-        """Fit the model from scratch: count the statistics and derive the parameters.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training vectors (counts, frequencies or presence). CSR is used as is; other sparse
-            formats are converted once; float32 stays float32.
-        y : array-like of shape (n_samples,)
-            Target labels (any hashable values).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights applied to individual samples (1 for unweighted).
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        effective_n_threads(self.n_threads)
-        X_valid = self._validate_X(X, reset=True)
-        y = check_y(y, X_valid.shape[0])
-        classes, y_idx = np.unique(y, return_inverse=True)
-        checked = self._check_batch(X_valid, len(classes), sample_weight)
-        self._set_input_features(X, X_valid)
-        self._reset(classes, X_valid)
-        self._count(X_valid, y_idx.reshape(-1), *checked)
-        self._params()
-        return self
-
-    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
-                    sample_weight: ArrayLike | None = None):
-        """Add a batch of samples to the statistics (incremental / out-of-core learning).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training vectors.
-        y : array-like of shape (n_samples,)
-            Target labels, each of them in ``classes``.
-        classes : array-like of shape (n_classes,), default=None
-            Every label that can ever occur. Required on the first call, optional (and then must
-            be the same) afterwards.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weights applied to individual samples.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-
-        Notes
-        -----
-        The parameters are derived lazily: they are rebuilt from the statistics the first time
-        they are needed after an update, so a stream of small batches costs only counting.
-        """
-        effective_n_threads(self.n_threads)
-        first = not self.__sklearn_is_fitted__()
-        if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit.")
-        if classes is not None:
-            classes = np.unique(np.asarray(classes))
-            if not first and not (len(classes) == len(self.classes_)
-                                  and np.all(classes == self.classes_)):
-                raise ValueError(
-                    f"`classes={classes!r}` is not the same as on last call to partial_fit, "
-                    f"was: {self.classes_!r}"
-                )
-        X_valid = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
-        y = check_y(y, X_valid.shape[0])
-        known = classes if first else self.classes_
-        y_idx = np.searchsorted(known, y)
-        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
-        if bad.any():
-            raise ValueError(
-                f"The target label(s) {np.unique(y[bad])!r} in y do not exist in the initial "
-                f"classes {known!r}"
-            )
-        checked = self._check_batch(X_valid, len(known), sample_weight)
-        if first:
-            self._set_input_features(X, X_valid)
-            self._reset(classes, X_valid)
-        self._count(X_valid, y_idx, *checked)
-        return self
+    def _finish_fit(self):
+        self._params()  # fit derives eagerly; partial_fit leaves it to the first use
 
     def _reset(self, classes, X):
         n_classes, n_features = len(classes), X.shape[1]
@@ -182,17 +99,14 @@ class _BaseDiscreteNB(BaseClassifier):
         return (check_sample_weight(sample_weight, X.shape[0]),
                 self._check_alpha(X.shape[1]), self._check_class_prior(n_classes))
 
-    def _count(self, X, y_idx, sample_weight, alpha, class_prior):
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior):
         """Add a validated batch to the statistics and mark the derived parameters stale."""
         n_classes = len(self.classes_)
         self._check_statistics(n_classes, X.shape[1])  # before the counting kernel writes
         for name in ("class_count_", "feature_count_"):  # e.g. a model loaded read-only (mmap)
             if not getattr(self, name).flags.writeable:
                 setattr(self, name, getattr(self, name).copy())
-        y_idx = np.asarray(y_idx, dtype=np.intp)
-        order = np.argsort(y_idx, kind="stable")
-        class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
-        np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
+        order, class_ptr = group_by_class(y_idx, n_classes)
         binarize, threshold = self._binarize_args()
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1])
@@ -344,7 +258,7 @@ class _BaseDiscreteNB(BaseClassifier):
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
-    def _score(self, X, kind, out):
+    def _score(self, X, kind, out, has_nan):
         params = self._params()
         # O(1) guards: the kernels index these arrays unchecked, and fitted attributes can be
         # reassigned by users
@@ -623,7 +537,7 @@ class BernoulliNB(_BaseDiscreteNB):
         self.n_threads = n_threads
 
     def _validate_X(self, X, reset, dtype=None):
-        X = super()._validate_X(X, reset, dtype)
+        X, has_nan = super()._validate_X(X, reset, dtype)
         binarize, threshold = self._binarize_args()
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
@@ -635,7 +549,7 @@ class BernoulliNB(_BaseDiscreteNB):
             # duplicate entries of a column add up before thresholding, as in the dense matrix
             X = X.copy()
             X.sum_duplicates()
-        return X
+        return X, has_nan
 
     def _binarize_args(self):
         if self.binarize is None:

@@ -31,3 +31,134 @@ def jll_linear_reference(X, table, bias, binarize=False, threshold=0.0, kind=0):
         return jll
     log_proba = jll - logsumexp(jll, axis=1, keepdims=True)
     return log_proba if kind == 1 else np.exp(log_proba)
+
+
+# ---------------------------------------------------------------------------------------
+# Gaussian family (issue 3): brute-force per-row oracles with scipy.stats. Each loops over
+# the rows in Python, so keep the data small. A NaN entry is a missing value: it is
+# dropped from the row (marginalised), and a row with nothing observed scores its log
+# prior.
+
+
+def _log_prior(log_prior, n_classes):
+    return np.broadcast_to(np.asarray(log_prior, dtype=np.float64), (n_classes,))
+
+
+def gaussian_nb_jll(X, theta, var, log_prior):
+    """log P(c) + sum over the observed j of log N(x_j; theta[c, j], var[c, j])."""
+    from scipy.stats import norm
+
+    X = dense(X).astype(np.float64)
+    theta = np.asarray(theta, dtype=np.float64)
+    sd = np.sqrt(np.asarray(var, dtype=np.float64))
+    n_classes = theta.shape[0]
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        for c in range(n_classes):
+            jll[i, c] = lp[c] + norm.logpdf(row[obs], theta[c, obs], sd[c, obs]).sum()
+    return jll
+
+
+def poisson_jll(X, lam, log_prior):
+    """log P(c) + sum over the observed j of log Poisson(x_j; lam[c, j])."""
+    from scipy.stats import poisson
+
+    X = dense(X).astype(np.float64)
+    lam = np.asarray(lam, dtype=np.float64)
+    n_classes = lam.shape[0]
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        for c in range(n_classes):
+            jll[i, c] = lp[c] + poisson.logpmf(row[obs], lam[c, obs]).sum()
+    return jll
+
+
+def full_gaussian_jll(X, means, covs, log_prior):
+    """log P(c) + log N(x_obs; means[c]_obs, covs[c]_obs,obs) with the full multivariate
+    normal density of the observed sub-vector. ``covs`` is one shared (d, d) matrix (LDA)
+    or one per class (C, d, d) (QDA)."""
+    from scipy.stats import multivariate_normal
+
+    X = dense(X).astype(np.float64)
+    means = np.asarray(means, dtype=np.float64)
+    covs = np.asarray(covs, dtype=np.float64)
+    n_classes = means.shape[0]
+    if covs.ndim == 2:
+        covs = np.broadcast_to(covs, (n_classes,) + covs.shape)
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        for c in range(n_classes):
+            if not obs.any():
+                jll[i, c] = lp[c]
+                continue
+            sub = covs[c][np.ix_(obs, obs)]
+            jll[i, c] = lp[c] + multivariate_normal.logpdf(row[obs], means[c, obs], sub)
+    return jll
+
+
+def log_posterior(jll):
+    """Normalise joint log-likelihoods (rows) into log-posteriors."""
+    jll = np.asarray(jll, dtype=np.float64)
+    return jll - logsumexp(jll, axis=1, keepdims=True)
+
+
+def gaussian_em_reference(X, y_idx, n_classes, shared, max_iter=2000, tol=1e-12):
+    """Maximum-likelihood class means and covariance(s) from data with values missing at
+    random (NaN), by plain EM: the E-step fills the missing block of each row with its
+    conditional mean given the observed block and adds the conditional covariance to the
+    scatter. ``shared``: one pooled covariance (LDA) or one per class (QDA). Unweighted.
+    Rows are grouped by missingness pattern, so it is fast on few features.
+    Returns (means (C, d), covariance (d, d) or (C, d, d))."""
+    X = np.asarray(X, dtype=np.float64)
+    y_idx = np.asarray(y_idx)
+    n, d = X.shape
+    miss = np.isnan(X)
+    means = np.array([np.nanmean(X[y_idx == c], axis=0) for c in range(n_classes)])
+    start = np.array([np.diag(np.nanvar(X[y_idx == c], axis=0)) for c in range(n_classes)])
+    covs = np.broadcast_to(start.mean(axis=0), start.shape).copy() if shared else start
+    groups = []
+    for c in range(n_classes):
+        rows = np.flatnonzero(y_idx == c)
+        patterns, inverse = np.unique(miss[rows], axis=0, return_inverse=True)
+        groups.append([(p, rows[inverse.ravel() == g]) for g, p in enumerate(patterns)])
+    for _ in range(max_iter):
+        new_means = np.empty_like(means)
+        scatter = np.zeros((n_classes, d, d))
+        for c in range(n_classes):
+            S, mu = covs[c], means[c]
+            filled = []
+            extra = np.zeros((d, d))
+            for m, rows in groups[c]:
+                o = ~m
+                Z = X[rows].copy()
+                if m.any():
+                    if o.any():
+                        K = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T
+                        Z[:, m] = mu[m] + (Z[:, o] - mu[o]) @ K.T
+                        cond = S[np.ix_(m, m)] - K @ S[np.ix_(o, m)]
+                    else:
+                        Z[:, m] = mu[m]
+                        cond = S[np.ix_(m, m)]
+                    extra[np.ix_(m, m)] += len(rows) * cond
+                filled.append(Z)
+            Z = np.vstack(filled)
+            new_means[c] = Z.mean(axis=0)
+            D = Z - new_means[c]
+            scatter[c] = D.T @ D + extra
+        counts = np.bincount(y_idx, minlength=n_classes).astype(np.float64)
+        if shared:
+            pooled = scatter.sum(axis=0) / counts.sum()
+            new_covs = np.broadcast_to(pooled, scatter.shape).copy()
+        else:
+            new_covs = scatter / counts[:, None, None]
+        change = max(np.abs(new_means - means).max(), np.abs(new_covs - covs).max())
+        means, covs = new_means, new_covs
+        if change < tol:
+            break
+    return means, (covs[0] if shared else covs)

@@ -20,6 +20,7 @@ cpdef enum ValuesStatus:
     VALUES_NAN = 1
     VALUES_INF = 2
     VALUES_NEGATIVE = 3
+    VALUES_OK_WITH_NAN = 4  # valid, and NaN (allowed: missing values) occurs
 
 
 cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
@@ -56,7 +57,7 @@ cdef int _values_status(const data_t[::1] values, bint allow_nan,
     # A vectorisable pass answers "is anything wrong?"; only then is the first problem located.
     cdef intp_t k
     cdef double v
-    cdef int nonfinite = 0, negative = 0
+    cdef int nonfinite = 0, negative = 0, found_nan = 0
     for k in range(values.shape[0]):
         v = values[k]
         nonfinite |= (v - v) != 0  # NaN for NaN and +-inf, 0 otherwise
@@ -68,11 +69,12 @@ cdef int _values_status(const data_t[::1] values, bint allow_nan,
         if isnan(v):
             if not allow_nan:
                 return VALUES_NAN
+            found_nan = 1
         elif isinf(v):
             return VALUES_INF
         elif v < 0 and not allow_negative:
             return VALUES_NEGATIVE
-    return VALUES_OK
+    return VALUES_OK_WITH_NAN if found_nan else VALUES_OK
 
 
 def csr_structure_status(
@@ -93,8 +95,8 @@ def values_status(
     bint allow_nan,
     bint allow_negative,
 ):
-    """Return VALUES_OK if every value is finite (or NaN when allowed) and non-negative when
-    required, else the first problem found."""
+    """Return VALUES_OK if every value is finite and non-negative when required,
+    VALUES_OK_WITH_NAN if that holds but for NaN (allowed), else the first problem found."""
     cdef int status
     with nogil:
         status = _values_status(values, allow_nan, allow_negative)

@@ -1,5 +1,6 @@
 # Scoring kernels for the baseline instruction set (the code is in _jll.pxi).
 include "_jll.pxi"
+include "_jll_gaussian.pxi"
 
 
 cdef extern from *:

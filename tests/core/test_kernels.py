@@ -175,7 +175,7 @@ def test_values_status(dtype):
     assert status([0.0, 1.0, 2.5]) == V.VALUES_OK
     assert status([0.0, -0.0]) == V.VALUES_OK
     assert status([1.0, np.nan]) == V.VALUES_NAN
-    assert status([1.0, np.nan], allow_nan=True) == V.VALUES_OK
+    assert status([1.0, np.nan], allow_nan=True) == V.VALUES_OK_WITH_NAN
     assert status([1.0, -np.inf]) == V.VALUES_INF
     assert status([np.inf], allow_nan=True) == V.VALUES_INF
     assert status([1.0, -2.0]) == V.VALUES_NEGATIVE

@@ -1,0 +1,128 @@
+# Included by _jll.pyx and _jll_avx2.pyx, next to _jll.pxi.
+#
+# Design: scoring kernels of the Gaussian family and of Poisson naive Bayes.
+#  a) Diagonal models (GaussianNB, the diagonal/spherical/identity LDA, PoissonNB) add one term per
+#     observed feature, jll[i, c] = bias[c] + sum_j term(x_ij; A[j, c], S[j, c]) with
+#       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
+#       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
+#     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
+#     so a complete row pays only the x-dependent part, and a missing (NaN) feature subtracts its
+#     B row: it drops out of the sum (marginalised), one branch per feature, not per class.
+#     Poisson's class-independent -log(x!) is added only when the joint log-likelihood is asked for.
+#  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
+#     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
+#       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
+#     and normalises in the same pass.
+#  c) Each row is accumulated in float64 in a buffer owned by its thread and finished by
+#     _finish_row; threads own disjoint rows, so results do not depend on n_threads.
+from libc.math cimport isnan, lgamma
+
+from ._lse cimport OUT_JLL
+
+cdef enum:
+    DIAG_GAUSSIAN = 0
+    DIAG_POISSON = 1
+
+cdef extern from *:
+    """
+    static inline void fastgen_sq_add(double *__restrict acc, const double *__restrict loc,
+                                      const double *__restrict scale, double x, Py_ssize_t n) {
+        for (Py_ssize_t c = 0; c < n; c++) {
+            double d = x - loc[c];
+            acc[c] += scale[c] * (d * d);
+        }
+    }
+    static inline double fastgen_sq_dist(const double *__restrict z, const double *__restrict off,
+                                         Py_ssize_t n) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        Py_ssize_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            double d0 = z[k] - off[k], d1 = z[k + 1] - off[k + 1];
+            double d2 = z[k + 2] - off[k + 2], d3 = z[k + 3] - off[k + 3];
+            s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3;
+        }
+        for (; k < n; k++) { double d = z[k] - off[k]; s0 += d * d; }
+        return (s0 + s1) + (s2 + s3);
+    }
+    """
+    void fastgen_sq_add(double *acc, const double *loc, const double *scale, double x,
+                        Py_ssize_t n) noexcept nogil
+    double fastgen_sq_dist(const double *z, const double *off, Py_ssize_t n) noexcept nogil
+
+
+def jll_diag_dense(
+    const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
+    const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
+    const float64_t[:, ::1] S not None,     # IN (n_features, n_classes), Gaussian only
+    const float64_t[:, ::1] B not None,     # IN (n_features, n_classes)
+    const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
+    int model,                              # DIAG_GAUSSIAN or DIAG_POISSON
+    int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
+    floating[:, ::1] out not None,          # OUT (n_samples, n_classes)
+    int n_threads,
+):
+    """Score dense rows of a diagonal model (see the design note); returns the number of rows that
+    could not get scratch memory (0 on success). Validated by the caller; thread-safe."""
+    cdef intp_t n_samples = X.shape[0]
+    cdef intp_t n_features = X.shape[1]
+    cdef intp_t n_classes = A.shape[1]
+    cdef intp_t i, j, c
+    cdef intp_t failed = 0
+    cdef double x, row_const
+    cdef double *acc = NULL
+    with nogil, parallel(num_threads=n_threads):
+        acc = <double *> malloc(n_classes * sizeof(double))
+        for i in prange(n_samples, schedule="static"):
+            if acc == NULL:
+                failed += 1
+                continue
+            for c in range(n_classes):
+                acc[c] = bias[c]
+            row_const = 0.0
+            for j in range(n_features):
+                x = X[i, j]
+                if isnan(x):
+                    _axpy1(acc, &B[j, 0], -1.0, n_classes)
+                elif model == DIAG_GAUSSIAN:
+                    fastgen_sq_add(acc, &A[j, 0], &S[j, 0], x, n_classes)
+                else:
+                    _axpy1(acc, &A[j, 0], x, n_classes)
+                    if kind == OUT_JLL:
+                        row_const = row_const - lgamma(x + 1.0)
+            if row_const != 0.0:
+                for c in range(n_classes):
+                    acc[c] = acc[c] + row_const
+            _finish_row(acc, &out[i, 0], n_classes, kind)
+        free(acc)
+    return failed
+
+
+def quadratic_finish(
+    const float64_t[:, ::1] Z not None,       # IN (n_samples, n_blocks * n_features) whitened rows
+    const float64_t[:, ::1] offset not None,  # IN (n_classes, n_features)
+    const intp_t[::1] block not None,         # IN (n_classes,) block of Z used by each class
+    const float64_t[::1] const_term not None,  # IN (n_classes,)
+    int kind,
+    floating[:, ::1] out not None,            # OUT (n_samples, n_classes)
+    int n_threads,
+):
+    """jll[i, c] = const_term[c] - ||Z[i, block c] - offset[c]||^2 / 2, written as `kind`; returns the
+    number of rows that could not get scratch memory. Validated by the caller; thread-safe."""
+    cdef intp_t n_samples = Z.shape[0]
+    cdef intp_t n_features = offset.shape[1]
+    cdef intp_t n_classes = offset.shape[0]
+    cdef intp_t i, c
+    cdef intp_t failed = 0
+    cdef double *acc = NULL
+    with nogil, parallel(num_threads=n_threads):
+        acc = <double *> malloc(n_classes * sizeof(double))
+        for i in prange(n_samples, schedule="static"):
+            if acc == NULL:
+                failed += 1
+                continue
+            for c in range(n_classes):
+                acc[c] = const_term[c] - 0.5 * fastgen_sq_dist(&Z[i, block[c] * n_features],
+                                                          &offset[c, 0], n_features)
+            _finish_row(acc, &out[i, 0], n_classes, kind)
+        free(acc)
+    return failed
