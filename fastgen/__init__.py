@@ -5,7 +5,11 @@ scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
 from ._validation import DataConversionWarning, NotFittedError
-from .naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
+from .discriminant_analysis import (
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+)
+from .naive_bayes import BernoulliNB, ComplementNB, GaussianNB, MultinomialNB, PoissonNB
 
 __version__ = "0.1.0"
 
@@ -13,8 +17,12 @@ __all__ = [
     "BernoulliNB",
     "ComplementNB",
     "DataConversionWarning",
+    "GaussianNB",
+    "LinearDiscriminantAnalysis",
     "MultinomialNB",
     "NotFittedError",
+    "PoissonNB",
+    "QuadraticDiscriminantAnalysis",
     "__version__",
     "show_config",
 ]

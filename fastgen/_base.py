@@ -40,6 +40,22 @@ def group_by_class(y_idx, n_classes):
     return order, class_ptr
 
 
+def check_priors(priors, n_classes):
+    """Validate given class priors: n_classes finite, non-negative values summing to one."""
+    try:
+        priors = np.asarray(priors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"priors must be numbers, got {priors!r}.") from None
+    if priors.shape != (n_classes,):
+        raise ValueError(f"Number of priors must match number of classes: priors has shape "
+                         f"{priors.shape}, there are {n_classes} classes.")
+    if not np.isfinite(priors).all() or (priors < 0).any():
+        raise ValueError("Priors must be finite and non-negative.")
+    if not np.isclose(priors.sum(), 1.0):
+        raise ValueError("The sum of the priors should be 1.")
+    return priors
+
+
 class BaseEstimator:
     """get_params/set_params/repr/tags following scikit-learn's conventions, without importing it."""
 

@@ -84,10 +84,10 @@ def get_feature_names(X):
 KERNEL_INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-def _target_dtype(dtype, requested):
+def _target_dtype(dtype, requested, accept_int=True):
     """The dtype the kernels get: int32/int64 kept, floats as ``requested`` (the model's dtype
     when predicting) or kept if float32/float64, anything else float64."""
-    if dtype in KERNEL_INT_DTYPES:
+    if dtype in KERNEL_INT_DTYPES and accept_int:
         return dtype
     if requested is not None:
         return np.dtype(requested)
@@ -115,7 +115,8 @@ def _check_min_shape(shape):
         )
 
 
-def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True):
+def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
+            accept_sparse=True, accept_int=True):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -123,12 +124,20 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     int32/int64 counts stay as they are (no copy), floats become ``dtype`` if given (prediction
     uses the model's) and otherwise stay float32/float64, anything else becomes float64. Values
     must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
+    Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the same pass. Models whose
+    kernels take dense floats only pass ``accept_sparse=False`` (a sparse X is a TypeError) and
+    ``accept_int=False`` (integers become float64).
     """
     if sp.issparse(X):
-        X = _check_sparse(X, dtype)
+        if not accept_sparse:
+            raise TypeError(
+                f"Sparse data was passed to {estimator_name}, but dense data is required (it "
+                "does not accept sparse input). Use X.toarray() to convert to a dense array."
+            )
+        X = _check_sparse(X, dtype, accept_int)
         values = X.data[: X.indptr[-1]]
     else:
-        X = _check_dense(X, dtype)
+        X = _check_dense(X, dtype, accept_int)
         values = X.reshape(-1)
     _check_min_shape(X.shape)
     status = _checks.values_status(values, allow_nan, allow_negative)
@@ -136,7 +145,7 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
 
 
-def _check_sparse(X, dtype):
+def _check_sparse(X, dtype, accept_int):
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D sparse matrix, got {X.ndim}D instead.")
     if X.format != "csr":
@@ -145,7 +154,7 @@ def _check_sparse(X, dtype):
         raise ValueError("Complex data not supported")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"Sparse X must have a numeric dtype, got {X.dtype}.")
-    target = _target_dtype(X.dtype, dtype)
+    target = _target_dtype(X.dtype, dtype, accept_int)
     data, indices, indptr = X.data, X.indices, X.indptr
     if indptr.ndim != 1 or indptr.shape[0] != X.shape[0] + 1:
         raise ValueError(
@@ -177,7 +186,7 @@ def has_duplicates(X):
     return bool(found)
 
 
-def _check_dense(X, dtype):
+def _check_dense(X, dtype, accept_int):
     if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # DataFrame: ask for a numeric array
         X = X.to_numpy()
     X = np.asarray(X)
@@ -196,7 +205,7 @@ def _check_dense(X, dtype):
                 "feature or array.reshape(1, -1) if it contains a single sample."
             )
         raise ValueError(f"Found array with dim {X.ndim}. Expected 2D input.")
-    target = _target_dtype(X.dtype, dtype)
+    target = _target_dtype(X.dtype, dtype, accept_int)
     # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
     return np.ascontiguousarray(X, dtype=target)
 

@@ -16,13 +16,18 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
+from scipy.special import gammaln
 
-from ._base import OUT_JLL, BaseClassifier, group_by_class
+from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class
 from ._core import _counts, _tables
 from ._core import jll as _jll
+from ._gaussian import LOG_2PI, combine_moments, diagonal_moments
 from ._validation import check_sample_weight, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
+
+# model kinds of the diagonal scoring kernel (_core/_jll_gaussian.pxi)
+DIAG_GAUSSIAN, DIAG_POISSON = 0, 1
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
@@ -57,7 +62,39 @@ class _Derived:
         self.params = self.feature_log_prob = None
 
 
-class _BaseDiscreteNB(BaseClassifier):
+class _ClassPriorMixin:
+    """``fit_prior`` / ``class_prior`` handling shared by the models that take them."""
+
+    def _check_class_prior(self, n_classes):
+        if self.class_prior is None:
+            return None
+        prior = np.asarray(self.class_prior, dtype=np.float64)
+        if prior.shape != (n_classes,):
+            raise ValueError(
+                f"Number of priors must match number of classes: class_prior has shape "
+                f"{prior.shape}, there are {n_classes} classes."
+            )
+        if not np.isfinite(prior).all() or (prior < 0).any():
+            raise ValueError("class_prior must contain finite, non-negative probabilities.")
+        return prior
+
+    def _update_class_log_prior(self, class_prior):
+        """Empirical (fit_prior), given (class_prior) or uniform log prior.
+
+        A class announced in ``classes`` but not seen yet has prior 0 (log -inf) and so posterior
+        0, without warnings or NaN (scikit-learn #13232).
+        """
+        with np.errstate(divide="ignore"):
+            if class_prior is not None:
+                self.class_log_prior_ = np.log(class_prior)
+            elif self.fit_prior:
+                self.class_log_prior_ = np.log(self.class_count_) - np.log(self.class_count_.sum())
+            else:
+                n_classes = len(self.classes_)
+                self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
+
+
+class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     """Shared fit/partial_fit/scoring of the discrete naive Bayes models."""
 
     _X_constraints = {"allow_negative": False}
@@ -164,34 +201,6 @@ class _BaseDiscreteNB(BaseClassifier):
             )
             alpha = np.maximum(alpha, ALPHA_MIN)
         return alpha
-
-    def _check_class_prior(self, n_classes):
-        if self.class_prior is None:
-            return None
-        prior = np.asarray(self.class_prior, dtype=np.float64)
-        if prior.shape != (n_classes,):
-            raise ValueError(
-                f"Number of priors must match number of classes: class_prior has shape "
-                f"{prior.shape}, there are {n_classes} classes."
-            )
-        if not np.isfinite(prior).all() or (prior < 0).any():
-            raise ValueError("class_prior must contain finite, non-negative probabilities.")
-        return prior
-
-    def _update_class_log_prior(self, class_prior):
-        """Empirical (fit_prior), given (class_prior) or uniform log prior.
-
-        A class announced in ``classes`` but not seen yet has prior 0 (log -inf) and so posterior
-        0, without warnings or NaN (scikit-learn #13232).
-        """
-        with np.errstate(divide="ignore"):
-            if class_prior is not None:
-                self.class_log_prior_ = np.log(class_prior)
-            elif self.fit_prior:
-                self.class_log_prior_ = np.log(self.class_count_) - np.log(self.class_count_.sum())
-            else:
-                n_classes = len(self.classes_)
-                self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
 
     # ----------------------------------------------------------------- derived parameters
     def _params(self):
@@ -654,3 +663,317 @@ class BernoulliNB(_BaseDiscreteNB):
         present = (sub > threshold) if binarize else (sub != 0)
         have = present.astype(np.float64) @ must[:, cols].T.astype(np.float64)
         jll[have < must.sum(axis=1)] = -np.inf
+
+
+# --------------------------------------------------------------------------------------------
+# Diagonal models of continuous and count features: GaussianNB and PoissonNB.
+
+
+class _BaseDiagonalNB(BaseClassifier):
+    """Shared scoring of GaussianNB and PoissonNB: one term per observed feature (a NaN drops
+    out of the sum, seed 003's product over features marginalised), tables derived eagerly
+    after every batch (they are n_classes x n_features, cheap to rebuild)."""
+
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False}
+    _model = DIAG_GAUSSIAN
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_tables")
+
+    def _more_input_tags(self):
+        return {"sparse": self._X_constraints.get("accept_sparse", True), "allow_nan": True,
+                "positive_only": not self._X_constraints.get("allow_negative", True)}
+
+    def _reset(self, classes, X):
+        self.classes_ = classes
+        self.class_count_ = np.zeros(len(classes))
+        self.observed_count_ = np.zeros((len(classes), X.shape[1]))
+        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+
+    def _check_statistics(self, names):
+        """Refuse statistics that were replaced by arrays of another shape (fitted attributes
+        can be reassigned): the kernels and the derivation trust them."""
+        shape = self.observed_count_.shape if hasattr(self, "observed_count_") else None
+        for name in names:
+            value = getattr(self, name)
+            expected = shape[:1] if name == "class_count_" else shape
+            if not (isinstance(value, np.ndarray) and value.shape == expected
+                    and value.dtype == np.float64):
+                raise ValueError(f"{name} was modified: expected a float64 array of shape "
+                                 f"{expected}. Refit the model instead of editing fitted attributes.")
+
+    def _publish(self, A, S, B, log_prior):
+        """Store the feature-major tables of the diagonal kernel in one reference."""
+        A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
+        with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
+            bias = np.ascontiguousarray(log_prior + B.sum(axis=0), dtype=np.float64)
+        self._tables = (A, S, B, bias)
+
+    def _score(self, X, kind, out, has_nan):
+        A, S, B, bias = self._tables
+        n_threads = self._n_threads_for(X.size * len(bias))
+        if _jll.jll_diag_dense(X, A, S, B, bias, self._model, kind, out, n_threads):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+
+class GaussianNB(_BaseDiagonalNB):
+    """Gaussian naive Bayes: each feature is normal within each class, features independent.
+
+    Missing values (NaN) are marginalised: fitting uses each feature's observed values, and a
+    NaN feature drops out of the sum at prediction (a row with nothing observed gets the prior).
+
+    Parameters
+    ----------
+    priors : array-like of shape (n_classes,), default=None
+        Prior probabilities of the classes; if None they are the (weighted) class frequencies.
+    var_smoothing : float, default=1e-9
+        Portion of the largest feature variance (over all data seen so far) added to every
+        variance, so that a constant feature does not give a zero variance.
+    n_threads : int, default=None
+        Threads of the statistics and scoring kernels (None: all cores, negative: count back).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    class_prior_ : ndarray of shape (n_classes,)
+        Probability of each class.
+    observed_count_ : ndarray of shape (n_classes, n_features)
+        Weight of the observed (non-NaN) values of each feature in each class.
+    theta_ : ndarray of shape (n_classes, n_features)
+        Mean of each feature per class (over its observed values).
+    var_ : ndarray of shape (n_classes, n_features)
+        Variance of each feature per class, plus ``epsilon_``.
+    epsilon_ : float
+        Absolute additive value to variances.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    See Also
+    --------
+    LinearDiscriminantAnalysis : one covariance shared by all classes.
+    QuadraticDiscriminantAnalysis : one full covariance per class.
+
+    Notes
+    -----
+    Maximum likelihood (seed 003): per class c and feature j, theta is the mean and var the mean
+    squared deviation of the observed values (weighted). The statistics (weights, means, squared
+    deviations) combine exactly across ``partial_fit`` batches, and ``epsilon_`` follows the
+    variance of all the data seen so far, not of the latest batch (scikit-learn #14054). If every
+    feature is constant, ``epsilon_`` is ``var_smoothing`` itself. A class that never observed a
+    feature uses that feature's mean and variance over all classes.
+
+    Examples
+    --------
+    Seed 001's diagnosis from one test result, with a prior of 0.8 for the healthy class:
+
+    >>> import numpy as np
+    >>> from fastgen import GaussianNB
+    >>> x = np.array([[30.], [35.], [40.], [45.], [50.], [55.], [60.], [65.]])
+    >>> y = np.array(["healthy"] * 4 + ["diabetes"] * 4)
+    >>> model = GaussianNB(priors=[0.2, 0.8]).fit(x, y)   # classes_ sorted: diabetes, healthy
+    >>> model.classes_
+    array(['diabetes', 'healthy'], dtype='<U8')
+    >>> model.predict_proba([[48.]]).round(3)
+    array([[0.256, 0.744]])
+    >>> model.predict([[48.], [np.nan]])   # nothing measured: the prior decides
+    array(['healthy', 'healthy'], dtype='<U8')
+    """
+
+    def __init__(self, *, priors: ArrayLike | None = None, var_smoothing: float = 1e-9,
+                 n_threads: int | None = None):
+        self.priors = priors
+        self.var_smoothing = var_smoothing
+        self.n_threads = n_threads
+
+    def _reset(self, classes, X):
+        super()._reset(classes, X)
+        self._mean = np.zeros_like(self.observed_count_)
+        self._m2 = np.zeros_like(self.observed_count_)
+
+    def _check_batch(self, X, n_classes, sample_weight):
+        vs = self.var_smoothing
+        if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (0 <= vs < np.inf):
+            raise ValueError(f"var_smoothing must be a non-negative finite number, got {vs!r}.")
+        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        return check_sample_weight(sample_weight, X.shape[0]), priors
+
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, priors):
+        self._check_statistics(("class_count_", "observed_count_", "_mean", "_m2"))
+        n_classes = len(self.classes_)
+        batch = diagonal_moments(X, y_idx, sample_weight, n_classes,
+                                 self._n_threads_for(X.size))
+        self.class_count_ = self.class_count_ + np.bincount(y_idx, weights=sample_weight,
+                                                            minlength=n_classes)
+        self.observed_count_, self._mean, self._m2 = combine_moments(
+            self.observed_count_, self._mean, self._m2, *batch)
+        self._derive(priors)
+
+    def _derive(self, priors):
+        n, mean, m2 = self.observed_count_, self._mean, self._m2
+        total = n.sum(axis=0)
+        seen = total > 0
+        safe_total = np.where(seen, total, 1.0)
+        overall_mean = (n * mean).sum(axis=0) / safe_total
+        overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
+                               / safe_total, 1.0)
+        largest = overall_var[seen].max(initial=0.0)
+        self.epsilon_ = float(self.var_smoothing * (largest if largest > 0 else 1.0))
+        has = n > 0
+        self.theta_ = np.where(has, mean, overall_mean)
+        self.var_ = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + self.epsilon_
+        if (self.var_ <= 0).any():
+            c, j = np.argwhere(self.var_ <= 0)[0]
+            raise ValueError(
+                f"Feature {j} has zero variance in class {self.classes_[c]!r} and var_smoothing=0 "
+                "adds nothing: the Gaussian density is undefined. Use var_smoothing > 0."
+            )
+        if priors is not None:
+            self.class_prior_ = priors
+        else:
+            self.class_prior_ = self.class_count_ / self.class_count_.sum()
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.class_prior_)
+        self._publish(self.theta_, -0.5 / self.var_, -0.5 * (LOG_2PI + np.log(self.var_)),
+                      log_prior)
+
+
+class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
+    """Poisson naive Bayes: each count feature is Poisson within each class (seed 003).
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Shape of the Gamma(alpha, beta) prior on each rate: a pseudo-count, so that a feature
+        never seen in a class does not get the rate 0. Must be > 0.
+    beta : float, default=1.0
+        Rate of the Gamma prior: a pseudo-number of observations. Must be >= 0.
+    fit_prior : bool, default=True
+        Learn class priors from the data; if False use a uniform prior.
+    class_prior : array-like of shape (n_classes,), default=None
+        Given class priors.
+    n_threads : int, default=None
+        Threads of the statistics and scoring kernels (None: all cores, negative: count back).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    class_log_prior_ : ndarray of shape (n_classes,)
+        Log probability of each class.
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        Weighted sum of each feature's observed values per class.
+    observed_count_ : ndarray of shape (n_classes, n_features)
+        Weight of the observed (non-NaN) values of each feature in each class.
+    lambda_ : ndarray of shape (n_classes, n_features)
+        Poisson rate of each feature per class.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    Notes
+    -----
+    ``lambda_ = (feature_count_ + alpha) / (observed_count_ + beta)``, the posterior mean of the
+    rate; ``alpha -> 0, beta = 0`` is the maximum-likelihood rate. The joint log-likelihood is
+    ``log P(c) + sum_j [x_j log lambda_cj - lambda_cj - log x_j!]`` over the observed features,
+    the sum of ``scipy.stats.poisson.logpmf`` for integer counts (non-integer values use
+    ``log Gamma(x + 1)``). Sparse input is scored through the zeros, which contribute
+    ``-lambda_cj`` each; NaN marks a missing value in dense input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import PoissonNB
+    >>> X = np.array([[0, 3], [1, 4], [5, 0], [4, 1]])
+    >>> model = PoissonNB().fit(X, [0, 0, 1, 1])
+    >>> model.predict([[0, 5], [6, np.nan]])
+    array([0, 1])
+    """
+
+    _X_constraints: dict = {"allow_nan": True, "allow_negative": False, "accept_int": False}
+    _model = DIAG_POISSON
+
+    def __init__(self, alpha: float = 1.0, beta: float = 1.0, *, fit_prior: bool = True,
+                 class_prior: ArrayLike | None = None, n_threads: int | None = None):
+        self.alpha = alpha
+        self.beta = beta
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.n_threads = n_threads
+
+    def _validate_X(self, X, reset, dtype=None):
+        X, has_nan = super()._validate_X(X, reset, dtype)
+        if sp.issparse(X) and has_nan:
+            raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
+                             "a sparse matrix's absent entries are zeros, not missing.")
+        return X, has_nan
+
+    def _reset(self, classes, X):
+        super()._reset(classes, X)
+        self.feature_count_ = np.zeros_like(self.observed_count_)
+
+    def _check_batch(self, X, n_classes, sample_weight):
+        for name, value, low in (("alpha", self.alpha, 0.0), ("beta", self.beta, 0.0)):
+            if (not isinstance(value, numbers.Real) or isinstance(value, bool)
+                    or not (low <= value < np.inf) or (name == "alpha" and value == 0)):
+                bound = "> 0" if name == "alpha" else ">= 0"
+                raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
+        return check_sample_weight(sample_weight, X.shape[0]), self._check_class_prior(n_classes)
+
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, class_prior):
+        self._check_statistics(("class_count_", "observed_count_", "feature_count_"))
+        n_classes = len(self.classes_)
+        class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+        if sp.issparse(X):
+            feature_count = np.zeros_like(self.feature_count_)
+            order, class_ptr = group_by_class(y_idx, n_classes)
+            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
+                              False, 0.0, feature_count, np.zeros(n_classes),
+                              self._n_threads_for(X.indptr[-1]))
+            observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
+        else:
+            observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,
+                                                 self._n_threads_for(X.size))
+            feature_count = observed * mean
+        self.class_count_ = self.class_count_ + class_count
+        self.observed_count_ = self.observed_count_ + observed
+        self.feature_count_ = self.feature_count_ + feature_count
+        self._update_class_log_prior(class_prior)
+        self._derive()
+
+    def _derive(self):
+        denominator = self.observed_count_ + self.beta
+        seen = self.class_count_ > 0
+        if (denominator[seen] <= 0).any():
+            raise ValueError("beta=0 and a class never observed some feature: its rate is "
+                             "undefined. Use beta > 0.")
+        self.lambda_ = (self.feature_count_ + self.alpha) / np.where(denominator > 0,
+                                                                     denominator, 1.0)
+        log_lambda = np.log(self.lambda_)
+        self._publish(log_lambda, log_lambda, -self.lambda_, self.class_log_prior_)
+        if self._dtype == np.float32:  # the CSR kernel reads a table of the output's dtype
+            self._sparse_table = self._tables[0].astype(np.float32)
+        else:
+            self._sparse_table = self._tables[0]
+
+    def _score(self, X, kind, out, has_nan):
+        if not sp.issparse(X):
+            return super()._score(X, kind, out, has_nan)
+        A, _, _, bias = self._tables
+        table = self._sparse_table
+        n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
+        if _jll.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, False,
+                               kind, out, n_threads):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+        if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts
+            nnz = X.indptr[-1]
+            log_factorials = sp.csr_matrix((gammaln(X.data[:nnz] + 1.0), X.indices[:nnz],
+                                            X.indptr), shape=X.shape)
+            out -= np.asarray(log_factorials.sum(axis=1), dtype=out.dtype)

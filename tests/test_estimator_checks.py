@@ -12,7 +12,15 @@ pytest.importorskip("sklearn")
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from fastgen import BernoulliNB, ComplementNB, MultinomialNB  # noqa: E402
+from fastgen import (  # noqa: E402
+    BernoulliNB,
+    ComplementNB,
+    GaussianNB,
+    LinearDiscriminantAnalysis,
+    MultinomialNB,
+    PoissonNB,
+    QuadraticDiscriminantAnalysis,
+)
 
 
 with warnings.catch_warnings():
@@ -20,7 +28,11 @@ with warnings.catch_warnings():
     # not inherit from sklearn.base.BaseEstimator (deliberately: `import fastgen` must
     # stay free of scikit-learn); the checks below verify the API itself.
     warnings.filterwarnings("ignore", message=".*does not inherit from `sklearn.base")
-    _checks = parametrize_with_checks([MultinomialNB(), BernoulliNB(), ComplementNB()])
+    _checks = parametrize_with_checks([
+        MultinomialNB(), BernoulliNB(), ComplementNB(), GaussianNB(), PoissonNB(),
+        LinearDiscriminantAnalysis(shrinkage=0.01), LinearDiscriminantAnalysis("diagonal", shrinkage=0.01),
+        QuadraticDiscriminantAnalysis(reg_param=0.01),
+    ])
 
 
 @_checks

@@ -4,7 +4,7 @@
 from libc.math cimport isinf, isnan
 from libc.stdlib cimport calloc, free
 
-from ._typedefs cimport data_t, index_t, intp_t
+from ._typedefs cimport data_t, float32_t, float64_t, index_t, int32_t, int64_t, intp_t
 
 
 cpdef enum CsrStatus:
@@ -52,29 +52,64 @@ cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
     return CSR_OK
 
 
+cdef extern from *:
+    """
+    /* One pass over the values, vectorisable (64-bit flags match the width of a double compare):
+       flags bit 0 = some NaN, bit 1 = some +-inf, bit 2 = some negative. */
+    #define FASTGEN_SCAN(NAME, T, FLOATING)                                                     \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                               \
+        long long nan = 0, nonfinite = 0, neg = 0;  /* counts: integer sums vectorise */        \
+        for (Py_ssize_t k = 0; k < n; k++) {                                                    \
+            T v = x[k];                                                                         \
+            if (FLOATING) {                                                                     \
+                T d = v - v;  /* 0 if finite, NaN for NaN and +-inf */                          \
+                nan += v != v;                                                                  \
+                nonfinite += d != d;                                                            \
+            }                                                                                   \
+            neg += v < 0;                                                                       \
+        }                                                                                       \
+        return (nan != 0) | ((nonfinite > nan) << 1) | ((neg != 0) << 2);                       \
+    }
+    FASTGEN_SCAN(fastgen_scan_f32, float, 1)
+    FASTGEN_SCAN(fastgen_scan_f64, double, 1)
+    FASTGEN_SCAN(fastgen_scan_i32, int, 0)
+    FASTGEN_SCAN(fastgen_scan_i64, long long, 0)
+    """
+    int fastgen_scan_f32(const float *x, Py_ssize_t n) noexcept nogil
+    int fastgen_scan_f64(const double *x, Py_ssize_t n) noexcept nogil
+    int fastgen_scan_i32(const int *x, Py_ssize_t n) noexcept nogil
+    int fastgen_scan_i64(const long long *x, Py_ssize_t n) noexcept nogil
+
+
 cdef int _values_status(const data_t[::1] values, bint allow_nan,
                         bint allow_negative) noexcept nogil:
-    # A vectorisable pass answers "is anything wrong?"; only then is the first problem located.
-    cdef intp_t k
+    # A vectorisable pass answers "is anything wrong, and is there NaN?"; only when something
+    # is wrong is the first problem located.
+    cdef intp_t k, n = values.shape[0]
     cdef double v
-    cdef int nonfinite = 0, negative = 0, found_nan = 0
-    for k in range(values.shape[0]):
-        v = values[k]
-        nonfinite |= (v - v) != 0  # NaN for NaN and +-inf, 0 otherwise
-        negative |= v < 0
-    if not nonfinite and (allow_negative or not negative):
+    cdef int flags = 0
+    if n == 0:
         return VALUES_OK
+    if data_t is float32_t:
+        flags = fastgen_scan_f32(&values[0], n)
+    elif data_t is float64_t:
+        flags = fastgen_scan_f64(&values[0], n)
+    elif data_t is int32_t:
+        flags = fastgen_scan_i32(<const int *> &values[0], n)
+    else:
+        flags = fastgen_scan_i64(<const long long *> &values[0], n)
+    if not (flags & 2) and (allow_nan or not (flags & 1)) and (allow_negative or not (flags & 4)):
+        return VALUES_OK_WITH_NAN if flags & 1 else VALUES_OK
     for k in range(values.shape[0]):
         v = values[k]
         if isnan(v):
             if not allow_nan:
                 return VALUES_NAN
-            found_nan = 1
         elif isinf(v):
             return VALUES_INF
         elif v < 0 and not allow_negative:
             return VALUES_NEGATIVE
-    return VALUES_OK_WITH_NAN if found_nan else VALUES_OK
+    return VALUES_OK
 
 
 def csr_structure_status(

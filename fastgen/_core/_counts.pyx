@@ -8,7 +8,6 @@
 #  d) The caller validated structure, dtypes, finiteness and sign; nothing is checked here.
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport isnan
 
 from ._typedefs cimport data_t, float64_t, intp_t, index_t
 
@@ -81,10 +80,42 @@ def count_dense(
                     fc_row[j] += w * <double> x_row[j]
 
 
+cdef extern from *:
+    """
+    /* Branch-free updates over one row (NaN contributes nothing), vectorisable over features. */
+    #define FASTGEN_MOMENTS(T)                                                                  \
+    static inline void fastgen_sum_##T(double *__restrict wsum, double *__restrict xsum,         \
+                                       const T *__restrict x, double w, Py_ssize_t n) {         \
+        for (Py_ssize_t j = 0; j < n; j++) {                                                    \
+            double v = (double)x[j];                                                            \
+            int ok = v == v;                                                                    \
+            wsum[j] += ok ? w : 0.0;                                                            \
+            xsum[j] += ok ? w * v : 0.0;                                                        \
+        }                                                                                       \
+    }                                                                                           \
+    static inline void fastgen_sqdev_##T(double *__restrict m2, const double *__restrict mean,   \
+                                         const T *__restrict x, double w, Py_ssize_t n) {       \
+        for (Py_ssize_t j = 0; j < n; j++) {                                                    \
+            double d = (double)x[j] - mean[j];                                                  \
+            m2[j] += d == d ? w * (d * d) : 0.0;                                                \
+        }                                                                                       \
+    }
+    FASTGEN_MOMENTS(float)
+    FASTGEN_MOMENTS(double)
+    """
+    void fastgen_sum_float(double *wsum, double *xsum, const float *x, double w,
+                           Py_ssize_t n) noexcept nogil
+    void fastgen_sum_double(double *wsum, double *xsum, const double *x, double w,
+                            Py_ssize_t n) noexcept nogil
+    void fastgen_sqdev_float(double *m2, const double *mean, const float *x, double w,
+                             Py_ssize_t n) noexcept nogil
+    void fastgen_sqdev_double(double *m2, const double *mean, const double *x, double w,
+                              Py_ssize_t n) noexcept nogil
+
+
 def moments_dense(
     const floating[:, ::1] X not None,          # IN (n_samples, n_features), NaN = missing
-    const intp_t[::1] order not None,             # IN (n_samples,)
-    const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
+    const intp_t[::1] y_idx not None,             # IN (n_samples,) class of each row
     const float64_t[::1] sample_weight not None,  # IN (n_samples,)
     float64_t[:, ::1] weight_out not None,        # OUT (n_classes, n_features), overwritten
     float64_t[:, ::1] mean_out not None,          # OUT (n_classes, n_features), overwritten
@@ -94,40 +125,38 @@ def moments_dense(
     """Per class and feature, over the observed (non-NaN) values of the batch: the total weight,
     the weighted mean and the weighted sum of squared deviations from it (two passes, so the
     variance does not suffer the cancellation of sum x^2 - n mean^2). Batches are combined by
-    the caller (Chan et al.). Validated by the caller; thread-safe."""
-    cdef intp_t n_classes = class_ptr.shape[0] - 1
+    the caller (Chan et al.). Validated by the caller; thread-safe.
+
+    Rows are streamed in order (a class-by-class gather is six times slower on this memory
+    access pattern); threads own blocks of features, so results do not depend on n_threads."""
+    cdef intp_t n_samples = X.shape[0]
+    cdef intp_t n_classes = weight_out.shape[0]
     cdef intp_t n_features = X.shape[1]
-    cdef intp_t c, p, r, j
-    cdef double w, x, d
-    cdef float64_t *w_row
-    cdef float64_t *m_row
-    cdef float64_t *s_row
-    for c in prange(n_classes, nogil=True, schedule="dynamic", num_threads=n_threads):
-        w_row = &weight_out[c, 0]
-        m_row = &mean_out[c, 0]
-        s_row = &m2_out[c, 0]
-        for j in range(n_features):
-            w_row[j] = 0.0
-            m_row[j] = 0.0
-            s_row[j] = 0.0
-        for p in range(class_ptr[c], class_ptr[c + 1]):
-            r = order[p]
-            w = sample_weight[r]
-            for j in range(n_features):
-                x = X[r, j]
-                if not isnan(x):
-                    w_row[j] += w
-                    m_row[j] += w * x
-        for j in range(n_features):
-            if w_row[j] > 0:
-                m_row[j] = m_row[j] / w_row[j]
+    cdef intp_t n_blocks = min(max(n_threads, 1), (n_features + 7) // 8)
+    cdef intp_t b, i, c, j, j0, width
+    weight_out[:, :] = 0.0
+    mean_out[:, :] = 0.0
+    m2_out[:, :] = 0.0
+    for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
+        j0 = b * n_features // n_blocks
+        width = (b + 1) * n_features // n_blocks - j0
+        for i in range(n_samples):
+            c = y_idx[i]
+            if floating is float:
+                fastgen_sum_float(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0],
+                                  sample_weight[i], width)
             else:
-                m_row[j] = 0.0
-        for p in range(class_ptr[c], class_ptr[c + 1]):
-            r = order[p]
-            w = sample_weight[r]
-            for j in range(n_features):
-                x = X[r, j]
-                if not isnan(x):
-                    d = x - m_row[j]
-                    s_row[j] += w * (d * d)
+                fastgen_sum_double(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0],
+                                   sample_weight[i], width)
+        for c in range(n_classes):
+            for j in range(j0, j0 + width):
+                if weight_out[c, j] > 0:
+                    mean_out[c, j] = mean_out[c, j] / weight_out[c, j]
+        for i in range(n_samples):
+            c = y_idx[i]
+            if floating is float:
+                fastgen_sqdev_float(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0],
+                                    sample_weight[i], width)
+            else:
+                fastgen_sqdev_double(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0],
+                                     sample_weight[i], width)

@@ -38,6 +38,14 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
                 acc[c] = -log(<double> n_top)
             else:
                 acc[c] = -INFINITY
+    elif kind == OUT_PROBA:
+        # exp once per class and a division: no log, no second exp
+        for c in range(n_classes):
+            acc[c] = exp(acc[c] - m)
+            s += acc[c]
+        for c in range(n_classes):
+            out[c] = <floating> (acc[c] / s)
+        return
     else:
         for c in range(n_classes):
             s += exp(acc[c] - m)

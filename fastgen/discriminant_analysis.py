@@ -1,0 +1,548 @@
+"""Gaussian discriminant analysis: LinearDiscriminantAnalysis and QuadraticDiscriminantAnalysis.
+
+Both keep additive per-class statistics -- the weight, the mean and the scatter matrix about it
+(pooled over the classes for LDA) -- combined exactly across batches, and derive covariances,
+their eigen-decompositions and the scoring parameters from them in one place (``_derive``).
+Missing values (NaN) are marginalised: a row is scored by the Gaussian of its observed
+sub-vector, and fitting estimates means and covariances by EM under missing-at-random.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import linalg
+
+from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors
+from ._core import jll as _jll
+from ._gaussian import (
+    LOG_2PI,
+    combine_moments,
+    diagonal_moments,
+    em_full,
+    full_jll_missing,
+    full_moments,
+    rank_deficient,
+)
+from ._validation import check_is_fitted, check_sample_weight
+
+__all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
+
+COVARIANCES = ("full", "diagonal", "spherical", "identity")
+ROW_BLOCK = 2048  # rows per BLAS product when scoring full covariances (fits in L2)
+
+
+class _BaseDiscriminant(BaseClassifier):
+    """Statistics, EM and scoring shared by LDA and QDA."""
+
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False}
+    _poor_score = False
+    _pooled = True
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_scoring")
+
+    def _more_input_tags(self):
+        return {"sparse": False, "allow_nan": True}
+
+    def _is_full(self):
+        return True
+
+    def _reset(self, classes, X):
+        n_classes, n_features = len(classes), X.shape[1]
+        self.classes_ = classes
+        self.class_count_ = np.zeros(n_classes)
+        self.n_iter_ = 1
+        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+        self._mean = np.zeros((n_classes, n_features))
+        if self._is_full():
+            groups = 1 if self._pooled else n_classes
+            self._scatter = np.zeros((groups, n_features, n_features))
+        else:
+            self.observed_count_ = np.zeros((n_classes, n_features))
+            self._m2 = np.zeros((n_classes, n_features))
+
+    def _check_classes(self, n_classes):
+        if n_classes < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got "
+                             f"{n_classes} class.")
+
+    def _check_iteration_params(self):
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
+        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}.")
+
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, *checked):
+        n_classes = len(self.classes_)
+        n_threads = self._n_threads_for(X.size)
+        class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+        if not self._is_full():
+            batch = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
+            self.observed_count_, self._mean, self._m2 = combine_moments(
+                self.observed_count_, self._mean, self._m2, *batch)
+        else:
+            if has_nan:
+                base = None
+                if self.class_count_.any():
+                    base = (self.class_count_, self._mean, self._scatter)
+                batch, self.n_iter_ = em_full(
+                    X, y_idx, sample_weight, n_classes, self._pooled,
+                    self._regularise, base, self.max_iter, self.tol,
+                    n_threads)
+            else:
+                batch = full_moments(X, y_idx, sample_weight, n_classes, self._pooled, n_threads)
+            _, self._mean, self._scatter = combine_moments(self.class_count_, self._mean,
+                                                           self._scatter, *batch)
+        self.class_count_ = self.class_count_ + class_count
+        self._derive(*checked)
+
+    def _priors(self, priors):
+        if priors is not None:
+            return priors
+        return self.class_count_ / self.class_count_.sum()
+
+    # ---------------------------------------------------------------- scoring
+    def _publish_full(self, covs, block, log_prior):
+        """Whitening of each covariance for the block-wise scorer: W = L^-T with cov = L L^T
+        (Cholesky keeps the small eigen-directions accurate), so ||(x - m) W||^2 is the
+        Mahalanobis distance."""
+        n_features = covs.shape[1]
+        shift = self._shift()
+        W = np.empty((n_features, covs.shape[0] * n_features))
+        logdets = np.empty(covs.shape[0])
+        for g, cov in enumerate(covs):
+            L = np.linalg.cholesky(cov)
+            W[:, g * n_features:(g + 1) * n_features] = linalg.solve_triangular(
+                L, np.eye(n_features), lower=True).T
+            logdets[g] = 2.0 * np.log(np.diag(L)).sum()
+        offset = np.empty((len(block), n_features))
+        for c, g in enumerate(block):
+            offset[c] = (self._mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
+        with np.errstate(invalid="ignore"):
+            const = log_prior - 0.5 * (n_features * LOG_2PI + logdets[block])
+        block = np.ascontiguousarray(block, dtype=np.intp)
+        return ("full", (shift, W, offset, block, const), (W, logdets, block, log_prior))
+
+    def _shift(self):
+        """The weighted mean of all data: rows are centred on it before the products."""
+        w = self.class_count_
+        return (w @ self._mean) / w.sum() if w.sum() > 0 else np.zeros(self._mean.shape[1])
+
+    def _score(self, X, kind, out, has_nan):
+        scoring = self._scoring
+        n_threads = self._n_threads_for(X.size * len(self.classes_))
+        if scoring[0] == "diagonal":
+            A, S, B, bias = scoring[1]
+            failed = _jll.jll_diag_dense(X, A, S, B, bias, 0, kind, out, n_threads)
+        else:
+            failed = self._score_full(X, kind, out, n_threads)
+            if has_nan:
+                rows = np.flatnonzero(np.isnan(X).any(axis=1))
+                jll = full_jll_missing(X[rows], self._mean, *scoring[2])
+                failed += _jll.normalize_rows_inplace(jll, kind, 1)
+                out[rows] = jll
+        if failed:
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+    def _score_full(self, X, kind, out, n_threads):
+        """Complete rows: whitened by BLAS products in blocks of rows, then finished in C."""
+        shift, W, offset, block, const = self._scoring[1]
+        n_rows = min(ROW_BLOCK, X.shape[0])
+        centred = np.empty((n_rows, X.shape[1]))
+        Z = np.empty((n_rows, W.shape[1]))
+        failed = 0
+        for start in range(0, X.shape[0], ROW_BLOCK):
+            stop = min(start + ROW_BLOCK, X.shape[0])
+            m = stop - start
+            np.subtract(X[start:stop], shift, out=centred[:m])
+            np.matmul(centred[:m], W, out=Z[:m])
+            failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop],
+                                            n_threads)
+        return failed
+
+
+class LinearDiscriminantAnalysis(_BaseDiscriminant):
+    """Linear discriminant analysis: Gaussian classes sharing one covariance.
+
+    Parameters
+    ----------
+    covariance : {"full", "diagonal", "spherical", "identity"}, default="full"
+        The shared covariance: the pooled maximum-likelihood estimate (seed 003), its diagonal,
+        its mean variance times the identity, or the identity itself (seed 000's Rocchio rule
+        with priors: nearest class mean in Euclidean distance, shifted by the log prior).
+    priors : array-like of shape (n_classes,), default=None
+        Class prior probabilities; if None, the (weighted) class frequencies.
+    shrinkage : None or float in [0, 1], default=None
+        Shrinkage of the full or diagonal covariance towards ``trace / d`` times the identity:
+        ``(1 - s) S + s tr(S)/d I``.
+    n_components : int, default=None
+        Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``).
+    max_iter : int, default=100
+        Maximum EM iterations when the training data has missing values.
+    tol : float, default=1e-6
+        EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
+    n_threads : int, default=None
+        Threads of fastgen's own kernels (None: all cores); BLAS products follow the BLAS
+        library's setting (``threadpoolctl``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    priors_ : ndarray of shape (n_classes,)
+        Class priors.
+    means_ : ndarray of shape (n_classes, n_features)
+        Class means.
+    covariance_ : ndarray of shape (n_features, n_features)
+        The shared covariance (after shrinkage).
+    coef_ : ndarray of shape (n_features,) or (n_classes, n_features)
+        Weights of the linear decision function (one row for two classes, as scikit-learn).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts of the linear decision function.
+    scalings_ : ndarray of shape (n_features, rank)
+        Discriminant directions (generalised eigenvectors of the between- and within-class
+        covariances), most discriminative first.
+    xbar_ : ndarray of shape (n_features,)
+        Overall mean.
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Share of the between-class variance along each kept direction.
+    n_iter_ : int
+        EM iterations of the last batch with missing values (1: closed form, none missing).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    See Also
+    --------
+    QuadraticDiscriminantAnalysis : one covariance per class.
+    GaussianNB : a diagonal covariance per class.
+
+    Notes
+    -----
+    The covariance is the within-class scatter divided by the total weight (maximum
+    likelihood). With ``priors`` given, scikit-learn weights the class covariances by the
+    priors instead; with the default priors both coincide. ``predict_joint_log_proba`` is the
+    exact ``log P(c) + log N(x; mean_c, covariance_)`` (on the observed sub-vector when values
+    are missing); the posteriors use the equivalent linear form. Missing values at fit time are
+    handled by EM for "full" and by each feature's observed values for the diagonal kinds (exact
+    maximum likelihood there, as the features are independent given the class).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import LinearDiscriminantAnalysis
+    >>> X = np.array([[-1., -1.], [-2., -1.], [-3., -2.], [1., 1.], [2., 1.], [3., 2.]])
+    >>> y = np.array([1, 1, 1, 2, 2, 2])
+    >>> LinearDiscriminantAnalysis().fit(X, y).predict([[-0.8, -1.], [np.nan, 2.]])
+    array([1, 2])
+    """
+
+    def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
+                 shrinkage: float | str | None = None, n_components: int | None = None,
+                 max_iter: int = 100, tol: float = 1e-6, n_threads: int | None = None):
+        self.covariance = covariance
+        self.priors = priors
+        self.shrinkage = shrinkage
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_threads = n_threads
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags  # only scikit-learn calls this
+
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        return tags
+
+    def _is_full(self):
+        return getattr(self, "_fitted_covariance", self.covariance) == "full"
+
+    def _reset(self, classes, X):
+        self._fitted_covariance = self.covariance
+        super()._reset(classes, X)
+
+    def _check_batch(self, X, n_classes, sample_weight):
+        if self.covariance not in COVARIANCES:
+            raise ValueError(f"covariance must be one of {COVARIANCES}, got {self.covariance!r}.")
+        if (self.__sklearn_is_fitted__() and hasattr(self, "_fitted_covariance")
+                and self.covariance != self._fitted_covariance):
+            raise ValueError(f"covariance was changed from {self._fitted_covariance!r} to "
+                             f"{self.covariance!r} after fitting; call fit to start again.")
+        shrinkage = self.shrinkage
+        if isinstance(shrinkage, str):
+            raise ValueError(f"shrinkage must be None or a float in [0, 1], got {shrinkage!r} "
+                             "(Ledoit-Wolf 'auto' is not implemented yet: choose a float by "
+                             "cross-validation).")
+        elif shrinkage is not None and (not isinstance(shrinkage, numbers.Real)
+                                        or not 0 <= shrinkage <= 1):
+            raise ValueError(f"shrinkage must be None or a float in [0, 1], got {shrinkage!r}.")
+        self._check_classes(n_classes)
+        n_components = self.n_components
+        if n_components is not None and (not isinstance(n_components, numbers.Integral)
+                                         or not 1 <= n_components <= min(n_classes - 1,
+                                                                         X.shape[1])):
+            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)"
+                             f" = {min(n_classes - 1, X.shape[1])}; got {n_components!r}.")
+        self._check_iteration_params()
+        self._check_classes(n_classes)
+        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        return check_sample_weight(sample_weight, X.shape[0]), priors
+
+    def _shrink(self, cov):
+        s = self.shrinkage
+        if s is None:
+            return cov
+        mu = np.trace(cov, axis1=-2, axis2=-1)[..., None, None] / cov.shape[-1]
+        return (1 - s) * cov + s * mu * np.eye(cov.shape[-1])
+
+    def _regularise(self, cov):
+        return self._shrink(cov)
+
+    def _derive(self, priors):
+        n_classes, n_features = self._mean.shape
+        total = self.class_count_.sum()
+        self.priors_ = self._priors(priors)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.priors_)
+        kind = self._fitted_covariance
+        if kind == "full":
+            cov = self._shrink(self._scatter[0] / total)
+            means = self._mean
+        else:
+            n = self.observed_count_
+            pooled = self._m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
+            if kind == "spherical":
+                pooled = np.full(n_features, self._m2.sum() / max(n.sum(), np.finfo(float).tiny))
+            elif kind == "identity":
+                pooled = np.ones(n_features)
+            elif self.shrinkage is not None:
+                pooled = (1 - self.shrinkage) * pooled + self.shrinkage * pooled.mean()
+            cov = np.diag(pooled)
+            overall = (n * self._mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
+            means = np.where(n > 0, self._mean, overall)
+        values = np.linalg.eigvalsh(cov)
+        if rank_deficient(values):
+            raise ValueError(
+                "The shared covariance is singular (rank-deficient: more features than the data "
+                "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
+                "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
+            )
+        self.covariance_ = cov
+        self.means_ = means
+        self.xbar_ = self.priors_ @ means
+        coef = linalg.solve(cov, means.T, assume_a="pos").T
+        intercept = -0.5 * np.einsum("ij,ij->i", means, coef) + log_prior
+        self._coef_all, self._intercept_all = coef, intercept
+        if n_classes == 2:
+            self.coef_ = (coef[1] - coef[0])[None, :]
+            self.intercept_ = np.array([intercept[1] - intercept[0]])
+        else:
+            self.coef_, self.intercept_ = coef, intercept
+        between = (means - self.xbar_).T @ ((means - self.xbar_) * self.priors_[:, None])
+        evals, evecs = linalg.eigh(between, cov)
+        order = np.argsort(evals)[::-1]
+        rank = min(n_classes - 1, n_features)
+        self.scalings_ = evecs[:, order]
+        ratio = evals[order] / evals.sum() if evals.sum() > 0 else np.zeros(len(evals))
+        self.explained_variance_ratio_ = ratio[:self.n_components or rank]
+        if kind == "full":
+            self._scoring = self._publish_full(cov[None], np.zeros(n_classes, np.intp), log_prior)
+        else:
+            var = np.broadcast_to(pooled, (n_classes, n_features))
+            A, S, B = (np.ascontiguousarray(t.T) for t in
+                       (means, -0.5 / var, -0.5 * (LOG_2PI + np.log(var))))
+            with np.errstate(invalid="ignore"):
+                bias = log_prior + B.sum(axis=0)
+            self._scoring = ("diagonal", (A, S, B, bias))
+
+    def _score(self, X, kind, out, has_nan):
+        if kind == OUT_JLL or self._scoring[0] != "full":
+            return super()._score(X, kind, out, has_nan)
+        # posteriors of the full model: the linear form (the quadratic term is common)
+        jll = X @ self._coef_all.T
+        jll += self._intercept_all
+        failed = _jll.normalize_rows_inplace(jll, kind, self._n_threads_for(jll.size))
+        out[...] = jll
+        if has_nan:
+            rows = np.flatnonzero(np.isnan(X).any(axis=1))
+            part = full_jll_missing(X[rows], self._mean, *self._scoring[2])
+            failed += _jll.normalize_rows_inplace(part, kind, 1)
+            out[rows] = part
+        if failed:
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Linear decision function: log-posterior differences, as scikit-learn's.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (NaN: missing, marginalised).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes the log-odds of the second class; otherwise per-class scores
+            ``X @ coef_.T + intercept_``.
+        """
+        check_is_fitted(self)
+        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
+        if has_nan:
+            log_proba = self.predict_log_proba(X)
+            return log_proba[:, 1] - log_proba[:, 0] if len(self.classes_) == 2 else log_proba
+        scores = X @ self.coef_.T + self.intercept_
+        return scores.ravel() if len(self.classes_) == 2 else scores
+
+    def transform(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Project onto the discriminant directions (most discriminative first).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples; a missing value (NaN) is placed at the overall mean ``xbar_``, so it
+            contributes nothing to the projection.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            ``(X - xbar_) @ scalings_[:, :n_components]``.
+        """
+        check_is_fitted(self)
+        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
+        n_components = self.n_components or min(len(self.classes_) - 1, self.n_features_in_)
+        centred = X - self.xbar_
+        if has_nan:
+            centred[np.isnan(centred)] = 0.0
+        return centred @ self.scalings_[:, :n_components]
+
+    def fit_transform(self, X: MatrixLike, y: ArrayLike, **fit_params) -> NDArray[np.floating]:
+        """Fit, then transform X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Target labels.
+        **fit_params : dict
+            Passed to ``fit``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            The transformed training samples.
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+
+class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
+    """Quadratic discriminant analysis: one full-covariance Gaussian per class.
+
+    Parameters
+    ----------
+    priors : array-like of shape (n_classes,), default=None
+        Class prior probabilities; if None, the (weighted) class frequencies.
+    reg_param : float, default=0.0
+        Regularisation: each covariance becomes ``(1 - reg_param) S + reg_param I``.
+    max_iter : int, default=100
+        Maximum EM iterations when the training data has missing values.
+    tol : float, default=1e-6
+        EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
+    n_threads : int, default=None
+        Threads of fastgen's own kernels (None: all cores); BLAS products follow the BLAS
+        library's setting (``threadpoolctl``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    priors_ : ndarray of shape (n_classes,)
+        Class priors.
+    means_ : ndarray of shape (n_classes, n_features)
+        Class means.
+    covariance_ : ndarray of shape (n_classes, n_features, n_features)
+        Per-class maximum-likelihood covariances, regularised by ``reg_param``.
+    n_iter_ : int
+        EM iterations of the last batch with missing values (1: closed form, none missing).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    See Also
+    --------
+    LinearDiscriminantAnalysis : one covariance shared by all classes.
+
+    Notes
+    -----
+    ``predict_joint_log_proba`` is ``log P(c) + log N(x; means_[c], covariance_[c])`` exactly
+    (on the observed sub-vector when values are missing). Unlike scikit-learn, a rank-deficient
+    class covariance (for example a class with no more samples than features) is an error
+    naming ``reg_param``, never a silently wrong answer (scikit-learn #14997). The covariance is
+    the maximum-likelihood estimate (divided by the class weight), not scikit-learn's unbiased
+    one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import QuadraticDiscriminantAnalysis
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (50, 2)), rng.normal(3, 2, (50, 2))])
+    >>> y = np.repeat([0, 1], 50)
+    >>> QuadraticDiscriminantAnalysis().fit(X, y).predict([[0., 0.], [5., np.nan]])
+    array([0, 1])
+    """
+
+    _pooled = False
+
+    def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
+                 max_iter: int = 100, tol: float = 1e-6, n_threads: int | None = None):
+        self.priors = priors
+        self.reg_param = reg_param
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_threads = n_threads
+
+    def _check_batch(self, X, n_classes, sample_weight):
+        r = self.reg_param
+        if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r <= 1:
+            raise ValueError(f"reg_param must be a number in [0, 1], got {r!r}.")
+        self._check_iteration_params()
+        self._check_classes(n_classes)
+        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        return check_sample_weight(sample_weight, X.shape[0]), priors
+
+    def _regularise(self, cov):
+        r = self.reg_param
+        return (1 - r) * cov + r * np.eye(cov.shape[-1]) if r else cov
+
+    def _derive(self, priors):
+        n_classes, n_features = self._mean.shape
+        self.priors_ = self._priors(priors)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.priors_)
+        seen = self.class_count_ > 0
+        covs = np.empty((n_classes, n_features, n_features))
+        for c in range(n_classes):
+            if not seen[c]:  # announced in partial_fit's classes, no data yet: prior 0
+                covs[c] = np.eye(n_features)
+                continue
+            covs[c] = self._regularise(self._scatter[c] / self.class_count_[c])
+            if rank_deficient(np.linalg.eigvalsh(covs[c])):
+                raise ValueError(
+                    f"The covariance of class {self.classes_[c]!r} is singular (rank-deficient: "
+                    f"{self.class_count_[c]:g} samples for {n_features} features, or collinear "
+                    "features); its density is undefined. Set reg_param > 0 (for example 0.01)."
+                )
+        self.covariance_ = covs
+        self.means_ = self._mean
+        block = np.arange(n_classes, dtype=np.intp)
+        self._scoring = self._publish_full(covs, block, log_prior)
