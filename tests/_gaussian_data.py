@@ -108,3 +108,31 @@ def class_cov(X, w=None):
     mu = np.average(X, axis=0, weights=w)
     D = X - mu
     return (D * w[:, None]).T @ D / w.sum()
+
+
+def observed_loglik(X, y_idx, means, covs):
+    """Mean over rows of log N(x_obs; means[y]_obs, covs[y]_obs,obs): the observed-data
+    log-likelihood that EM maximises (vectorised by class and missingness pattern; rows
+    with nothing observed contribute 0). ``covs`` is (d, d) shared or (C, d, d)."""
+    X = np.asarray(X, dtype=np.float64)
+    y_idx = np.asarray(y_idx)
+    means = np.asarray(means, dtype=np.float64)
+    covs = np.asarray(covs, dtype=np.float64)
+    if covs.ndim == 2:
+        covs = np.broadcast_to(covs, (means.shape[0],) + covs.shape)
+    miss = np.isnan(X)
+    total = 0.0
+    for c in range(means.shape[0]):
+        rows = np.flatnonzero(y_idx == c)
+        patterns, inverse = np.unique(miss[rows], axis=0, return_inverse=True)
+        for g, m in enumerate(patterns):
+            o = ~m
+            if not o.any():
+                continue
+            r = rows[inverse.ravel() == g]
+            S = covs[c][np.ix_(o, o)]
+            L = np.linalg.cholesky(S)
+            Z = np.linalg.solve(L, (X[np.ix_(r, o)] - means[c, o]).T)
+            logdet = 2 * np.log(np.diag(L)).sum()
+            total += -0.5 * ((Z**2).sum() + len(r) * (logdet + o.sum() * np.log(2 * np.pi)))
+    return total / len(X)

@@ -117,7 +117,7 @@ def gaussian_em_reference(X, y_idx, n_classes, shared, max_iter=2000, tol=1e-12)
     Returns (means (C, d), covariance (d, d) or (C, d, d))."""
     X = np.asarray(X, dtype=np.float64)
     y_idx = np.asarray(y_idx)
-    n, d = X.shape
+    d = X.shape[1]
     miss = np.isnan(X)
     means = np.array([np.nanmean(X[y_idx == c], axis=0) for c in range(n_classes)])
     start = np.array([np.diag(np.nanvar(X[y_idx == c], axis=0)) for c in range(n_classes)])

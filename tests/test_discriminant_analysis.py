@@ -1,0 +1,492 @@
+"""LinearDiscriminantAnalysis and QuadraticDiscriminantAnalysis (issue 3).
+
+Posteriors, decision_function, coef_/intercept_ and transform are compared with
+scikit-learn (solver="lsqr" for the posteriors, "eigen" for transform) on complete data
+with default priors, where the models coincide. Joint log-likelihoods are compared with
+the brute-force ``full_gaussian_jll`` oracle (scipy.stats.multivariate_normal on the
+observed sub-vector) built from each model's own means_ and covariance_, and the
+covariances with NumPy formulas. Fits with missing values (EM) are compared both with the
+complete-data fit and with a plain-EM maximum-likelihood oracle.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
+from _gaussian_data import (
+    blobs,
+    class_cov,
+    mvn_scale,
+    observed_loglik,
+    pooled_cov,
+    rel_fro,
+    with_holes,
+)
+from _reference import full_gaussian_jll, gaussian_em_reference, log_posterior
+
+LDA = fastgen.LinearDiscriminantAnalysis
+QDA = fastgen.QuadraticDiscriminantAnalysis
+METHODS = ("predict_joint_log_proba", "predict_log_proba", "predict_proba")
+KINDS = ["full", "diagonal", "spherical", "identity"]
+
+
+def sk_da():
+    return pytest.importorskip("sklearn.discriminant_analysis")
+
+
+def assert_jll_matches_oracle(est, X, covs=None, rtol=1e-9):
+    """predict_joint_log_proba / predict_log_proba / predict_proba / predict equal the
+    scipy.stats oracle built from the model's own means_, covariance_ and priors_."""
+    covs = est.covariance_ if covs is None else covs
+    log_prior = np.log(est.priors_)
+    jll = full_gaussian_jll(X, est.means_, covs, log_prior)
+    atol = 1e-12 * mvn_scale(X, est.means_, covs, log_prior)
+    assert_allclose(est.predict_joint_log_proba(X), jll, rtol=rtol, atol=atol,
+                    err_msg="predict_joint_log_proba")
+    lp = log_posterior(jll)
+    assert_allclose(est.predict_log_proba(X), lp, rtol=rtol, atol=atol, err_msg="log_proba")
+    assert_allclose(est.predict_proba(X), np.exp(lp), rtol=rtol, atol=atol, err_msg="proba")
+    assert_array_equal(est.predict(X), est.classes_[np.argmax(jll, axis=1)])
+
+
+def assert_normalised(est, X):
+    out = {m: getattr(est, m)(X) for m in METHODS}
+    for m, a in out.items():
+        assert not np.isnan(a).any(), m
+    assert (out["predict_log_proba"] <= 0).all()
+    tol = 1e-5 if out["predict_proba"].dtype == np.float32 else 1e-12
+    assert_allclose(out["predict_proba"].sum(axis=1), 1.0, rtol=0, atol=tol)
+
+
+def class_means(X, y, classes, w=None):
+    w = np.ones(len(y)) if w is None else w
+    return np.array([np.average(X[y == c], axis=0, weights=w[y == c]) for c in classes])
+
+
+@pytest.fixture(scope="module")
+def shared3():
+    """Three classes with one shared covariance, d=4."""
+    X, y = blobs(360, 4, k=3, seed=21, sep=1.5, shared=True)
+    return X[:240], y[:240], X[240:], y[240:]
+
+
+@pytest.fixture(scope="module")
+def hetero3():
+    """Three classes with their own covariances, d=4."""
+    X, y = blobs(360, 4, k=3, seed=22, sep=1.5)
+    return X[:240], y[:240], X[240:], y[240:]
+
+
+# ---------------------------------------------------------------------------------------
+# LDA: parity with scikit-learn (complete data, default priors)
+
+
+@pytest.mark.parametrize("shrinkage", [None, 0.3], ids=["none", "0.3"])
+@pytest.mark.parametrize("n_classes", [2, 3, 4])
+def test_lda_parity_sklearn_lsqr(n_classes, shrinkage, global_random_seed):
+    X, y = blobs(300, 5, k=n_classes, seed=global_random_seed, sep=1.2, shared=True,
+                 scale=2.0, shift=3.0)
+    Xtr, ytr, Xte = X[:200], y[:200], X[200:]
+    fg = LDA(shrinkage=shrinkage).fit(Xtr, ytr)
+    sk = sk_da().LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage,
+                                            store_covariance=True).fit(Xtr, ytr)
+    assert_array_equal(fg.classes_, sk.classes_)
+    assert_allclose(fg.priors_, sk.priors_, rtol=1e-12)
+    assert_allclose(fg.means_, sk.means_, rtol=1e-12, atol=1e-12)
+    assert_allclose(fg.covariance_, sk.covariance_, rtol=1e-9, atol=1e-12)
+    # shapes and values of the linear decision function
+    d = X.shape[1]
+    want_shape = ((1, d), (1,)) if n_classes == 2 else ((n_classes, d), (n_classes,))
+    assert fg.coef_.shape == want_shape[0]
+    assert fg.intercept_.shape == want_shape[1]
+    assert_allclose(fg.coef_, sk.coef_, rtol=1e-6, atol=1e-9 * np.abs(sk.coef_).max())
+    assert_allclose(fg.intercept_, sk.intercept_, rtol=1e-6,
+                    atol=1e-9 * np.abs(sk.intercept_).max())
+    for Xe, ye in ((Xte, y[200:]), (Xtr, ytr)):
+        dec = sk.decision_function(Xe)
+        got = fg.decision_function(Xe)
+        assert got.shape == dec.shape
+        assert_allclose(got, dec, rtol=1e-6, atol=1e-9 * max(1.0, np.abs(dec).max()))
+        proba = sk.predict_proba(Xe)
+        assert_allclose(fg.predict_proba(Xe), proba, rtol=1e-6, atol=1e-9)
+        # scikit-learn takes log(predict_proba) (and 1 - expit for two classes): compare
+        # the log-posteriors where its probabilities keep their digits
+        ok = proba > 1e-6
+        assert_allclose(fg.predict_log_proba(Xe)[ok], np.log(proba[ok]), rtol=1e-6, atol=1e-9)
+        assert_array_equal(fg.predict(Xe), sk.predict(Xe))
+        assert fg.score(Xe, ye) == pytest.approx(sk.score(Xe, ye))
+
+
+@pytest.mark.parametrize("n_classes", [3, 4])
+def test_lda_transform_matches_sklearn_eigen(n_classes):
+    X, y = blobs(300, 5, k=n_classes, seed=31, sep=1.5, shared=True)
+    fg = LDA().fit(X, y)
+    sk = sk_da().LinearDiscriminantAnalysis(solver="eigen").fit(X, y)
+    T, S = fg.transform(X), sk.transform(X)
+    assert T.shape == (len(X), n_classes - 1) == S.shape
+    assert_allclose(fg.xbar_, X.mean(axis=0), rtol=1e-12, atol=1e-12)
+    # each direction is a generalised eigenvector: the same up to sign and scale (and
+    # scikit-learn's "eigen" transform does not centre)
+    for j in range(n_classes - 1):
+        r = np.corrcoef(T[:, j], S[:, j])[0, 1]
+        assert abs(r) == pytest.approx(1.0, abs=1e-9), (j, r)
+    assert_allclose(fg.transform(X[:7]), (X[:7] - fg.xbar_) @ fg.scalings_[:, : n_classes - 1],
+                    rtol=1e-10, atol=1e-12)
+    assert_allclose(fg.explained_variance_ratio_, sk.explained_variance_ratio_, rtol=1e-6,
+                    atol=1e-9)
+    one = LDA(n_components=1).fit(X, y)
+    assert one.transform(X).shape == (len(X), 1)
+    assert abs(np.corrcoef(one.transform(X)[:, 0], S[:, 0])[0, 1]) == pytest.approx(1, abs=1e-9)
+    with pytest.raises(ValueError):
+        LDA(n_components=n_classes).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------
+# LDA: covariance kinds, shrinkage and the oracle
+
+
+def expected_lda_cov(kind, X, y, classes, w=None, shrinkage=None):
+    S = pooled_cov(X, y, classes, w)
+    d = S.shape[0]
+    if kind == "full":
+        if shrinkage is not None:
+            S = (1 - shrinkage) * S + shrinkage * np.trace(S) / d * np.eye(d)
+        return S
+    if kind == "diagonal":
+        return np.diag(np.diag(S))
+    if kind == "spherical":
+        return np.mean(np.diag(S)) * np.eye(d)
+    return np.eye(d)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lda_covariance_kinds_and_oracle(kind, shared3):
+    X, y, Xt, _ = shared3
+    est = LDA(covariance=kind).fit(X, y)
+    assert_allclose(est.means_, class_means(X, y, est.classes_), rtol=1e-12, atol=1e-12)
+    assert_allclose(est.priors_, np.bincount(y) / len(y), rtol=1e-12)
+    assert_allclose(est.class_count_, np.bincount(y), rtol=1e-15)
+    want = expected_lda_cov(kind, X, y, est.classes_)
+    assert est.covariance_.shape == (4, 4)
+    assert_allclose(est.covariance_, want, rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, Xt)
+    # missing values at predict time are marginalised
+    Xh = with_holes(Xt, 0.3, seed=1, all_nan_row=0)
+    assert_jll_matches_oracle(est, Xh)
+    assert_allclose(est.predict_joint_log_proba(Xh[:1]), np.log([est.priors_]), rtol=1e-12)
+    assert_normalised(est, Xh)
+
+
+@pytest.mark.parametrize("shrinkage", [0.0, 0.3, 1.0])
+def test_lda_float_shrinkage_formula(shrinkage, shared3):
+    X, y, Xt, _ = shared3
+    est = LDA(shrinkage=shrinkage).fit(X, y)
+    want = expected_lda_cov("full", X, y, est.classes_, shrinkage=shrinkage)
+    assert_allclose(est.covariance_, want, rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, with_holes(Xt, 0.2, seed=2))
+
+
+def test_lda_sample_weight_and_priors(shared3):
+    X, y, Xt, _ = shared3
+    w = np.random.default_rng(5).uniform(0.2, 3.0, len(y))
+    est = LDA().fit(X, y, sample_weight=w)
+    assert_allclose(est.class_count_, np.bincount(y, weights=w), rtol=1e-12)
+    assert_allclose(est.priors_, np.bincount(y, weights=w) / w.sum(), rtol=1e-12)
+    assert_allclose(est.means_, class_means(X, y, est.classes_, w), rtol=1e-12, atol=1e-12)
+    assert_allclose(est.covariance_, pooled_cov(X, y, est.classes_, w), rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, Xt)
+    # given priors change the prior term only, not the pooled covariance
+    priors = [0.6, 0.3, 0.1]
+    p = LDA(priors=priors).fit(X, y)
+    plain = LDA().fit(X, y)
+    assert_allclose(p.priors_, priors, rtol=1e-15)
+    assert_allclose(p.covariance_, plain.covariance_, rtol=1e-12)
+    assert_jll_matches_oracle(p, Xt)
+
+
+def test_lda_nan_column_equals_column_dropped(shared3):
+    """The Gaussian marginal of a feature subset is the sub-vector / sub-matrix, so a
+    NaN column equals a model fitted without it (pooled ML covariance, no shrinkage)."""
+    X, y, Xt, _ = shared3
+    keep = [0, 2, 3]
+    for kind in ("full", "diagonal"):
+        full = LDA(covariance=kind).fit(X, y)
+        dropped = LDA(covariance=kind).fit(X[:, keep], y)
+        Xn = Xt.copy()
+        Xn[:, 1] = np.nan
+        scale = mvn_scale(Xt[:, keep], dropped.means_, dropped.covariance_,
+                          np.log(dropped.priors_))
+        for m in METHODS:
+            assert_allclose(getattr(full, m)(Xn), getattr(dropped, m)(Xt[:, keep]),
+                            rtol=1e-9, atol=1e-12 * scale, err_msg=(kind, m))
+
+
+@pytest.mark.parametrize("shrinkage", [0.5, 1.0])
+def test_lda_rank_deficient_needs_shrinkage(shrinkage):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 10))
+    y = np.array([0, 1, 0, 1, 0, 1])
+    with pytest.raises(ValueError, match="shrinkage"):
+        LDA().fit(X, y)
+    est = LDA(shrinkage=shrinkage).fit(X, y)
+    assert_jll_matches_oracle(est, rng.standard_normal((4, 10)))
+
+
+# ---------------------------------------------------------------------------------------
+# LDA: missing values in fit
+
+
+@pytest.mark.parametrize("Model, params", [(LDA, {}), (LDA, {"covariance": "diagonal"}),
+                                           (QDA, {})], ids=["LDA", "LDA-diagonal", "QDA"])
+def test_n_iter_is_one_without_missing_values(Model, params, hetero3):
+    """n_iter_ counts EM iterations; complete data is fitted in closed form, which counts as
+    one (scikit-learn's convention for estimators with max_iter: n_iter_ >= 1)."""
+    X, y, _, _ = hetero3
+    assert Model(**params).fit(X, y).n_iter_ == 1
+
+
+def test_lda_auto_shrinkage_is_a_clear_error():
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match="not implemented"):
+        LDA(shrinkage="auto").fit(X, np.arange(20) % 2)
+
+
+def em_problem(n, shared, seed=7):
+    X, y = blobs(n, 5, k=3, seed=seed, sep=1.5, scale=1.0, shift=3.0, shared=shared)
+    return X, with_holes(X, 0.15, seed=seed + 1), y
+
+
+def test_lda_em_close_to_complete_data_fit():
+    X, Xh, y = em_problem(3000, shared=True)
+    ref = LDA().fit(X, y)
+    est = LDA().fit(Xh, y)
+    assert est.n_iter_ > 0
+    assert rel_fro(est.means_, ref.means_) < 0.05
+    assert rel_fro(est.covariance_, ref.covariance_) < 0.05
+    assert (np.linalg.eigvalsh(est.covariance_) > 0).all()
+    assert_allclose(est.covariance_, est.covariance_.T, rtol=1e-12)
+
+
+def test_lda_em_reaches_observed_data_mle():
+    """EM maximises the observed-data likelihood: fastgen's fit must reach (to its tol)
+    the maximum found by a plain, long-run EM oracle."""
+    _, Xh, y = em_problem(3000, shared=True)
+    est = LDA(tol=1e-8, max_iter=1000).fit(Xh, y)
+    means, cov = gaussian_em_reference(Xh, y, 3, shared=True)
+    ll_ref = observed_loglik(Xh, y, means, cov)
+    ll = observed_loglik(Xh, y, est.means_, est.covariance_)
+    assert ll <= ll_ref + 1e-9
+    assert ll_ref - ll < 1e-6, (ll, ll_ref)
+    assert rel_fro(est.means_, means) < 1e-3
+    assert rel_fro(est.covariance_, cov) < 1e-3
+
+
+@pytest.mark.parametrize("kind", ["diagonal", "spherical", "identity"])
+def test_lda_nan_fit_non_full_uses_observed_values(kind, shared3):
+    """Without a full covariance there is no EM: each feature's statistics use its
+    observed values (means per class; pooled variance = within-class squared deviations
+    over the observed values / their total weight)."""
+    X, y, Xt, _ = shared3
+    Xh = with_holes(X, 0.2, seed=3)
+    est = LDA(covariance=kind).fit(Xh, y)
+    means = np.array([np.nanmean(Xh[y == c], axis=0) for c in est.classes_])
+    assert_allclose(est.means_, means, rtol=1e-12, atol=1e-12)
+    dev = Xh - means[np.searchsorted(est.classes_, y)]
+    var = np.nanmean(dev**2, axis=0)
+    # spherical: one variance for every feature, its maximum-likelihood estimate over the
+    # observed entries (all squared deviations / their count), not the mean of per-feature ones
+    spherical = np.nansum(dev**2) / np.sum(~np.isnan(dev))
+    want = {"diagonal": np.diag(var), "spherical": spherical * np.eye(4),
+            "identity": np.eye(4)}[kind]
+    assert_allclose(est.covariance_, want, rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, with_holes(Xt, 0.2, seed=4))
+
+
+# ---------------------------------------------------------------------------------------
+# LDA / QDA: incremental fitting
+
+
+@pytest.mark.parametrize("params", [{}, {"shrinkage": 0.3},
+                                    {"covariance": "diagonal"}, {"covariance": "spherical"}],
+                         ids=["full", "shrink0.3", "diagonal", "spherical"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_lda_partial_fit_batches_equal_fit(params, weighted, shared3):
+    X, y, Xt, _ = shared3
+    w = np.random.default_rng(8).uniform(0.3, 2.0, len(y)) if weighted else None
+    full = LDA(**params).fit(X, y, sample_weight=w)
+    inc = LDA(**params)
+    for s in np.array_split(np.arange(len(y)), 3):
+        inc.partial_fit(X[s], y[s], classes=[0, 1, 2], sample_weight=None if w is None else w[s])
+    for name in ("class_count_", "priors_", "means_", "covariance_", "coef_", "intercept_"):
+        assert_allclose(getattr(inc, name), getattr(full, name), rtol=1e-9, atol=1e-12,
+                        err_msg=name)
+    for m in METHODS:
+        assert_allclose(getattr(inc, m)(Xt), getattr(full, m)(Xt), rtol=1e-9, atol=1e-10,
+                        err_msg=m)
+
+
+@pytest.mark.parametrize("reg_param", [0.0, 0.2])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_qda_partial_fit_batches_equal_fit(reg_param, weighted, hetero3):
+    X, y, Xt, _ = hetero3
+    w = np.random.default_rng(9).uniform(0.3, 2.0, len(y)) if weighted else None
+    full = QDA(reg_param=reg_param).fit(X, y, sample_weight=w)
+    inc = QDA(reg_param=reg_param)
+    for s in np.array_split(np.arange(len(y)), 3):
+        inc.partial_fit(X[s], y[s], classes=[0, 1, 2], sample_weight=None if w is None else w[s])
+    for name in ("class_count_", "priors_", "means_", "covariance_"):
+        assert_allclose(getattr(inc, name), getattr(full, name), rtol=1e-9, atol=1e-12,
+                        err_msg=name)
+    for m in METHODS:
+        assert_allclose(getattr(inc, m)(Xt), getattr(full, m)(Xt), rtol=1e-9, atol=1e-10,
+                        err_msg=m)
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_partial_fit_unseen_label_raises(Model, shared3):
+    X, y, _, _ = shared3
+    est = Model().partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    with pytest.raises(ValueError):
+        est.partial_fit(X[60:70], np.full(10, 5))
+
+
+# ---------------------------------------------------------------------------------------
+# QDA
+
+
+@pytest.mark.parametrize("reg_param", [0.0, 0.3, 1.0])
+def test_qda_covariance_and_oracle(reg_param, hetero3):
+    X, y, Xt, _ = hetero3
+    est = QDA(reg_param=reg_param).fit(X, y)
+    assert est.covariance_.shape == (3, 4, 4)
+    assert_allclose(est.means_, class_means(X, y, est.classes_), rtol=1e-12, atol=1e-12)
+    assert_allclose(est.priors_, np.bincount(y) / len(y), rtol=1e-12)
+    assert_allclose(est.class_count_, np.bincount(y), rtol=1e-15)
+    for i, c in enumerate(est.classes_):
+        cov = np.cov(X[y == c].T, bias=True)
+        assert_allclose(est.covariance_[i], (1 - reg_param) * cov + reg_param * np.eye(4),
+                        rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, Xt)
+    Xh = with_holes(Xt, 0.3, seed=5, all_nan_row=2)
+    assert_jll_matches_oracle(est, Xh)
+    assert_allclose(est.predict_log_proba(Xh[2:3]), np.log([est.priors_]), rtol=1e-12)
+    assert_normalised(est, Xh)
+
+
+def test_qda_sample_weight_and_priors(hetero3):
+    X, y, Xt, _ = hetero3
+    w = np.random.default_rng(6).uniform(0.2, 3.0, len(y))
+    est = QDA(reg_param=0.1).fit(X, y, sample_weight=w)
+    assert_allclose(est.class_count_, np.bincount(y, weights=w), rtol=1e-12)
+    assert_allclose(est.priors_, np.bincount(y, weights=w) / w.sum(), rtol=1e-12)
+    assert_allclose(est.means_, class_means(X, y, est.classes_, w), rtol=1e-12, atol=1e-12)
+    for i, c in enumerate(est.classes_):
+        want = 0.9 * class_cov(X[y == c], w[y == c]) + 0.1 * np.eye(4)
+        assert_allclose(est.covariance_[i], want, rtol=1e-9, atol=1e-14)
+    assert_jll_matches_oracle(est, Xt)
+    p = QDA(priors=[0.2, 0.2, 0.6]).fit(X, y)
+    assert_allclose(p.priors_, [0.2, 0.2, 0.6], rtol=1e-15)
+    assert_jll_matches_oracle(p, Xt)
+
+
+def test_qda_nan_column_equals_column_dropped(hetero3):
+    X, y, Xt, _ = hetero3
+    keep = [0, 1, 3]
+    for r in (0.0, 0.25):
+        full = QDA(reg_param=r).fit(X, y)
+        dropped = QDA(reg_param=r).fit(X[:, keep], y)
+        Xn = Xt.copy()
+        Xn[:, 2] = np.nan
+        for m in METHODS:
+            assert_allclose(getattr(full, m)(Xn), getattr(dropped, m)(Xt[:, keep]),
+                            rtol=1e-9, atol=1e-10, err_msg=(r, m))
+
+
+@pytest.mark.parametrize("n_small", [1, 3, 4])
+def test_qda_small_class_needs_reg_param(hetero3, n_small):
+    X, y, Xt, _ = hetero3
+    # class 3 has at most 4 samples in 4 dimensions: its ML covariance is singular
+    X2 = np.vstack([X, np.random.default_rng(1).standard_normal((n_small, 4)) + 4])
+    y2 = np.append(y, [3] * n_small)
+    with pytest.raises(ValueError, match="reg_param"):
+        QDA().fit(X2, y2)
+    est = QDA(reg_param=0.1).fit(X2, y2)
+    assert_jll_matches_oracle(est, Xt)
+
+
+def test_qda_em_close_to_complete_data_fit():
+    # 2000 rows per class: the EM estimate from 85 % of the values stays within a few
+    # percent of the complete-data one (about 2-3 % at this size)
+    X, Xh, y = em_problem(6000, shared=False)
+    ref = QDA().fit(X, y)
+    est = QDA().fit(Xh, y)
+    assert est.n_iter_ > 0
+    assert rel_fro(est.means_, ref.means_) < 0.05
+    for i in range(3):
+        assert rel_fro(est.covariance_[i], ref.covariance_[i]) < 0.05, i
+        assert (np.linalg.eigvalsh(est.covariance_[i]) > 0).all()
+
+
+def test_qda_em_reaches_observed_data_mle():
+    _, Xh, y = em_problem(3000, shared=False, seed=11)
+    est = QDA(tol=1e-8, max_iter=1000).fit(Xh, y)
+    means, covs = gaussian_em_reference(Xh, y, 3, shared=False)
+    ll_ref = observed_loglik(Xh, y, means, covs)
+    ll = observed_loglik(Xh, y, est.means_, est.covariance_)
+    assert ll <= ll_ref + 1e-9
+    assert ll_ref - ll < 1e-6, (ll, ll_ref)
+    assert rel_fro(est.means_, means) < 1e-3
+    assert rel_fro(est.covariance_, covs) < 1e-3
+    # and the model scores holes with the same density it fitted
+    assert_jll_matches_oracle(est, Xh[:40])
+
+
+# ---------------------------------------------------------------------------------------
+# both: input validation, dtypes, pickling
+
+
+@pytest.mark.parametrize("kind", ["inf", "-inf", "complex", "strings"])
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_bad_input_raises(Model, kind, shared3):
+    X, y, _, _ = shared3
+    bad = X[:30].copy()
+    if kind == "inf":
+        bad[2, 1] = np.inf
+    elif kind == "-inf":
+        bad[0, 0] = -np.inf
+    elif kind == "complex":
+        bad = bad.astype(np.complex128) + 1j
+    else:
+        bad = np.array([["x"] * X.shape[1]] * 30)
+    with pytest.raises(ValueError):
+        Model().fit(bad, y[:30])
+    est = Model().fit(X, y)
+    with pytest.raises(ValueError):
+        est.predict_proba(bad)
+
+
+@pytest.mark.parametrize("priors", [[0.5, 0.6, 0.1], [1.2, -0.2, 0.0], [0.5, 0.5]],
+                         ids=["sum", "negative", "length"])
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_bad_priors_raise(Model, priors, shared3):
+    X, y, _, _ = shared3
+    with pytest.raises(ValueError):
+        Model(priors=priors).fit(X, y)
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_float32_outputs_and_pickle(Model, hetero3):
+    X, y, Xt, _ = hetero3
+    est = Model().fit(X.astype(np.float32), y)
+    X32 = Xt.astype(np.float32)
+    for m in METHODS:
+        assert getattr(est, m)(X32).dtype == np.float32, m
+    clone = pickle.loads(pickle.dumps(est))
+    for m in METHODS:
+        assert np.array_equal(getattr(clone, m)(X32), getattr(est, m)(X32))
+    assert_array_equal(clone.predict(X32), est.predict(X32))
+    params = est.get_params()
+    assert "priors" in params and "n_threads" in params
