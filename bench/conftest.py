@@ -12,6 +12,10 @@ importable.  ``pytest_generate_tests`` parametrizes every test that asks for ``c
 ``n_threads``) with ``fastgen-1t``, ``fastgen-2t`` and ``sklearn-1t``: scikit-learn's naive Bayes is
 single-threaded, so it is only run (and labelled) with one thread, its BLAS/OpenMP pools pinned to one
 thread with threadpoolctl.
+
+Tests marked ``@pytest.mark.threaded_blas`` (the Gaussian-family benchmarks, whose scikit-learn
+implementations spend their time in BLAS) instead run every contender with every ``--bench-threads``
+value (``sklearn-2t`` too), and pin the BLAS pools of both libraries to that thread count.
 """
 
 from __future__ import annotations
@@ -32,13 +36,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _corpus  # noqa: E402
 
+import _dense  # noqa: E402
+
 Contender = namedtuple("Contender", "name module")
 
-#: model key (used in benchmark group names) -> estimator class name in both libraries
+#: How a benchmark model key maps to the two libraries: the fastgen class name (an attribute of
+#: ``fastgen``), the scikit-learn class as ``module:Class``, and the keyword arguments that make the
+#: scikit-learn estimator compute the same model.
+ModelSpec = namedtuple("ModelSpec", "fastgen sklearn sklearn_params", defaults=(None,))
+
+#: model key (used in benchmark group names) -> :class:`ModelSpec`
 MODELS = {
-    "multinomial": "MultinomialNB",
-    "bernoulli": "BernoulliNB",
-    "complement": "ComplementNB",
+    "multinomial": ModelSpec("MultinomialNB", "sklearn.naive_bayes:MultinomialNB"),
+    "bernoulli": ModelSpec("BernoulliNB", "sklearn.naive_bayes:BernoulliNB"),
+    "complement": ModelSpec("ComplementNB", "sklearn.naive_bayes:ComplementNB"),
+    "gaussian": ModelSpec("GaussianNB", "sklearn.naive_bayes:GaussianNB"),
+    # sklearn's default "svd" solver never forms the covariance; "lsqr" computes the same model as
+    # fastgen's covariance="full" (pooled ML covariance, posteriors equal to ~1e-6)
+    "lda": ModelSpec("LinearDiscriminantAnalysis",
+                     "sklearn.discriminant_analysis:LinearDiscriminantAnalysis", {"solver": "lsqr"}),
+    # the same model when scikit-learn divides the class scatter by n (1.9 does; older releases: n - 1)
+    "qda": ModelSpec("QuadraticDiscriminantAnalysis",
+                     "sklearn.discriminant_analysis:QuadraticDiscriminantAnalysis"),
 }
 DATASETS = ("ng20-synth", "ng20-real", "sms")
 
@@ -99,6 +118,11 @@ def _build_registry(config) -> list[Contender]:
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "threaded_blas: run scikit-learn with every --bench-threads value too, and pin the BLAS pools "
+        "of every contender to that thread count (threadpoolctl)",
+    )
     config._fastgen_contenders = _build_registry(config)
     try:
         threads = tuple(int(t) for t in config.getoption("--bench-threads").split(","))
@@ -112,10 +136,12 @@ def pytest_generate_tests(metafunc):
         return
     config = metafunc.config
     if "n_threads" in metafunc.fixturenames:
+        threaded_blas = metafunc.definition.get_closest_marker("threaded_blas") is not None
         params = []
         for c in config._fastgen_contenders:
-            # scikit-learn's naive Bayes is single-threaded: one combination, labelled 1t.
-            for t in config._fastgen_threads if c.name == "fastgen" else (1,):
+            # scikit-learn's naive Bayes is single-threaded: one combination, labelled 1t.  Under
+            # threaded_blas its BLAS pools follow n_threads, so it gets every thread count.
+            for t in config._fastgen_threads if c.name == "fastgen" or threaded_blas else (1,):
                 params.append(pytest.param(c, t, id=f"{c.name}-{t}t"))
         metafunc.parametrize(("contender", "n_threads"), params)
     else:
@@ -151,12 +177,28 @@ def _openmp_enabled() -> bool | None:
     return bool(openmp_enabled())
 
 
+def sklearn_class(model: str):
+    """scikit-learn's class for ``model`` (ImportError without scikit-learn)."""
+    module, name = MODELS[model].sklearn.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def make_estimator(contender: Contender, model: str, n_threads: int, **params):
-    """A fresh, unfitted estimator of ``contender`` for ``model``."""
-    cls = getattr(contender.module, MODELS[model])
+    """A fresh, unfitted estimator of ``contender`` for ``model`` (for scikit-learn, with the
+    ``sklearn_params`` of its :class:`ModelSpec` unless overridden)."""
+    spec = MODELS[model]
     if contender.name == "fastgen":
+        cls = getattr(contender.module, spec.fastgen)
         params["n_threads"] = n_threads
+    else:
+        cls = sklearn_class(model)
+        params = {**(spec.sklearn_params or {}), **params}
     return cls(**params)
+
+
+def blas_threads(request, n_threads: int) -> int:
+    """The BLAS thread limit ``_pin_threads`` sets for this test."""
+    return int(n_threads) if request.node.get_closest_marker("threaded_blas") else 1
 
 
 def record_extra_info(benchmark, contender, n_threads, X, dataset, request, **more):
@@ -172,8 +214,9 @@ def record_extra_info(benchmark, contender, n_threads, X, dataset, request, **mo
         n_samples=int(X.shape[0]),
         n_features=int(X.shape[1]),
         nnz=int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X)),
+        n_missing=None if hasattr(X, "nnz") else int(np.count_nonzero(np.isnan(X))),
         openmp_enabled=_openmp_enabled() if contender.name == "fastgen" else None,
-        blas_threads=1,
+        blas_threads=blas_threads(request, n_threads),
         fastgen_version=_version("fastgen"),
         sklearn_version=_version("sklearn"),
         numpy_version=np.__version__,
@@ -280,7 +323,7 @@ def references(corpora):
         key = (model, dataset)
         if key not in cache:
             try:
-                import sklearn.naive_bayes as sknb
+                cls = sklearn_class(model)
             except ImportError:
                 cache[key] = None
             else:
@@ -288,9 +331,41 @@ def references(corpora):
 
                 corpus = corpora(dataset)
                 with threadpool_limits(limits=1):
-                    est = getattr(sknb, MODELS[model])().fit(corpus.X_train, corpus.y_train)
+                    est = cls(**(MODELS[model].sklearn_params or {})).fit(corpus.X_train, corpus.y_train)
                     cache[key] = Reference(est, est.predict_log_proba(corpus.X_test))
         return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def dense_data(bench_size) -> _dense.DenseData:
+    """The dense Gaussian blobs of the Gaussian-family benchmarks (``bench/_dense.py``): train and
+    test sets of 200,000 x 50 (``--bench-size=small``: 20,000 x 50), 5 classes, built once."""
+    return _dense.make_gaussian_blobs(_dense.SIZES[bench_size])
+
+
+@pytest.fixture(scope="session")
+def dense_references(dense_data):
+    """``dense_references(model) -> Reference | None``: scikit-learn's estimator fitted on
+    ``dense_data.X_train`` (with the model's ``sklearn_params``) and its ``predict_log_proba`` on
+    ``dense_data.X_test``, computed once per model (one BLAS thread); None without scikit-learn."""
+    cache: dict[str, Reference | None] = {}
+
+    def get(model: str):
+        if model not in cache:
+            try:
+                cls = sklearn_class(model)
+            except ImportError:
+                cache[model] = None
+            else:
+                from threadpoolctl import threadpool_limits
+
+                with threadpool_limits(limits=1):
+                    est = cls(**(MODELS[model].sklearn_params or {}))
+                    est.fit(dense_data.X_train, dense_data.y_train)
+                    cache[model] = Reference(est, est.predict_log_proba(dense_data.X_test))
+        return cache[model]
 
     return get
 
@@ -304,7 +379,10 @@ def first_fastgen_result():
 @pytest.fixture(autouse=True)
 def _pin_threads(request):
     """Pin BLAS pools to one thread for every benchmark (threadpoolctl); for scikit-learn also its
-    OpenMP pools.  fastgen's own OpenMP threads are set by its ``n_threads`` argument."""
+    OpenMP pools.  fastgen's own OpenMP threads are set by its ``n_threads`` argument.
+
+    Under ``@pytest.mark.threaded_blas`` the limit is the test's ``n_threads`` instead of one, for
+    both contenders (fastgen's OpenMP pool is still left to its ``n_threads`` argument)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -312,11 +390,13 @@ def _pin_threads(request):
         return
     callspec = getattr(request.node, "callspec", None)
     contender = callspec.params.get("contender") if callspec else None
+    n_threads = callspec.params.get("n_threads", 1) if callspec else 1
+    limit = blas_threads(request, n_threads)
     with ExitStack() as stack:
         if contender is not None and contender.name == "fastgen":
-            stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+            stack.enter_context(threadpool_limits(limits=limit, user_api="blas"))
         else:
-            stack.enter_context(threadpool_limits(limits=1))
+            stack.enter_context(threadpool_limits(limits=limit))
         yield
 
 
