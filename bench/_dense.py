@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["DenseData", "SIZES", "NAN_FRACTION", "make_gaussian_blobs"]
+__all__ = ["NAN_FRACTION", "SIZES", "DenseData", "make_gaussian_blobs"]
 
 SEED = 20_240_603
 N_FEATURES = 50
@@ -110,8 +110,7 @@ def _main(argv):
           f"class counts {np.bincount(data.y_train).tolist()}, "
           f"NaN fraction {np.isnan(data.X_test_nan).mean():.4f}")
     try:
-        from sklearn.discriminant_analysis import (LinearDiscriminantAnalysis,
-                                                   QuadraticDiscriminantAnalysis)
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
         from sklearn.naive_bayes import GaussianNB
     except ImportError:
         return 0

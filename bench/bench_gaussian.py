@@ -47,12 +47,11 @@ import functools
 import itertools
 import time
 
+import _dense
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
-
-import _dense
 
 pytestmark = pytest.mark.threaded_blas
 
@@ -88,7 +87,7 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize(("model", "variant"), params)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sklearn_qda_is_ml() -> bool:
     """Whether scikit-learn's QDA divides the class scatter by n (maximum likelihood, as fastgen and
     scikit-learn 1.9 do) rather than by n - 1 (older releases): checked on a tiny fit."""

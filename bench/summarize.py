@@ -96,11 +96,11 @@ def summarize(data: dict, stat: str = "median") -> str:
     if nan_rows:
         lines += [
             "",
-            "Cost of missing values (fastgen, marginalised; time with NaN / time on the same data "
-            "complete):",
+            ("Cost of missing values (fastgen, marginalised; time with NaN / time on the same data "
+             "complete):"),
             "",
-            "| group | missing | fastgen 1 thread | fastgen 2 threads | NaN/complete (1t) | "
-            "NaN/complete (2t) |",
+            ("| group | missing | fastgen 1 thread | fastgen 2 threads | NaN/complete (1t) | "
+             "NaN/complete (2t) |"),
             "|---|---:|---:|---:|---:|---:|",
             *nan_rows,
         ]

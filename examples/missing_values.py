@@ -35,9 +35,10 @@ Datasets (``--data``, by default ``../shared/data`` beside the repository; see i
   once, and every strategy and fold sees the same data. This shows what happens as missingness grows.
 
 Protocol: stratified 5-fold cross-validation repeated twice (``RepeatedStratifiedKFold``,
-``random_state=--seed``; ``--folds`` and ``--repeats`` change that). In each fold, the features are first standardised with the training fold's
-mean and standard deviation, computed on the observed values. This matters only for QDA's
-``reg_param``, which shrinks towards the identity matrix. Then the strategy is applied. The table reports
+``random_state=--seed``; ``--folds`` and ``--repeats`` change that). In each fold, the features are
+first standardised with the training fold's mean and standard deviation, computed on the observed
+values. This matters only for QDA's ``reg_param``, which shrinks towards the identity matrix. Then the
+strategy is applied. The table reports
 the mean ± standard deviation over the folds of the accuracy and of the log-loss (lower is better). The
 best strategy for each metric is marked with ``*``. When a model cannot be fitted in some folds, for
 example because too few complete rows remain for a non-singular covariance, the cell reports the number
@@ -298,7 +299,8 @@ def _fmt(values, n_folds, best):
 
 def format_table(results, n_folds) -> str:
     """One markdown table: a row per (dataset, model), accuracy and log-loss per strategy."""
-    head = ["dataset", "model"] + [f"accuracy: {s}" for s in STRATEGIES] + [f"log-loss: {s}" for s in STRATEGIES]
+    head = (["dataset", "model"] + [f"accuracy: {s}" for s in STRATEGIES]
+            + [f"log-loss: {s}" for s in STRATEGIES])
     lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (2 * len(STRATEGIES))]
     for ds_name, cells in results.items():
         models = list(dict.fromkeys(m for m, _ in cells))
@@ -335,7 +337,8 @@ def parse_args(argv=None):
                    help=f"the shared data directory (default: {DEFAULT_DATA})")
     p.add_argument("--datasets", default=",".join(DATASETS),
                    help=f"comma-separated subset of {', '.join(DATASETS)}")
-    p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated subset of {', '.join(MODELS)}")
+    p.add_argument("--models", default=",".join(MODELS),
+                   help=f"comma-separated subset of {', '.join(MODELS)}")
     p.add_argument("--mcar", default="0.2,0.4",
                    help="extra MCAR fractions for Pima, comma-separated; '' for none (default: 0.2,0.4)")
     p.add_argument("--folds", type=int, default=5)
@@ -394,7 +397,7 @@ def run(argv=None, out=None):
     for ds in datasets:
         print(ds.describe(), file=out)
         results[ds.name] = evaluate(ds, args.models, args.folds, args.repeats, args.seed)
-    print("", file=out)
+    print(file=out)
     print(format_table(results, n_folds), file=out)
     notes = format_notes(results)
     if notes:

@@ -65,7 +65,7 @@ def test_missing_values_without_data(tmp_path):
     absent = tmp_path / "no-such-dir"
     proc = subprocess.run(
         [sys.executable, str(EXAMPLE), "--quick", "--data", str(absent)],
-        capture_output=True, text=True, timeout=120,
+        check=False, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode != 0
     assert "not found" in proc.stderr and str(absent) in proc.stderr and "--data" in proc.stderr
