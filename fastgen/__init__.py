@@ -4,7 +4,7 @@ Each model learns P(x | y) and P(y) and decides by Bayes' rule. The public class
 scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
-from ._validation import DataConversionWarning, NotFittedError
+from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
 from .discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BernoulliNB",
     "ComplementNB",
+    "ConvergenceWarning",
     "DataConversionWarning",
     "GaussianNB",
     "LinearDiscriminantAnalysis",

@@ -1,41 +1,36 @@
 """Shared machinery of the Gaussian family: additive moment statistics, their combination, the
 marginal densities of full-covariance Gaussians on rows with missing values, and EM.
 
-Statistics are per class: a total weight, a mean and a sum of squared deviations from that mean
-(per feature for the diagonal models, a scatter matrix for the full ones). Two batches combine
-exactly by Chan, Golub and LeVeque's update, so ``fit`` on A and B together equals ``partial_fit``
-on A then B, and no sum of squares is ever formed about zero (no cancellation for data far from
-the origin).
+Statistics are per class: a total weight, a mean and sums of powers of deviations from that mean
+(per feature for the diagonal models; for the full ones the scatter matrix, and when Ledoit-Wolf
+shrinkage is wanted the third and fourth co-moments sum (x-m)_j^2 (x-m)_k and
+sum (x-m)_j^2 (x-m)_k^2). Two batches combine exactly by moving both to the combined mean and
+adding (Chan, Golub and LeVeque; Pebay for the higher orders), so ``fit`` on A and B together
+equals ``partial_fit`` on A then B, and no sum of powers is ever formed about zero (no
+cancellation for data far from the origin).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
-from scipy import linalg
 
 from ._base import group_by_class
 from ._core import _counts
+from ._validation import ConvergenceWarning
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
-    """Combine two sets of per-class moments (weight, mean, squared deviations).
-
-    Diagonal: all arrays (n_classes, n_features). Full: weights (n_classes,), means
-    (n_classes, n_features), m2 (n_classes, n_features, n_features) -- or (1, d, d) pooled over the
-    classes, to which every class's between-batch term is added.
-    """
+    """Combine two sets of diagonal moments (weight, mean, squared deviations), all
+    (n_classes, n_features)."""
     w = w_a + w_b
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(w > 0, w_b / np.where(w > 0, w, 1.0), 0.0)
     delta = mean_b - mean_a
-    if m2_a.ndim == mean_a.ndim:  # diagonal
-        return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
-    mean = mean_a + delta * frac[:, None]
-    between = np.einsum("c,ci,cj->cij", w_a * frac, delta, delta)
-    if m2_a.shape[0] == 1 and len(w) > 1:
-        between = between.sum(axis=0, keepdims=True)
-    return w, mean, m2_a + m2_b + between
+    return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
 
 
 def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
@@ -47,149 +42,220 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
     return weight, mean, m2
 
 
-def full_moments(X, y_idx, sample_weight, n_classes, pooled, n_threads, extra=None):
-    """(weight (C,), mean (C, d), scatter (G, d, d)) of a complete batch; G = 1 when pooled.
+def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, higher=False):
+    """Per-class statistics of a complete batch: ``(weight (C,), mean (C, d), scatter (C, d, d),
+    third, fourth)``; the co-moments third[c, j, k] = sum w (x-m)_j^2 (x-m)_k and fourth[c, j, k] =
+    sum w (x-m)_j^2 (x-m)_k^2 only when ``higher`` (else None).
 
-    ``extra`` (G, d, d), if given, is added to the scatter (EM's conditional covariances)."""
+    ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances)."""
     weight, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
     weight = weight[:, 0].copy()
     weighted = not np.all(sample_weight == 1.0)
     n_features = X.shape[1]
-    if pooled:
-        D = X - mean[y_idx]
-        scatter = (D.T @ (D * sample_weight[:, None]) if weighted else D.T @ D)[None]
-    else:
-        scatter = np.empty((n_classes, n_features, n_features))
-        order, class_ptr = group_by_class(y_idx, n_classes)
-        for c in range(n_classes):
-            rows = order[class_ptr[c]:class_ptr[c + 1]]
-            D = X[rows] - mean[c]
-            scatter[c] = D.T @ (D * sample_weight[rows, None]) if weighted else D.T @ D
+    shape = (n_classes, n_features, n_features)
+    scatter = np.empty(shape)
+    third, fourth = (np.empty(shape), np.empty(shape)) if higher else (None, None)
+    order, class_ptr = group_by_class(y_idx, n_classes)
+    for c in range(n_classes):
+        rows = order[class_ptr[c]:class_ptr[c + 1]]
+        D = X[rows] - mean[c]
+        WD = D * sample_weight[rows, None] if weighted else D
+        scatter[c] = D.T @ WD
+        if higher:
+            D2 = D * D
+            third[c] = D2.T @ WD
+            fourth[c] = D2.T @ (WD * D)
     if extra is not None:
         scatter += extra
-    return weight, mean, (scatter + scatter.transpose(0, 2, 1)) / 2
+    return weight, mean, (scatter + scatter.transpose(0, 2, 1)) / 2, third, fourth
 
 
-def missing_patterns(mask):
-    """Group rows by missingness pattern: (order, ptr); the rows of pattern p are
-    ``order[ptr[p]:ptr[p + 1]]`` and share ``mask[order[ptr[p]]]``."""
-    packed = np.packbits(mask, axis=1)
-    keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
-    _, inverse = np.unique(keys, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    return group_by_class(inverse, int(inverse.max()) + 1 if len(inverse) else 0)
+def _shift(weight, mean, scatter, third, fourth, new_mean):
+    """The same statistics about ``new_mean`` instead of ``mean`` (x - new = a - delta)."""
+    delta = new_mean - mean
+    dd = np.einsum("ci,cj->cij", delta, delta)
+    w = weight[:, None, None]
+    moved = scatter + w * dd
+    if third is None:
+        return moved, None, None
+    diag = np.diagonal(scatter, axis1=1, axis2=2)
+    d2 = delta * delta
+    t_delta = third * delta[:, None, :]
+    moved_fourth = (fourth - 2 * t_delta - 2 * t_delta.transpose(0, 2, 1)
+                    + np.einsum("ci,cj->cij", diag, d2) + np.einsum("ci,cj->cij", d2, diag)
+                    + 4 * dd * scatter + w * np.einsum("ci,cj->cij", d2, d2))
+    moved_third = (third - np.einsum("ci,cj->cij", diag, delta) - 2 * delta[:, :, None] * scatter
+                   - w * np.einsum("ci,cj->cij", d2, delta))
+    return moved, moved_third, moved_fourth
 
 
-def _factor(cov, obs):
-    """Cholesky factor (lower) of the observed sub-covariance and its log-determinant."""
-    L = np.linalg.cholesky(cov[np.ix_(obs, obs)])
-    return L, 2.0 * np.log(np.diag(L)).sum()
+def combine_full(a, b):
+    """Combine two tuples of per-class full statistics (see ``full_moments``)."""
+    weight = a[0] + b[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(weight > 0, b[0] / np.where(weight > 0, weight, 1.0), 0.0)
+    mean = a[1] + (b[1] - a[1]) * frac[:, None]
+    higher = a[3] is not None and b[3] is not None
+    parts = [_shift(*(stats[:3] + ((stats[3], stats[4]) if higher else (None, None))), mean)
+             for stats in (a, b)]
+    scatter = parts[0][0] + parts[1][0]
+    if not higher:
+        return weight, mean, scatter, None, None
+    return weight, mean, scatter, parts[0][1] + parts[1][1], parts[0][2] + parts[1][2]
 
 
-def full_jll_missing(X, means, whitening, logdets, block, log_prior, row_block=4096):
+def ledoit_wolf(weight, scatter, fourth):
+    """scikit-learn's "auto" shrunk covariance of one class from its statistics: Ledoit-Wolf on
+    the standardised data (population scale, 1 for a constant feature), scaled back."""
+    n_features = scatter.shape[0]
+    scale = np.sqrt(np.diag(scatter) / weight)
+    scale[scale == 0] = 1.0
+    corr = scatter / weight / np.outer(scale, scale)
+    if n_features == 1:
+        return corr * np.outer(scale, scale)
+    sq = scale * scale
+    beta_ = (fourth / np.outer(sq, sq)).sum()
+    delta_ = (corr * corr).sum()
+    trace = np.trace(corr)
+    mu = trace / n_features
+    beta = (beta_ / weight - delta_) / (n_features * weight)
+    delta = (delta_ - 2.0 * mu * trace + n_features * mu ** 2) / n_features
+    beta = min(beta, delta)
+    shrinkage = 0.0 if beta == 0 else beta / delta
+    shrunk = (1.0 - shrinkage) * corr
+    shrunk.flat[::n_features + 1] += shrinkage * mu
+    return shrunk * np.outer(scale, scale)
+
+
+def _missing_terms(D, missing, W, conditional=False):
+    """For rows that miss the features ``missing`` (rows, m) -- deviations D (rows, d) set to 0
+    there -- and a Gaussian of precision P = W W^T: the Mahalanobis distance of the observed part,
+    d^T P d - u_m^T P_mm^-1 u_m with u = P d (Schur complement), and log det P_mm. With
+    ``conditional``, also what EM needs: P_mm^-1 u_m (the conditional mean of the missing block
+    is mu_m minus it) and P_mm^-1 (its conditional covariance)."""
+    Z = D @ W
+    q = np.einsum("ij,ij->i", Z, Z)
+    if missing.shape[1] == 0:
+        return q, 0.0, None, None
+    Wm = W[missing]                                          # (rows, m, d)
+    u = np.einsum("rmd,rd->rm", Wm, Z)
+    L = np.linalg.cholesky(Wm @ Wm.transpose(0, 2, 1))      # P_mm = L L^T
+    logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+    if not conditional:
+        v = np.linalg.solve(L, u[:, :, None])[:, :, 0]
+        return q - np.einsum("rm,rm->r", v, v), logdet, None, None
+    L_inv = np.linalg.inv(L)
+    v = np.einsum("rij,rj->ri", L_inv, u)
+    q -= np.einsum("rm,rm->r", v, v)
+    return q, logdet, np.einsum("rji,rj->ri", L_inv, v), L_inv.transpose(0, 2, 1) @ L_inv
+
+
+def _batches(mask):
+    """Rows grouped by their number of missing features, in blocks: (rows, missing (rows, m))."""
+    n_missing = mask.sum(axis=1)
+    for m in np.unique(n_missing):
+        rows_m = np.flatnonzero(n_missing == m)
+        for start in range(0, len(rows_m), ROW_BLOCK):
+            rows = rows_m[start:start + ROW_BLOCK]
+            yield rows, np.nonzero(mask[rows])[1].reshape(len(rows), m)
+
+
+def whitening(covs):
+    """W_g = L_g^-T for cov_g = L_g L_g^T, and log det cov_g (Cholesky keeps the small
+    eigen-directions accurate); ``||(x - m) W||^2`` is the Mahalanobis distance."""
+    n_groups, n_features = covs.shape[:2]
+    W = np.empty((n_features, n_groups * n_features))
+    logdets = np.empty(n_groups)
+    eye = np.eye(n_features)
+    for g, cov in enumerate(covs):
+        L = np.linalg.cholesky(cov)
+        W[:, g * n_features:(g + 1) * n_features] = np.linalg.solve(L, eye).T
+        logdets[g] = 2.0 * np.log(np.diag(L)).sum()
+    return W, logdets
+
+
+def full_jll_missing(X, means, W, logdets, block, log_prior):
     """Joint log-likelihoods of rows with missing values under full-covariance Gaussians.
 
-    X (m, d) with NaN for missing; class c has mean ``means[c]`` and covariance
-    ``S_g = (W_g W_g^T)^-1`` with ``W_g = whitening[:, g*d:(g+1)*d]`` and ``log det S_g =
-    logdets[g]``, g = ``block[c]``. A row's density is the Gaussian of its observed sub-vector
-    o (missing block m), computed from the precision P = W W^T without factoring S_oo:
-    ``(x_o - mu_o)^T S_oo^-1 (x_o - mu_o) = d^T P d - u_m^T P_mm^-1 u_m`` with d the deviation
-    with zeros at the missing features and u = P d, and ``log det S_oo = log det S +
-    log det P_mm`` (Schur complements). Rows are processed in batches of equal missing count,
-    so the only factorisations are of the small m x m blocks, batched. A row with nothing
-    observed gets the log prior.
+    X (m, d) with NaN for missing; class c has mean ``means[c]`` and covariance ``S_g`` with
+    whitening ``W[:, g*d:(g+1)*d]`` and ``log det S_g = logdets[g]``, g = ``block[c]``. A row's
+    density is the Gaussian of its observed sub-vector o, computed from the precision without
+    factoring S_oo (``_missing_terms``; ``log det S_oo = log det S + log det P_mm``), batched
+    over rows with the same number of missing features. A row with nothing observed gets the
+    log prior.
     """
     mask = np.isnan(X)
     X0 = np.where(mask, 0.0, X)
     n_features = X.shape[1]
-    n_missing = mask.sum(axis=1)
     out = np.empty((X.shape[0], means.shape[0]))
-    out[n_missing == n_features] = log_prior
-    for m in np.unique(n_missing):
+    for rows, missing in _batches(mask):
+        m = missing.shape[1]
         if m == n_features:
+            out[rows] = log_prior
             continue
-        rows_m = np.flatnonzero(n_missing == m)
-        for start in range(0, len(rows_m), row_block):
-            rows = rows_m[start:start + row_block]
-            missing = np.nonzero(mask[rows])[1].reshape(len(rows), m)
-            observed_mask = ~mask[rows]
-            for c in range(means.shape[0]):
-                g = block[c]
-                W = whitening[:, g * n_features:(g + 1) * n_features]
-                D = (X0[rows] - means[c]) * observed_mask
-                Z = D @ W
-                q = np.einsum("ij,ij->i", Z, Z)
-                logdet = np.full(len(rows), logdets[g])
-                if m:
-                    Wm = W[missing]                                   # (rows, m, d)
-                    u = np.einsum("rmd,rd->rm", Wm, Z)                # (P d)_m
-                    L = np.linalg.cholesky(Wm @ Wm.transpose(0, 2, 1))  # P_mm = L L^T
-                    v = np.linalg.solve(L, u[:, :, None])[:, :, 0]
-                    q -= np.einsum("rm,rm->r", v, v)
-                    logdet += 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-                out[rows, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdet + q)
+        observed = ~mask[rows]
+        for c, g in enumerate(block):
+            D = (X0[rows] - means[c]) * observed
+            q, logdet, _, _ = _missing_terms(D, missing, W[:, g * n_features:(g + 1) * n_features])
+            out[rows, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdets[g]
+                                                 + logdet + q)
     return out
 
 
-def em_full(X, y_idx, sample_weight, n_classes, pooled, regularise, base, max_iter, tol,
-            n_threads):
+def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol, n_threads,
+            higher=False):
     """Expected statistics of a batch with missing values, by EM under missing-at-random.
 
     The E-step replaces each row's missing block by its conditional mean given the observed
-    block, ``mu_m + S_mo S_oo^-1 (x_o - mu_o)``, and adds its conditional covariance
-    ``S_mm - S_mo S_oo^-1 S_om`` to the scatter; the M-step recomputes means and covariances from
-    those statistics combined with ``base`` (the statistics of earlier batches, or None).
-    ``regularise(cov)`` gives the covariances that condition (the model's shrinkage or
-    reg_param). Stops when no mean or covariance entry moves by more than ``tol`` relative to
-    the largest one. Returns ((weight, mean, scatter) of the batch, n_iter).
+    block and adds its conditional covariance to the scatter (both from the precision matrix,
+    ``_missing_terms``); the M-step recomputes the statistics from the completed rows, combined
+    with ``base`` (the statistics of earlier batches, or None). ``covariances(stats)`` returns
+    the model's (regularised) covariances (G, d, d) and the group of each class. Stops when no
+    mean or covariance entry moves by more than ``tol`` relative to the largest one; warns
+    (ConvergenceWarning) if ``max_iter`` is reached first. Returns (batch statistics, n_iter).
     """
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
-    sub_y = y_idx[incomplete]
-    sub_w = sample_weight[incomplete]
-    order, ptr = missing_patterns(mask[incomplete])
     n_features = X.shape[1]
-    n_groups = 1 if pooled else n_classes
-    block = np.zeros(n_classes, dtype=np.intp) if pooled else np.arange(n_classes)
-
     # start from the observed per-class means and variances (no correlations)
     weight, mean, m2 = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
-    if pooled:
-        weight, m2 = weight.sum(axis=0, keepdims=True), m2.sum(axis=0, keepdims=True)
     var = np.where(weight > 0, m2 / np.where(weight > 0, weight, 1.0), 1.0)
-    covs = regularise(var[:, :, None] * np.eye(n_features))
+    start = (weight[:, 0], mean, var[:, :, None] * np.eye(n_features), None, None)
+    covs, block = covariances(start if base is None else combine_full(base, start))
     Xhat = X.astype(np.float64)
-    previous = (mean, covs)
-    n_iter = 0
+    X0 = np.where(mask, 0.0, Xhat)
+    flat = np.arange(n_features * n_features).reshape(n_features, n_features)
     for n_iter in range(1, max_iter + 1):
-        extra = np.zeros((n_groups, n_features, n_features))
-        for p in range(len(ptr) - 1):
-            rows_p = order[ptr[p]:ptr[p + 1]]
-            obs = ~mask[incomplete[rows_p[0]]]
-            mis = ~obs
-            for c in np.unique(sub_y[rows_p]):
-                rows = rows_p[sub_y[rows_p] == c]
-                cov = covs[block[c]]
-                cond_cov = cov[np.ix_(mis, mis)]
-                if obs.any():
-                    L, _ = _factor(cov, obs)
-                    diff = X[np.ix_(incomplete[rows], obs)] - mean[c, obs]
-                    K = linalg.cho_solve((L, True), cov[np.ix_(obs, mis)]).T  # S_mo S_oo^-1
-                    Xhat[np.ix_(incomplete[rows], mis)] = mean[c, mis] + diff @ K.T
-                    cond_cov = cond_cov - K @ cov[np.ix_(obs, mis)]
-                else:
-                    Xhat[np.ix_(incomplete[rows], mis)] = mean[c, mis]
-                extra[block[c]][np.ix_(mis, mis)] += sub_w[rows].sum() * cond_cov
-        stats = full_moments(Xhat, y_idx, sample_weight, n_classes, pooled, n_threads, extra)
-        weight, mean, scatter = stats if base is None else combine_moments(*base, *stats)
-        totals = np.array([weight.sum()]) if pooled else weight
-        covs = regularise(scatter / np.maximum(totals, np.finfo(float).tiny)[:, None, None])
+        W, _ = whitening(covs)
+        extra = np.zeros((n_classes, n_features * n_features))
+        for batch_rows, missing in _batches(mask[incomplete]):
+            rows_all = incomplete[batch_rows]
+            for c in np.unique(y_idx[rows_all]):
+                own = y_idx[rows_all] == c
+                rows, miss = rows_all[own], missing[own]
+                g = block[c]
+                D = (X0[rows] - mean[c]) * ~mask[rows]
+                _, _, shift, cond_cov = _missing_terms(
+                    D, miss, W[:, g * n_features:(g + 1) * n_features], conditional=True)
+                Xhat[rows[:, None], miss] = mean[c][miss] - shift
+                index = flat[miss[:, :, None], miss[:, None, :]]
+                extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
+                                        weights=(sample_weight[rows, None, None]
+                                                 * cond_cov).ravel())
+        stats = full_moments(Xhat, y_idx, sample_weight, n_classes, n_threads,
+                             extra.reshape(n_classes, n_features, n_features), higher)
+        combined = stats if base is None else combine_full(base, stats)
+        previous = (mean, covs)
+        mean = combined[1]
+        covs, block = covariances(combined)
         change = max(np.abs(mean - previous[0]).max() / max(np.abs(mean).max(), 1e-300),
                      np.abs(covs - previous[1]).max() / max(np.abs(covs).max(), 1e-300))
         if change <= tol:
-            break
-        previous = (mean, covs)
-    return stats, n_iter
+            return stats, n_iter
+    warnings.warn(f"EM did not converge in max_iter={max_iter} iterations (relative change "
+                  f"{change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
+                  stacklevel=4)
+    return stats, max_iter
 
 
 def rank_deficient(eigenvalues):

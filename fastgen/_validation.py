@@ -26,6 +26,11 @@ class DataConversionWarning(UserWarning):
     """Warning raised when input is implicitly converted (same name as scikit-learn's)."""
 
 
+class ConvergenceWarning(UserWarning):
+    """Warning raised when an iterative fit (EM) stops before converging (same name as
+    scikit-learn's)."""
+
+
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 

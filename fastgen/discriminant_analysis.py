@@ -18,12 +18,15 @@ from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors
 from ._core import jll as _jll
 from ._gaussian import (
     LOG_2PI,
+    combine_full,
     combine_moments,
     diagonal_moments,
     em_full,
     full_jll_missing,
     full_moments,
+    ledoit_wolf,
     rank_deficient,
+    whitening,
 )
 from ._validation import check_is_fitted, check_sample_weight
 
@@ -38,7 +41,6 @@ class _BaseDiscriminant(BaseClassifier):
 
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False}
     _poor_score = False
-    _pooled = True
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_scoring")
@@ -57,11 +59,19 @@ class _BaseDiscriminant(BaseClassifier):
         self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._mean = np.zeros((n_classes, n_features))
         if self._is_full():
-            groups = 1 if self._pooled else n_classes
-            self._scatter = np.zeros((groups, n_features, n_features))
+            shape = (n_classes, n_features, n_features)
+            self._scatter = np.zeros(shape)
+            # third and fourth co-moments, kept only for Ledoit-Wolf shrinkage
+            self._third = self._fourth = np.zeros(shape) if self._wants_higher() else None
         else:
             self.observed_count_ = np.zeros((n_classes, n_features))
             self._m2 = np.zeros((n_classes, n_features))
+
+    def _wants_higher(self):
+        return False
+
+    def _full_stats(self):
+        return self.class_count_, self._mean, self._scatter, self._third, self._fourth
 
     def _check_classes(self, n_classes):
         if n_classes < 2:
@@ -83,18 +93,18 @@ class _BaseDiscriminant(BaseClassifier):
             self.observed_count_, self._mean, self._m2 = combine_moments(
                 self.observed_count_, self._mean, self._m2, *batch)
         else:
+            base = self._full_stats() if self.class_count_.any() else None
+            higher = self._third is not None
             if has_nan:
-                base = None
-                if self.class_count_.any():
-                    base = (self.class_count_, self._mean, self._scatter)
                 batch, self.n_iter_ = em_full(
-                    X, y_idx, sample_weight, n_classes, self._pooled,
-                    self._regularise, base, self.max_iter, self.tol,
-                    n_threads)
+                    X, y_idx, sample_weight, n_classes,
+                    lambda stats: self._covariances(stats, checked[-1]), base, self.max_iter,
+                    self.tol, n_threads, higher)
             else:
-                batch = full_moments(X, y_idx, sample_weight, n_classes, self._pooled, n_threads)
-            _, self._mean, self._scatter = combine_moments(self.class_count_, self._mean,
-                                                           self._scatter, *batch)
+                batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
+                                     higher=higher)
+            stats = batch if base is None else combine_full(base, batch)
+            _, self._mean, self._scatter, self._third, self._fourth = stats
         self.class_count_ = self.class_count_ + class_count
         self._derive(*checked)
 
@@ -105,18 +115,10 @@ class _BaseDiscriminant(BaseClassifier):
 
     # ---------------------------------------------------------------- scoring
     def _publish_full(self, covs, block, log_prior):
-        """Whitening of each covariance for the block-wise scorer: W = L^-T with cov = L L^T
-        (Cholesky keeps the small eigen-directions accurate), so ||(x - m) W||^2 is the
-        Mahalanobis distance."""
+        """Whitening of each covariance for the block-wise scorer and the missing-value path."""
         n_features = covs.shape[1]
         shift = self._shift()
-        W = np.empty((n_features, covs.shape[0] * n_features))
-        logdets = np.empty(covs.shape[0])
-        for g, cov in enumerate(covs):
-            L = np.linalg.cholesky(cov)
-            W[:, g * n_features:(g + 1) * n_features] = linalg.solve_triangular(
-                L, np.eye(n_features), lower=True).T
-            logdets[g] = 2.0 * np.log(np.diag(L)).sum()
+        W, logdets = whitening(covs)
         offset = np.empty((len(block), n_features))
         for c, g in enumerate(block):
             offset[c] = (self._mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
@@ -137,7 +139,7 @@ class _BaseDiscriminant(BaseClassifier):
             A, S, B, bias = scoring[1]
             failed = _jll.jll_diag_dense(X, A, S, B, bias, 0, kind, out, n_threads)
         else:
-            failed = self._score_full(X, kind, out, n_threads)
+            failed = self._score_full(X, kind, out)
             if has_nan:
                 rows = np.flatnonzero(np.isnan(X).any(axis=1))
                 jll = full_jll_missing(X[rows], self._mean, *scoring[2])
@@ -146,8 +148,12 @@ class _BaseDiscriminant(BaseClassifier):
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
-    def _score_full(self, X, kind, out, n_threads):
-        """Complete rows: whitened by BLAS products in blocks of rows, then finished in C."""
+    def _score_full(self, X, kind, out):
+        """Complete rows: whitened by BLAS products in blocks of rows, then finished in C.
+
+        The finishing pass runs on one thread: alternating a threaded BLAS product and an OpenMP
+        region block after block puts both thread pools, spinning, on the same cores (measured
+        6-7x slower on two cores). The products take most of the time and use BLAS's threads."""
         shift, W, offset, block, const = self._scoring[1]
         n_rows = min(ROW_BLOCK, X.shape[0])
         centred = np.empty((n_rows, X.shape[1]))
@@ -159,7 +165,7 @@ class _BaseDiscriminant(BaseClassifier):
             np.subtract(X[start:stop], shift, out=centred[:m])
             np.matmul(centred[:m], W, out=Z[:m])
             failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop],
-                                            n_threads)
+                                            1)
         return failed
 
 
@@ -174,9 +180,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         with priors: nearest class mean in Euclidean distance, shifted by the log prior).
     priors : array-like of shape (n_classes,), default=None
         Class prior probabilities; if None, the (weighted) class frequencies.
-    shrinkage : None or float in [0, 1], default=None
+    shrinkage : None, float in [0, 1] or "auto", default=None
         Shrinkage of the full or diagonal covariance towards ``trace / d`` times the identity:
-        ``(1 - s) S + s tr(S)/d I``.
+        ``(1 - s) S + s tr(S)/d I``. "auto" (full only) shrinks each class's covariance by the
+        Ledoit-Wolf lemma on its standardised data before pooling, as scikit-learn's lsqr and
+        eigen solvers do; the model then also keeps third and fourth co-moments per class, so
+        that ``partial_fit`` stays exact.
     n_components : int, default=None
         Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``).
     max_iter : int, default=100
@@ -276,12 +285,19 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                              f"{self.covariance!r} after fitting; call fit to start again.")
         shrinkage = self.shrinkage
         if isinstance(shrinkage, str):
-            raise ValueError(f"shrinkage must be None or a float in [0, 1], got {shrinkage!r} "
-                             "(Ledoit-Wolf 'auto' is not implemented yet: choose a float by "
-                             "cross-validation).")
-        elif shrinkage is not None and (not isinstance(shrinkage, numbers.Real)
+            if shrinkage != "auto":
+                raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
+                                 f"{shrinkage!r}.")
+            if self.covariance != "full":
+                raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
+            if self.__sklearn_is_fitted__() and getattr(self, "_third", None) is None:
+                raise ValueError("shrinkage='auto' needs statistics that this model did not "
+                                 "keep (it was fitted without 'auto'); call fit to start again.")
+        elif shrinkage is not None and (isinstance(shrinkage, bool)
+                                        or not isinstance(shrinkage, numbers.Real)
                                         or not 0 <= shrinkage <= 1):
-            raise ValueError(f"shrinkage must be None or a float in [0, 1], got {shrinkage!r}.")
+            raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
+                             f"{shrinkage!r}.")
         self._check_classes(n_classes)
         n_components = self.n_components
         if n_components is not None and (not isinstance(n_components, numbers.Integral)
@@ -290,29 +306,48 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)"
                              f" = {min(n_classes - 1, X.shape[1])}; got {n_components!r}.")
         self._check_iteration_params()
-        self._check_classes(n_classes)
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
         return check_sample_weight(sample_weight, X.shape[0]), priors
 
-    def _shrink(self, cov):
-        s = self.shrinkage
-        if s is None:
-            return cov
-        mu = np.trace(cov, axis1=-2, axis2=-1)[..., None, None] / cov.shape[-1]
-        return (1 - s) * cov + s * mu * np.eye(cov.shape[-1])
+    def _wants_higher(self):
+        return self.shrinkage == "auto"
 
-    def _regularise(self, cov):
-        return self._shrink(cov)
+    def _covariances(self, stats, priors):
+        """The shared covariance (1, d, d) of statistics, shrunk; every class uses it.
+
+        Pooled by class weight (maximum likelihood). With "auto", each class's covariance is
+        shrunk by Ledoit-Wolf on its standardised data first, as scikit-learn's lsqr solver does.
+        """
+        weight, _, scatter, _, fourth = stats
+        total = weight.sum()
+        if self.shrinkage == "auto":
+            cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
+                      for c, w in enumerate(weight) if w > 0)
+        else:
+            cov = scatter.sum(axis=0) / total
+            s = self.shrinkage
+            if s is not None:
+                cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+        self._check_rank(cov)
+        return cov[None], np.zeros(len(weight), dtype=np.intp)
+
+    @staticmethod
+    def _check_rank(cov):
+        if rank_deficient(np.linalg.eigvalsh(cov)):
+            raise ValueError(
+                "The shared covariance is singular (rank-deficient: more features than the data "
+                "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
+                "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
+            )
 
     def _derive(self, priors):
         n_classes, n_features = self._mean.shape
-        total = self.class_count_.sum()
         self.priors_ = self._priors(priors)
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.priors_)
         kind = self._fitted_covariance
         if kind == "full":
-            cov = self._shrink(self._scatter[0] / total)
+            cov = self._covariances(self._full_stats(), priors)[0][0]
             means = self._mean
         else:
             n = self.observed_count_
@@ -324,15 +359,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             elif self.shrinkage is not None:
                 pooled = (1 - self.shrinkage) * pooled + self.shrinkage * pooled.mean()
             cov = np.diag(pooled)
+            self._check_rank(cov)
             overall = (n * self._mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
             means = np.where(n > 0, self._mean, overall)
-        values = np.linalg.eigvalsh(cov)
-        if rank_deficient(values):
-            raise ValueError(
-                "The shared covariance is singular (rank-deficient: more features than the data "
-                "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
-                "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
-            )
         self.covariance_ = cov
         self.means_ = means
         self.xbar_ = self.priors_ @ means
@@ -501,7 +530,6 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     array([0, 1])
     """
 
-    _pooled = False
 
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
                  max_iter: int = 100, tol: float = 1e-6, n_threads: int | None = None):
@@ -520,29 +548,32 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
         return check_sample_weight(sample_weight, X.shape[0]), priors
 
-    def _regularise(self, cov):
+    def _covariances(self, stats, priors):
+        """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param."""
+        weight, _, scatter, _, _ = stats
+        n_classes, n_features = scatter.shape[:2]
+        covs = np.empty_like(scatter)
         r = self.reg_param
-        return (1 - r) * cov + r * np.eye(cov.shape[-1]) if r else cov
-
-    def _derive(self, priors):
-        n_classes, n_features = self._mean.shape
-        self.priors_ = self._priors(priors)
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(self.priors_)
-        seen = self.class_count_ > 0
-        covs = np.empty((n_classes, n_features, n_features))
         for c in range(n_classes):
-            if not seen[c]:  # announced in partial_fit's classes, no data yet: prior 0
+            if not weight[c] > 0:  # announced in partial_fit's classes, no data yet: prior 0
                 covs[c] = np.eye(n_features)
                 continue
-            covs[c] = self._regularise(self._scatter[c] / self.class_count_[c])
+            covs[c] = scatter[c] / weight[c]
+            if r:
+                covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
             if rank_deficient(np.linalg.eigvalsh(covs[c])):
                 raise ValueError(
                     f"The covariance of class {self.classes_[c]!r} is singular (rank-deficient: "
-                    f"{self.class_count_[c]:g} samples for {n_features} features, or collinear "
-                    "features); its density is undefined. Set reg_param > 0 (for example 0.01)."
+                    f"{weight[c]:g} samples for {n_features} features, or collinear features); "
+                    "its density is undefined. Set reg_param > 0 (for example 0.01)."
                 )
+        return covs, np.arange(n_classes, dtype=np.intp)
+
+    def _derive(self, priors):
+        self.priors_ = self._priors(priors)
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.priors_)
+        covs, block = self._covariances(self._full_stats(), priors)
         self.covariance_ = covs
         self.means_ = self._mean
-        block = np.arange(n_classes, dtype=np.intp)
         self._scoring = self._publish_full(covs, block, log_prior)

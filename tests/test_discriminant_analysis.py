@@ -10,6 +10,7 @@ complete-data fit and with a plain-EM maximum-likelihood oracle.
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -84,7 +85,7 @@ def hetero3():
 # LDA: parity with scikit-learn (complete data, default priors)
 
 
-@pytest.mark.parametrize("shrinkage", [None, 0.3], ids=["none", "0.3"])
+@pytest.mark.parametrize("shrinkage", [None, 0.3, "auto"], ids=["none", "0.3", "auto"])
 @pytest.mark.parametrize("n_classes", [2, 3, 4])
 def test_lda_parity_sklearn_lsqr(n_classes, shrinkage, global_random_seed):
     X, y = blobs(300, 5, k=n_classes, seed=global_random_seed, sep=1.2, shared=True,
@@ -224,7 +225,7 @@ def test_lda_nan_column_equals_column_dropped(shared3):
                             rtol=1e-9, atol=1e-12 * scale, err_msg=(kind, m))
 
 
-@pytest.mark.parametrize("shrinkage", [0.5, 1.0])
+@pytest.mark.parametrize("shrinkage", [0.5, 1.0, "auto"])
 def test_lda_rank_deficient_needs_shrinkage(shrinkage):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((6, 10))
@@ -248,10 +249,19 @@ def test_n_iter_is_one_without_missing_values(Model, params, hetero3):
     assert Model(**params).fit(X, y).n_iter_ == 1
 
 
-def test_lda_auto_shrinkage_is_a_clear_error():
-    X = np.random.default_rng(0).standard_normal((20, 3))
-    with pytest.raises(ValueError, match="not implemented"):
-        LDA(shrinkage="auto").fit(X, np.arange(20) % 2)
+def test_lda_auto_shrinkage_needs_its_statistics():
+    """'auto' keeps third and fourth co-moments; switching to it after a fit without them, or
+    asking for it with a diagonal covariance, is a clear error."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 3)), np.arange(20) % 2
+    est = LDA().fit(X, y)
+    est.set_params(shrinkage="auto")
+    with pytest.raises(ValueError, match="call fit"):
+        est.partial_fit(X, y)
+    with pytest.raises(ValueError, match="needs covariance='full'"):
+        LDA("diagonal", shrinkage="auto").fit(X, y)
+    auto = LDA(shrinkage="auto").fit(X, y)
+    assert auto._third is not None and auto._fourth is not None
 
 
 def em_problem(n, shared, seed=7):
@@ -309,9 +319,9 @@ def test_lda_nan_fit_non_full_uses_observed_values(kind, shared3):
 # LDA / QDA: incremental fitting
 
 
-@pytest.mark.parametrize("params", [{}, {"shrinkage": 0.3},
+@pytest.mark.parametrize("params", [{}, {"shrinkage": 0.3}, {"shrinkage": "auto"},
                                     {"covariance": "diagonal"}, {"covariance": "spherical"}],
-                         ids=["full", "shrink0.3", "diagonal", "spherical"])
+                         ids=["full", "shrink0.3", "auto", "diagonal", "spherical"])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 def test_lda_partial_fit_batches_equal_fit(params, weighted, shared3):
     X, y, Xt, _ = shared3
@@ -490,3 +500,16 @@ def test_float32_outputs_and_pickle(Model, hetero3):
     assert_array_equal(clone.predict(X32), est.predict(X32))
     params = est.get_params()
     assert "priors" in params and "n_threads" in params
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA])
+def test_em_warns_when_max_iter_is_reached(Model):
+    """EM that stops at max_iter says so (ConvergenceWarning), as scikit-learn's iterative
+    estimators do; with enough iterations it is silent."""
+    X, Xh, y = em_problem(600, shared=Model is LDA)
+    with pytest.warns(fastgen.ConvergenceWarning, match="max_iter=2"):
+        est = Model(max_iter=2).fit(Xh, y)
+    assert est.n_iter_ == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fastgen.ConvergenceWarning)
+        assert Model(max_iter=500).fit(Xh, y).n_iter_ < 500
