@@ -17,9 +17,11 @@ import numpy as np
 
 from ._base import group_by_class
 from ._core import _counts
+from ._core import jll as _jll
 from ._validation import ConvergenceWarning
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+DIAG_GAUSSIAN, DIAG_POISSON = 0, 1  # model kinds of the diagonal kernel (_jll_gaussian.pxi)
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 
@@ -40,6 +42,33 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
     _counts.moments_dense(X, np.asarray(y_idx, dtype=np.intp), sample_weight, weight, mean, m2,
                           n_threads)
     return weight, mean, m2
+
+
+def diagonal_tables(model, A, S, B, log_prior):
+    """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S,
+    the row C a missing feature subtracts, the fill value of missing features, the class bias.
+
+    Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2; the fill is the mean over classes,
+    near every class mean, so subtracting its term loses nothing to cancellation. Poisson:
+    A = log lambda, B = -lambda; the fill is 0, whose term is 0.
+    """
+    A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
+    if model == DIAG_GAUSSIAN:
+        fill = A.mean(axis=1)
+        C = B + S * (fill[:, None] - A) ** 2
+    else:
+        fill = np.zeros(A.shape[0])
+        C = B
+    with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
+        bias = np.ascontiguousarray(log_prior + B.sum(axis=0), dtype=np.float64)
+    return A, S, np.ascontiguousarray(C), fill, bias, model
+
+
+def score_diagonal(tables, X, kind, out, n_threads):
+    """Run the diagonal kernel with ``diagonal_tables``' output."""
+    A, S, C, fill, bias, model = tables
+    if _jll.jll_diag_dense(X, A, S, C, fill, bias, model, kind, out, n_threads):
+        raise MemoryError("could not allocate the scoring kernel's row buffers")
 
 
 def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, higher=False):

@@ -17,15 +17,18 @@ from scipy import linalg
 from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors
 from ._core import jll as _jll
 from ._gaussian import (
+    DIAG_GAUSSIAN,
     LOG_2PI,
     combine_full,
     combine_moments,
     diagonal_moments,
+    diagonal_tables,
     em_full,
     full_jll_missing,
     full_moments,
     ledoit_wolf,
     rank_deficient,
+    score_diagonal,
     whitening,
 )
 from ._validation import check_is_fitted, check_sample_weight
@@ -136,8 +139,8 @@ class _BaseDiscriminant(BaseClassifier):
         scoring = self._scoring
         n_threads = self._n_threads_for(X.size * len(self.classes_))
         if scoring[0] == "diagonal":
-            A, S, B, bias = scoring[1]
-            failed = _jll.jll_diag_dense(X, A, S, B, bias, 0, kind, out, n_threads)
+            score_diagonal(scoring[1], X, kind, out, n_threads)
+            failed = 0
         else:
             failed = self._score_full(X, kind, out)
             if has_nan:
@@ -384,11 +387,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             self._scoring = self._publish_full(cov[None], np.zeros(n_classes, np.intp), log_prior)
         else:
             var = np.broadcast_to(pooled, (n_classes, n_features))
-            A, S, B = (np.ascontiguousarray(t.T) for t in
-                       (means, -0.5 / var, -0.5 * (LOG_2PI + np.log(var))))
-            with np.errstate(invalid="ignore"):
-                bias = log_prior + B.sum(axis=0)
-            self._scoring = ("diagonal", (A, S, B, bias))
+            self._scoring = ("diagonal", diagonal_tables(
+                DIAG_GAUSSIAN, means, -0.5 / var, -0.5 * (LOG_2PI + np.log(var)), log_prior))
 
     def _score(self, X, kind, out, has_nan):
         if kind == OUT_JLL or self._scoring[0] != "full":

@@ -21,13 +21,18 @@ from scipy.special import gammaln
 from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class
 from ._core import _counts, _tables
 from ._core import jll as _jll
-from ._gaussian import LOG_2PI, combine_moments, diagonal_moments
+from ._gaussian import (
+    DIAG_GAUSSIAN,
+    DIAG_POISSON,
+    LOG_2PI,
+    combine_moments,
+    diagonal_moments,
+    diagonal_tables,
+    score_diagonal,
+)
 from ._validation import check_sample_weight, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
-
-# model kinds of the diagonal scoring kernel (_core/_jll_gaussian.pxi)
-DIAG_GAUSSIAN, DIAG_POISSON = 0, 1
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
@@ -703,17 +708,11 @@ class _BaseDiagonalNB(BaseClassifier):
                                  f"{expected}. Refit the model instead of editing fitted attributes.")
 
     def _publish(self, A, S, B, log_prior):
-        """Store the feature-major tables of the diagonal kernel in one reference."""
-        A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
-        with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
-            bias = np.ascontiguousarray(log_prior + B.sum(axis=0), dtype=np.float64)
-        self._tables = (A, S, B, bias)
+        """Store the diagonal kernel's tables (``diagonal_tables``) in one reference."""
+        self._tables = diagonal_tables(self._model, A, S, B, log_prior)
 
     def _score(self, X, kind, out, has_nan):
-        A, S, B, bias = self._tables
-        n_threads = self._n_threads_for(X.size * len(bias))
-        if _jll.jll_diag_dense(X, A, S, B, bias, self._model, kind, out, n_threads):
-            raise MemoryError("could not allocate the scoring kernel's row buffers")
+        score_diagonal(self._tables, X, kind, out, self._n_threads_for(X.size * out.shape[1]))
 
 
 class GaussianNB(_BaseDiagonalNB):
@@ -966,7 +965,7 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     def _score(self, X, kind, out, has_nan):
         if not sp.issparse(X):
             return super()._score(X, kind, out, has_nan)
-        A, _, _, bias = self._tables
+        bias = self._tables[4]
         table = self._sparse_table
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
         if _jll.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, False,

@@ -54,26 +54,64 @@ cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
 
 cdef extern from *:
     """
-    /* One pass over the values, vectorisable (64-bit flags match the width of a double compare):
-       flags bit 0 = some NaN, bit 1 = some +-inf, bit 2 = some negative. */
-    #define FASTGEN_SCAN(NAME, T, FLOATING)                                                     \
+    /* One pass over the values: flags bit 0 = some NaN, bit 1 = some +-inf, bit 2 = some
+       negative. On x86-64 (SSE2 is always there) comparisons produce lane masks that are OR-ed,
+       two vectors per step, and tested once at the end; elsewhere a scalar loop. Integers only
+       need their sign bits OR-ed. */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #define FASTGEN_SIMD_SCAN(NAME, T, V, LOAD, SET1, AND, OR, UNORD, EQ, LT, ZERO, MOVEMASK,     \
+                              LANES, ABSMASK, INF)                                                 \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                                 \
+        const V abs_mask = SET1(ABSMASK), inf = SET1(INF), zero = ZERO();                         \
+        V nan0 = zero, inf0 = zero, neg0 = zero, nan1 = zero, inf1 = zero, neg1 = zero;          \
+        Py_ssize_t k = 0;                                                                         \
+        for (; k + 2 * LANES <= n; k += 2 * LANES) {                                              \
+            V a = LOAD(x + k), b = LOAD(x + k + LANES);                                           \
+            nan0 = OR(nan0, UNORD(a, a)); nan1 = OR(nan1, UNORD(b, b));                           \
+            inf0 = OR(inf0, EQ(AND(a, abs_mask), inf)); inf1 = OR(inf1, EQ(AND(b, abs_mask), inf)); \
+            neg0 = OR(neg0, LT(a, zero)); neg1 = OR(neg1, LT(b, zero));                           \
+        }                                                                                         \
+        int flags = (MOVEMASK(OR(nan0, nan1)) != 0) | ((MOVEMASK(OR(inf0, inf1)) != 0) << 1)      \
+                  | ((MOVEMASK(OR(neg0, neg1)) != 0) << 2);                                       \
+        for (; k < n; k++) {                                                                      \
+            T v = x[k];                                                                           \
+            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2);          \
+        }                                                                                         \
+        return flags;                                                                             \
+    }
+    static inline __m128d fastgen_abs_mask_pd(double unused) {
+        return _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL)); }
+    static inline __m128 fastgen_abs_mask_ps(float unused) {
+        return _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)); }
+    #define FG_SET1_PD(v) (v)
+    FASTGEN_SIMD_SCAN(fastgen_scan_f64, double, __m128d, _mm_loadu_pd, FG_SET1_PD, _mm_and_pd,
+                      _mm_or_pd, _mm_cmpunord_pd, _mm_cmpeq_pd, _mm_cmplt_pd, _mm_setzero_pd,
+                      _mm_movemask_pd, 2, fastgen_abs_mask_pd(0), _mm_set1_pd(__builtin_inf()))
+    FASTGEN_SIMD_SCAN(fastgen_scan_f32, float, __m128, _mm_loadu_ps, FG_SET1_PD, _mm_and_ps,
+                      _mm_or_ps, _mm_cmpunord_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_setzero_ps,
+                      _mm_movemask_ps, 4, fastgen_abs_mask_ps(0), _mm_set1_ps(__builtin_inff()))
+    #else
+    #define FASTGEN_SCALAR_SCAN(NAME, T)                                                        \
     static inline int NAME(const T *__restrict x, Py_ssize_t n) {                               \
-        long long nan = 0, nonfinite = 0, neg = 0;  /* counts: integer sums vectorise */        \
+        int flags = 0;                                                                          \
         for (Py_ssize_t k = 0; k < n; k++) {                                                    \
             T v = x[k];                                                                         \
-            if (FLOATING) {                                                                     \
-                T d = v - v;  /* 0 if finite, NaN for NaN and +-inf */                          \
-                nan += v != v;                                                                  \
-                nonfinite += d != d;                                                            \
-            }                                                                                   \
-            neg += v < 0;                                                                       \
+            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2);        \
         }                                                                                       \
-        return (nan != 0) | ((nonfinite > nan) << 1) | ((neg != 0) << 2);                       \
+        return flags;                                                                           \
     }
-    FASTGEN_SCAN(fastgen_scan_f32, float, 1)
-    FASTGEN_SCAN(fastgen_scan_f64, double, 1)
-    FASTGEN_SCAN(fastgen_scan_i32, int, 0)
-    FASTGEN_SCAN(fastgen_scan_i64, long long, 0)
+    FASTGEN_SCALAR_SCAN(fastgen_scan_f64, double)
+    FASTGEN_SCALAR_SCAN(fastgen_scan_f32, float)
+    #endif
+    #define FASTGEN_SIGN_SCAN(NAME, T)                                                          \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                               \
+        T acc = 0;                                                                              \
+        for (Py_ssize_t k = 0; k < n; k++) acc |= x[k];  /* the sign bit survives an OR */      \
+        return (acc < 0) << 2;                                                                  \
+    }
+    FASTGEN_SIGN_SCAN(fastgen_scan_i32, int)
+    FASTGEN_SIGN_SCAN(fastgen_scan_i64, long long)
     """
     int fastgen_scan_f32(const float *x, Py_ssize_t n) noexcept nogil
     int fastgen_scan_f64(const double *x, Py_ssize_t n) noexcept nogil

@@ -6,8 +6,9 @@
 #       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
 #       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
 #     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
-#     so a complete row pays only the x-dependent part, and a missing (NaN) feature subtracts its
-#     B row: it drops out of the sum (marginalised), one branch per feature, not per class.
+#     so a complete row pays only the x-dependent part; a missing (NaN) value is filled in and its
+#     whole term subtracted afterwards, so it drops out of the sum (marginalised) without a
+#     branch in the inner loops.
 #     Poisson's class-independent -log(x!) is added only when the joint log-likelihood is asked for.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
@@ -77,7 +78,8 @@ def jll_diag_dense(
     const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
     const float64_t[:, ::1] S not None,     # IN (n_features, n_classes), Gaussian only
-    const float64_t[:, ::1] B not None,     # IN (n_features, n_classes)
+    const float64_t[:, ::1] C not None,     # IN (n_features, n_classes) a missing feature's row
+    const float64_t[::1] fill not None,     # IN (n_features,) stand-in for a missing value
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
     int model,                              # DIAG_GAUSSIAN or DIAG_POISSON
     int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
@@ -85,30 +87,44 @@ def jll_diag_dense(
     int n_threads,
 ):
     """Score dense rows of a diagonal model (see the design note); returns the number of rows that
-    could not get scratch memory (0 on success). Validated by the caller; thread-safe."""
+    could not get scratch memory (0 on success). Validated by the caller; thread-safe.
+
+    A missing value is replaced by fill[j] so that every row runs the same branch-free loop,
+    four features per pass; then C[j] = B[j] + term(fill[j]) is subtracted, which removes the
+    feature from the sum (fill near the class means keeps this free of cancellation)."""
     cdef intp_t n_samples = X.shape[0]
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_classes = A.shape[1]
-    cdef intp_t i, j, c
+    cdef intp_t i, j, c, q, n_missing
     cdef intp_t failed = 0
     cdef double x, row_const
     cdef double *acc = NULL
     cdef double *xrow = NULL
+    cdef intp_t *missing = NULL
+    cdef const float64_t *rows[4]
     with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc((n_classes + n_features) * sizeof(double))
-        xrow = acc + n_classes  # the row in float64
+        acc = <double *> malloc((n_classes + n_features) * sizeof(double)
+                                + n_features * sizeof(intp_t))
+        xrow = acc + n_classes  # the row in float64, missing values filled in
+        missing = <intp_t *> (xrow + n_features)
         for i in prange(n_samples, schedule="static"):
             if acc == NULL:
                 failed += 1
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
-            row_const = 0.0
-            if model == DIAG_GAUSSIAN and _row_complete(&X[i, 0], n_features):
-                # the common case: no branch per feature, four features per pass over acc
+            n_missing = 0
+            if _row_complete(&X[i, 0], n_features):
                 for j in range(n_features):
                     xrow[j] = X[i, j]
-                j = 0
+            else:
+                for j in range(n_features):  # branch-free: NaN is unpredictable
+                    x = X[i, j]
+                    xrow[j] = fill[j] if isnan(x) else x
+                    missing[n_missing] = j
+                    n_missing = n_missing + isnan(x)
+            j = 0
+            if model == DIAG_GAUSSIAN:
                 while j + 4 <= n_features:
                     fastgen_sq_add4(acc, &A[j, 0], &S[j, 0], &xrow[j], n_classes)
                     j = j + 4
@@ -116,17 +132,20 @@ def jll_diag_dense(
                     fastgen_sq_add(acc, &A[j, 0], &S[j, 0], xrow[j], n_classes)
                     j = j + 1
             else:
+                while j + 4 <= n_features:
+                    for q in range(4):
+                        rows[q] = &A[j + q, 0]
+                    _axpy4(acc, rows, &xrow[j], n_classes)
+                    j = j + 4
+                while j < n_features:
+                    _axpy1(acc, &A[j, 0], xrow[j], n_classes)
+                    j = j + 1
+            for q in range(n_missing):
+                _axpy1(acc, &C[missing[q], 0], -1.0, n_classes)
+            if model == DIAG_POISSON and kind == OUT_JLL:
+                row_const = 0.0  # -log(x!) of the observed counts (a fill of 0 adds nothing)
                 for j in range(n_features):
-                    x = X[i, j]
-                    if isnan(x):
-                        _axpy1(acc, &B[j, 0], -1.0, n_classes)
-                    elif model == DIAG_GAUSSIAN:
-                        fastgen_sq_add(acc, &A[j, 0], &S[j, 0], x, n_classes)
-                    else:
-                        _axpy1(acc, &A[j, 0], x, n_classes)
-                        if kind == OUT_JLL:
-                            row_const = row_const - lgamma(x + 1.0)
-            if row_const != 0.0:
+                    row_const = row_const - lgamma(xrow[j] + 1.0)
                 for c in range(n_classes):
                     acc[c] = acc[c] + row_const
             _finish_row(acc, &out[i, 0], n_classes, kind)
