@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ._base import group_by_class
-from ._core import _counts
+from ._core import _counts, _missing
 from ._core import jll as _jll
 from ._validation import ConvergenceWarning
 
@@ -156,27 +156,22 @@ def ledoit_wolf(weight, scatter, fourth):
     return shrunk * np.outer(scale, scale)
 
 
-def _missing_terms(D, missing, W, conditional=False):
+def _missing_terms(D, missing, P, n_threads, conditional=False):
     """For rows that miss the features ``missing`` (rows, m) -- deviations D (rows, d) set to 0
-    there -- and a Gaussian of precision P = W W^T: the Mahalanobis distance of the observed part,
-    d^T P d - u_m^T P_mm^-1 u_m with u = P d (Schur complement), and log det P_mm. With
-    ``conditional``, also what EM needs: P_mm^-1 u_m (the conditional mean of the missing block
-    is mu_m minus it) and P_mm^-1 (its conditional covariance)."""
-    Z = D @ W
-    q = np.einsum("ij,ij->i", Z, Z)
-    if missing.shape[1] == 0:
-        return q, 0.0, None, None
-    Wm = W[missing]                                          # (rows, m, d)
-    u = np.einsum("rmd,rd->rm", Wm, Z)
-    L = np.linalg.cholesky(Wm @ Wm.transpose(0, 2, 1))      # P_mm = L L^T
-    logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-    if not conditional:
-        v = np.linalg.solve(L, u[:, :, None])[:, :, 0]
-        return q - np.einsum("rm,rm->r", v, v), logdet, None, None
-    L_inv = np.linalg.inv(L)
-    v = np.einsum("rij,rj->ri", L_inv, u)
-    q -= np.einsum("rm,rm->r", v, v)
-    return q, logdet, np.einsum("rji,rj->ri", L_inv, v), L_inv.transpose(0, 2, 1) @ L_inv
+    there -- and a Gaussian of precision P: the Mahalanobis distance of the observed part,
+    d^T P d - u_m^T P_mm^-1 u_m with u = P d (Schur complement), and log det P_mm. Only the
+    m x m blocks P_mm are factored (gathered, not multiplied). With ``conditional``, also what EM
+    needs: P_mm^-1 u_m (the conditional mean of the missing block is mu_m minus it) and P_mm^-1
+    (its conditional covariance)."""
+    U = D @ P
+    q = np.einsum("ij,ij->i", D, U)
+    n_rows, m = missing.shape
+    logdet = np.empty(n_rows)
+    shift = np.empty((n_rows, m) if conditional else (0, 0))
+    cond_cov = np.empty((n_rows, m, m) if conditional else (0, 0, 0))
+    if _missing.schur_terms(U, missing, P, q, logdet, shift, cond_cov, conditional, n_threads):
+        raise np.linalg.LinAlgError("a sub-block of the precision is not positive definite")
+    return q, logdet, shift, cond_cov
 
 
 def _batches(mask):
@@ -186,28 +181,32 @@ def _batches(mask):
         rows_m = np.flatnonzero(n_missing == m)
         for start in range(0, len(rows_m), ROW_BLOCK):
             rows = rows_m[start:start + ROW_BLOCK]
-            yield rows, np.nonzero(mask[rows])[1].reshape(len(rows), m)
+            yield rows, np.nonzero(mask[rows])[1].reshape(len(rows), m).astype(np.intp)
 
 
 def whitening(covs):
-    """W_g = L_g^-T for cov_g = L_g L_g^T, and log det cov_g (Cholesky keeps the small
-    eigen-directions accurate); ``||(x - m) W||^2`` is the Mahalanobis distance."""
+    """For each covariance cov_g = L_g L_g^T: the whitening W_g = L_g^-T (side by side, so that
+    ``||(x - m) W_g||^2`` is the Mahalanobis distance; Cholesky keeps the small eigen-directions
+    accurate), the precision W_g W_g^T and log det cov_g."""
     n_groups, n_features = covs.shape[:2]
     W = np.empty((n_features, n_groups * n_features))
+    precisions = np.empty_like(covs)
     logdets = np.empty(n_groups)
     eye = np.eye(n_features)
     for g, cov in enumerate(covs):
         L = np.linalg.cholesky(cov)
-        W[:, g * n_features:(g + 1) * n_features] = np.linalg.solve(L, eye).T
+        W_g = np.linalg.solve(L, eye).T
+        W[:, g * n_features:(g + 1) * n_features] = W_g
+        precisions[g] = W_g @ W_g.T
         logdets[g] = 2.0 * np.log(np.diag(L)).sum()
-    return W, logdets
+    return W, precisions, logdets
 
 
-def full_jll_missing(X, means, W, logdets, block, log_prior):
+def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads):
     """Joint log-likelihoods of rows with missing values under full-covariance Gaussians.
 
     X (m, d) with NaN for missing; class c has mean ``means[c]`` and covariance ``S_g`` with
-    whitening ``W[:, g*d:(g+1)*d]`` and ``log det S_g = logdets[g]``, g = ``block[c]``. A row's
+    precision ``precisions[g]`` and ``log det S_g = logdets[g]``, g = ``block[c]``. A row's
     density is the Gaussian of its observed sub-vector o, computed from the precision without
     factoring S_oo (``_missing_terms``; ``log det S_oo = log det S + log det P_mm``), batched
     over rows with the same number of missing features. A row with nothing observed gets the
@@ -223,11 +222,15 @@ def full_jll_missing(X, means, W, logdets, block, log_prior):
             out[rows] = log_prior
             continue
         observed = ~mask[rows]
+        X_rows = X0[rows]
+        part = np.empty((len(rows), len(block)))
         for c, g in enumerate(block):
-            D = (X0[rows] - means[c]) * observed
-            q, logdet, _, _ = _missing_terms(D, missing, W[:, g * n_features:(g + 1) * n_features])
-            out[rows, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdets[g]
-                                                 + logdet + q)
+            D = X_rows - means[c]
+            D *= observed
+            q, logdet, _, _ = _missing_terms(D, missing, precisions[g], n_threads)
+            part[:, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdets[g]
+                                               + logdet + q)
+        out[rows] = part
     return out
 
 
@@ -255,7 +258,7 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     X0 = np.where(mask, 0.0, Xhat)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
     for n_iter in range(1, max_iter + 1):
-        W, _ = whitening(covs)
+        _, precisions, _ = whitening(covs)
         extra = np.zeros((n_classes, n_features * n_features))
         for batch_rows, missing in _batches(mask[incomplete]):
             rows_all = incomplete[batch_rows]
@@ -264,8 +267,8 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
                 rows, miss = rows_all[own], missing[own]
                 g = block[c]
                 D = (X0[rows] - mean[c]) * ~mask[rows]
-                _, _, shift, cond_cov = _missing_terms(
-                    D, miss, W[:, g * n_features:(g + 1) * n_features], conditional=True)
+                _, _, shift, cond_cov = _missing_terms(D, miss, precisions[g], n_threads,
+                                                       conditional=True)
                 Xhat[rows[:, None], miss] = mean[c][miss] - shift
                 index = flat[miss[:, :, None], miss[:, None, :]]
                 extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,

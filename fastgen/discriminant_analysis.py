@@ -121,14 +121,14 @@ class _BaseDiscriminant(BaseClassifier):
         """Whitening of each covariance for the block-wise scorer and the missing-value path."""
         n_features = covs.shape[1]
         shift = self._shift()
-        W, logdets = whitening(covs)
+        W, precisions, logdets = whitening(covs)
         offset = np.empty((len(block), n_features))
         for c, g in enumerate(block):
             offset[c] = (self._mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
         with np.errstate(invalid="ignore"):
             const = log_prior - 0.5 * (n_features * LOG_2PI + logdets[block])
         block = np.ascontiguousarray(block, dtype=np.intp)
-        return ("full", (shift, W, offset, block, const), (W, logdets, block, log_prior))
+        return ("full", (shift, W, offset, block, const), (precisions, logdets, block, log_prior))
 
     def _shift(self):
         """The weighted mean of all data: rows are centred on it before the products."""
@@ -145,7 +145,7 @@ class _BaseDiscriminant(BaseClassifier):
             failed = self._score_full(X, kind, out)
             if has_nan:
                 rows = np.flatnonzero(np.isnan(X).any(axis=1))
-                jll = full_jll_missing(X[rows], self._mean, *scoring[2])
+                jll = full_jll_missing(X[rows], self._mean, *scoring[2], n_threads)
                 failed += _jll.normalize_rows_inplace(jll, kind, 1)
                 out[rows] = jll
         if failed:
@@ -400,7 +400,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         out[...] = jll
         if has_nan:
             rows = np.flatnonzero(np.isnan(X).any(axis=1))
-            part = full_jll_missing(X[rows], self._mean, *self._scoring[2])
+            part = full_jll_missing(X[rows], self._mean, *self._scoring[2],
+                                    self._n_threads_for(X.size))
             failed += _jll.normalize_rows_inplace(part, kind, 1)
             out[rows] = part
         if failed:

@@ -251,3 +251,49 @@ def test_csr_has_duplicates(index_dtype):
     assert dup([], [0, 0]) == 0
     assert dup([0, 2, 4, 1, 3], [0, 3, 5]) == 0   # sorted rows: the sequential pass decides
     assert dup([0, 2, 2, 1, 3], [0, 3, 5]) == 1   # sorted but repeated: not strictly increasing
+
+
+# ------------------------------------------------------------------ _missing.schur_terms
+@pytest.mark.parametrize("m", [0, 1, 3, 6])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_schur_terms_match_numpy(m, n_threads):
+    """Against the definitions: the Mahalanobis distance of the observed part, log det P_mm, and
+    the conditional mean shift P_mm^-1 u_m and covariance P_mm^-1."""
+    from fastgen._core import _missing
+
+    rng = np.random.default_rng(m)
+    d, n = 6, 40
+    A = rng.normal(size=(d, d))
+    P = A @ A.T + d * np.eye(d)
+    missing = np.array([np.sort(rng.choice(d, m, replace=False)) for _ in range(n)],
+                       dtype=np.intp).reshape(n, m)
+    D = rng.normal(size=(n, d))
+    for r in range(n):
+        D[r, missing[r]] = 0.0
+    U = D @ P
+    q = np.einsum("ij,ij->i", D, U)
+    logdet, shift, cov = np.empty(n), np.empty((n, m)), np.empty((n, m, m))
+    assert _missing.schur_terms(U, missing, P, q, logdet, shift, cov, True, n_threads) == 0
+    S = np.linalg.inv(P)
+    for r in range(n):
+        obs = np.setdiff1d(np.arange(d), missing[r])
+        d_o = D[r, obs]
+        np.testing.assert_allclose(q[r], d_o @ np.linalg.solve(S[np.ix_(obs, obs)], d_o),
+                                   rtol=1e-10)
+        Pmm = P[np.ix_(missing[r], missing[r])]
+        if m:
+            np.testing.assert_allclose(logdet[r], np.linalg.slogdet(Pmm)[1], rtol=1e-10)
+            np.testing.assert_allclose(shift[r], np.linalg.solve(Pmm, U[r, missing[r]]),
+                                       rtol=1e-10)
+            np.testing.assert_allclose(cov[r], np.linalg.inv(Pmm), rtol=1e-10, atol=1e-14)
+
+
+def test_schur_terms_reports_a_block_that_is_not_positive_definite():
+    from fastgen._core import _missing
+
+    P = np.array([[1.0, 2.0], [2.0, 1.0]])  # indefinite: its 2 x 2 block fails
+    missing = np.array([[0, 1]], dtype=np.intp)
+    q, logdet = np.zeros(1), np.empty(1)
+    status = _missing.schur_terms(np.zeros((1, 2)), missing, P, q, logdet, np.empty((0, 0)),
+                                  np.empty((0, 0, 0)), False, 1)
+    assert status == 1
