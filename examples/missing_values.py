@@ -34,7 +34,7 @@ Datasets (``--data``, by default ``../shared/data`` beside the repository; see i
   removed independently with probability xx% (completely at random, fixed seed). The MCAR mask is drawn
   once, and every strategy and fold sees the same data. This shows what happens as missingness grows.
 
-Protocol: stratified 5-fold cross-validation repeated twice (``RepeatedStratifiedKFold``,
+Protocol: stratified 5-fold cross-validation repeated five times (``RepeatedStratifiedKFold``,
 ``random_state=--seed``; ``--folds`` and ``--repeats`` change that). In each fold, the features are
 first standardised with the training fold's mean and standard deviation, computed on the observed
 values. This matters only for QDA's ``reg_param``, which shrinks towards the identity matrix. Then the
@@ -46,12 +46,11 @@ of failed folds, and the mean is taken over the other folds.
 
 Needs scikit-learn, for the folds, the imputer and the metrics. Run it from the repository root::
 
-    python examples/missing_values.py                # 2 x 5 folds, about a minute
-    python examples/missing_values.py --repeats 5    # 5 x 5 folds: tighter estimates, ~4 minutes
+    python examples/missing_values.py                # 5 x 5 folds, about 20 seconds
     python examples/missing_values.py --quick        # 1 x 2 folds, 20% MCAR only: a smoke test
 
-Nearly all the time goes into the EM fits of LDA and QDA with NaN (the "marginalise" column), most of
-it on the Pima sets with extra missing values and on Horse Colic, where EM needs 50-150 iterations.
+Most of the time goes into the EM fits of LDA and QDA with NaN (the "marginalise" column), on the
+Pima sets with extra missing values and on Horse Colic, where EM needs 50-300 iterations.
     python examples/missing_values.py --data /path/to/shared/data --datasets pima,hypothyroid
 """
 
@@ -342,7 +341,7 @@ def parse_args(argv=None):
     p.add_argument("--mcar", default="0.2,0.4",
                    help="extra MCAR fractions for Pima, comma-separated; '' for none (default: 0.2,0.4)")
     p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="smoke test: 2 folds, 1 repeat, MCAR 20%% only")

@@ -252,7 +252,9 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     # start from the observed per-class means and variances (no correlations)
     weight, mean, m2 = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
     var = np.where(weight > 0, m2 / np.where(weight > 0, weight, 1.0), 1.0)
-    start = (weight[:, 0], mean, var[:, :, None] * np.eye(n_features), None, None)
+    class_weight = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+    start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
+             None, None)
     covs, block = covariances(start if base is None else combine_full(base, start))
     Xhat = X.astype(np.float64)
     X0 = np.where(mask, 0.0, Xhat)

@@ -191,7 +191,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         that ``partial_fit`` stays exact.
     n_components : int, default=None
         Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``).
-    max_iter : int, default=100
+    max_iter : int, default=300
         Maximum EM iterations when the training data has missing values.
     tol : float, default=1e-6
         EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
@@ -256,7 +256,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
 
     def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
                  shrinkage: float | str | None = None, n_components: int | None = None,
-                 max_iter: int = 100, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
         self.covariance = covariance
         self.priors = priors
         self.shrinkage = shrinkage
@@ -323,13 +323,13 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         """
         weight, _, scatter, _, fourth = stats
         total = weight.sum()
-        if self.shrinkage == "auto":
+        if self.shrinkage == "auto" and fourth is not None:  # (EM's start has no moments)
             cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
                       for c, w in enumerate(weight) if w > 0)
         else:
             cov = scatter.sum(axis=0) / total
             s = self.shrinkage
-            if s is not None:
+            if s is not None and s != "auto":
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
         self._check_rank(cov)
         return cov[None], np.zeros(len(weight), dtype=np.intp)
@@ -480,7 +480,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         Class prior probabilities; if None, the (weighted) class frequencies.
     reg_param : float, default=0.0
         Regularisation: each covariance becomes ``(1 - reg_param) S + reg_param I``.
-    max_iter : int, default=100
+    max_iter : int, default=300
         Maximum EM iterations when the training data has missing values.
     tol : float, default=1e-6
         EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
@@ -533,7 +533,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
 
 
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
-                 max_iter: int = 100, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
         self.priors = priors
         self.reg_param = reg_param
         self.max_iter = max_iter

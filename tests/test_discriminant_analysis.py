@@ -513,3 +513,13 @@ def test_em_warns_when_max_iter_is_reached(Model):
     with warnings.catch_warnings():
         warnings.simplefilter("error", fastgen.ConvergenceWarning)
         assert Model(max_iter=500).fit(Xh, y).n_iter_ < 500
+
+
+def test_lda_auto_shrinkage_with_missing_values():
+    """'auto' with NaN: EM completes the rows, Ledoit-Wolf shrinks the completed statistics;
+    the model is a proper Gaussian whose marginals the predictions use."""
+    X, Xh, y = em_problem(600, shared=True)
+    est = LDA(shrinkage="auto").fit(Xh, y)
+    complete = LDA(shrinkage="auto").fit(X, y)
+    assert rel_fro(est.covariance_, complete.covariance_) < 0.1
+    assert_jll_matches_oracle(est, Xh[:50])

@@ -23,6 +23,16 @@ from fastgen import (  # noqa: E402
 )
 
 
+def _expected_failures(estimator):
+    """Checks a fastgen estimator fails on purpose, with the reason."""
+    if getattr(estimator, "shrinkage", None) == "auto":
+        # every class of this check's data is a repeated point: Ledoit-Wolf of a zero scatter
+        # is zero, the pooled covariance is singular, and fastgen refuses to invert it
+        # (scikit-learn's lsqr returns a least-squares answer instead)
+        return {"check_sample_weights_shape": "singular covariance is an error by design"}
+    return {}
+
+
 with warnings.catch_warnings():
     # fastgen implements the estimator API without importing scikit-learn, so it does
     # not inherit from sklearn.base.BaseEstimator (deliberately: `import fastgen` must
@@ -30,9 +40,10 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message=".*does not inherit from `sklearn.base")
     _checks = parametrize_with_checks([
         MultinomialNB(), BernoulliNB(), ComplementNB(), GaussianNB(), PoissonNB(),
-        LinearDiscriminantAnalysis(shrinkage=0.01), LinearDiscriminantAnalysis("diagonal", shrinkage=0.01),
+        LinearDiscriminantAnalysis(shrinkage=0.01), LinearDiscriminantAnalysis(shrinkage="auto"),
+        LinearDiscriminantAnalysis("diagonal", shrinkage=0.01),
         QuadraticDiscriminantAnalysis(reg_param=0.01),
-    ])
+    ], expected_failed_checks=_expected_failures)
 
 
 @_checks
