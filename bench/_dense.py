@@ -110,7 +110,10 @@ def _main(argv):
           f"class counts {np.bincount(data.y_train).tolist()}, "
           f"NaN fraction {np.isnan(data.X_test_nan).mean():.4f}")
     try:
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+        from sklearn.discriminant_analysis import (
+            LinearDiscriminantAnalysis,
+            QuadraticDiscriminantAnalysis,
+        )
         from sklearn.naive_bayes import GaussianNB
     except ImportError:
         return 0

@@ -44,12 +44,11 @@ Checks after timing:
 from __future__ import annotations
 
 import functools
-import itertools
-import time
 
 import _dense
 import numpy as np
 import pytest
+from conftest import bench_single_rows
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
@@ -63,9 +62,6 @@ PARAM_TOL = 1e-9
 NAN_SUFFIX = f"-nan{round(_dense.NAN_FRACTION * 100)}"
 NAN_MODELS = ("gaussian",)  # fastgen only; scikit-learn rejects NaN
 
-N_LATENCY_ROWS = 256
-LATENCY_BUDGET_S = 1.0
-LATENCY_ROUNDS = (200, 5_000)
 N_SELF_CHECK_ROWS = 200
 
 
@@ -265,24 +261,7 @@ def test_predict_proba_one_row(benchmark, contender, n_threads, model, dense_dat
                                new_estimator, record_info):
     est = new_estimator(model).fit(dense_data.X_train, dense_data.y_train)
     X = dense_data.X_test
-    rng = np.random.default_rng(0)
-    idx = np.sort(rng.choice(X.shape[0], size=min(N_LATENCY_ROWS, X.shape[0]), replace=False))
-    rows = [X[i:i + 1] for i in idx]
-
-    for r in rows[:5]:
-        est.predict_proba(r)
-    t0 = time.perf_counter()
-    for r in rows[:10]:
-        est.predict_proba(r)
-    per_call = (time.perf_counter() - t0) / 10
-    rounds = int(np.clip(LATENCY_BUDGET_S / max(per_call, 1e-9), *LATENCY_ROUNDS))
-
-    cycle = itertools.cycle(rows)
-
-    def setup():
-        return (next(cycle),), {}
-
-    benchmark.pedantic(est.predict_proba, setup=setup, rounds=rounds, warmup_rounds=10)
+    idx, rows, rounds = bench_single_rows(benchmark, est, X)
 
     got = np.vstack([est.predict_proba(r) for r in rows])
     ref = dense_references(model)

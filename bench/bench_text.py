@@ -21,20 +21,15 @@ bit-identical to its first run.
 
 from __future__ import annotations
 
-import itertools
-import time
-
 import numpy as np
 import pytest
+from conftest import bench_single_rows
 from numpy.testing import assert_allclose, assert_array_equal
 
 MODEL_KEYS = ("multinomial", "bernoulli", "complement")
 DATASETS = ("ng20-synth", "ng20-real", "sms")
 RTOL = ATOL = 1e-9
 
-N_LATENCY_ROWS = 256
-LATENCY_BUDGET_S = 1.0  # target total time per latency benchmark
-LATENCY_ROUNDS = (200, 5_000)  # min, max rounds
 N_CHUNKS = 5
 
 
@@ -155,25 +150,7 @@ def test_predict_proba_one_row(benchmark, contender, n_threads, model, dataset, 
     corpus = corpora(dataset)
     est = new_estimator(model).fit(corpus.X_train, corpus.y_train)
     X = corpus.X_test
-    rng = np.random.default_rng(0)
-    idx = np.sort(rng.choice(X.shape[0], size=min(N_LATENCY_ROWS, X.shape[0]), replace=False))
-    rows = [X[i:i + 1] for i in idx]
-
-    # warm up, then choose the number of rounds from a quick estimate of one call
-    for r in rows[:5]:
-        est.predict_proba(r)
-    t0 = time.perf_counter()
-    for r in rows[:10]:
-        est.predict_proba(r)
-    per_call = (time.perf_counter() - t0) / 10
-    rounds = int(np.clip(LATENCY_BUDGET_S / max(per_call, 1e-9), *LATENCY_ROUNDS))
-
-    cycle = itertools.cycle(rows)
-
-    def setup():
-        return (next(cycle),), {}
-
-    benchmark.pedantic(est.predict_proba, setup=setup, rounds=rounds, warmup_rounds=10)
+    idx, rows, rounds = bench_single_rows(benchmark, est, X)
 
     ref = references(model, dataset)
     got = np.vstack([est.predict_proba(r) for r in rows])

@@ -21,9 +21,11 @@ value (``sklearn-2t`` too), and pin the BLAS pools of both libraries to that thr
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import platform
 import sys
+import time
 from collections import namedtuple
 from contextlib import ExitStack
 from pathlib import Path
@@ -35,7 +37,6 @@ import scipy
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _corpus  # noqa: E402
-
 import _dense  # noqa: E402
 
 Contender = namedtuple("Contender", "name module")
@@ -226,6 +227,35 @@ def record_extra_info(benchmark, contender, n_threads, X, dataset, request, **mo
         loadavg_1min=_loadavg(),
     )
     info.update(more)
+
+
+# Single-row latency: rows cycled through, and the rounds chosen for about a second per benchmark.
+N_LATENCY_ROWS = 256
+LATENCY_BUDGET_S = 1.0
+LATENCY_ROUNDS = (200, 5_000)  # min, max rounds
+
+
+def bench_single_rows(benchmark, est, X):
+    """Time ``est.predict_proba`` on one row at a time (rows of X cycled through, after a
+    warm-up; the number of rounds from a quick estimate of one call). Returns the row numbers
+    used, the rows, and the number of rounds."""
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.choice(X.shape[0], size=min(N_LATENCY_ROWS, X.shape[0]), replace=False))
+    rows = [X[i:i + 1] for i in idx]
+    for r in rows[:5]:
+        est.predict_proba(r)
+    t0 = time.perf_counter()
+    for r in rows[:10]:
+        est.predict_proba(r)
+    per_call = (time.perf_counter() - t0) / 10
+    rounds = int(np.clip(LATENCY_BUDGET_S / max(per_call, 1e-9), *LATENCY_ROUNDS))
+    cycle = itertools.cycle(rows)
+
+    def setup():
+        return (next(cycle),), {}
+
+    benchmark.pedantic(est.predict_proba, setup=setup, rounds=rounds, warmup_rounds=10)
+    return idx, rows, rounds
 
 
 def _loadavg() -> float | None:

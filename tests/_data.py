@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from fastgen.data import load_sms_spam
-import scipy.sparse as sp
 
 # ---------------------------------------------------------------------------------------
 # Real corpora

@@ -136,3 +136,16 @@ def observed_loglik(X, y_idx, means, covs):
             logdet = 2 * np.log(np.diag(L)).sum()
             total += -0.5 * ((Z**2).sum() + len(r) * (logdet + o.sum() * np.log(2 * np.pi)))
     return total / len(X)
+
+
+METHODS = ("predict_joint_log_proba", "predict_log_proba", "predict_proba")
+
+
+def assert_normalised(est, X):
+    """No NaN in any output, log-posteriors <= 0, posteriors summing to one."""
+    out = {m: getattr(est, m)(X) for m in METHODS}
+    for m, a in out.items():
+        assert not np.isnan(a).any(), m
+    assert (out["predict_log_proba"] <= 0).all()
+    tol = 1e-5 if out["predict_proba"].dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out["predict_proba"].sum(axis=1), 1.0, rtol=0, atol=tol)

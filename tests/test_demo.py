@@ -10,7 +10,6 @@ from fastgen import _text
 from fastgen.__main__ import USAGE, main
 from fastgen.data import load_sms_spam
 
-
 # --- bundled data -------------------------------------------------------------------------------
 
 

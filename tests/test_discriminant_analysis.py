@@ -14,10 +14,9 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
-
-import fastgen
 from _gaussian_data import (
+    METHODS,
+    assert_normalised,
     blobs,
     class_cov,
     mvn_scale,
@@ -27,10 +26,12 @@ from _gaussian_data import (
     with_holes,
 )
 from _reference import full_gaussian_jll, gaussian_em_reference, log_posterior
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
 
 LDA = fastgen.LinearDiscriminantAnalysis
 QDA = fastgen.QuadraticDiscriminantAnalysis
-METHODS = ("predict_joint_log_proba", "predict_log_proba", "predict_proba")
 KINDS = ["full", "diagonal", "spherical", "identity"]
 
 
@@ -51,15 +52,6 @@ def assert_jll_matches_oracle(est, X, covs=None, rtol=1e-9):
     assert_allclose(est.predict_log_proba(X), lp, rtol=rtol, atol=atol, err_msg="log_proba")
     assert_allclose(est.predict_proba(X), np.exp(lp), rtol=rtol, atol=atol, err_msg="proba")
     assert_array_equal(est.predict(X), est.classes_[np.argmax(jll, axis=1)])
-
-
-def assert_normalised(est, X):
-    out = {m: getattr(est, m)(X) for m in METHODS}
-    for m, a in out.items():
-        assert not np.isnan(a).any(), m
-    assert (out["predict_log_proba"] <= 0).all()
-    tol = 1e-5 if out["predict_proba"].dtype == np.float32 else 1e-12
-    assert_allclose(out["predict_proba"].sum(axis=1), 1.0, rtol=0, atol=tol)
 
 
 def class_means(X, y, classes, w=None):
@@ -280,18 +272,21 @@ def test_lda_em_close_to_complete_data_fit():
     assert_allclose(est.covariance_, est.covariance_.T, rtol=1e-12)
 
 
-def test_lda_em_reaches_observed_data_mle():
+@pytest.mark.parametrize("Model, shared, seed", [(LDA, True, 7), (QDA, False, 11)],
+                         ids=["LDA", "QDA"])
+def test_em_reaches_observed_data_mle(Model, shared, seed):
     """EM maximises the observed-data likelihood: fastgen's fit must reach (to its tol)
-    the maximum found by a plain, long-run EM oracle."""
-    _, Xh, y = em_problem(3000, shared=True)
-    est = LDA(tol=1e-8, max_iter=1000).fit(Xh, y)
-    means, cov = gaussian_em_reference(Xh, y, 3, shared=True)
+    the maximum found by a plain, long-run EM oracle, and score holes with that density."""
+    _, Xh, y = em_problem(3000, shared=shared, seed=seed)
+    est = Model(tol=1e-8, max_iter=1000).fit(Xh, y)
+    means, cov = gaussian_em_reference(Xh, y, 3, shared=shared)
     ll_ref = observed_loglik(Xh, y, means, cov)
     ll = observed_loglik(Xh, y, est.means_, est.covariance_)
     assert ll <= ll_ref + 1e-9
     assert ll_ref - ll < 1e-6, (ll, ll_ref)
     assert rel_fro(est.means_, means) < 1e-3
     assert rel_fro(est.covariance_, cov) < 1e-3
+    assert_jll_matches_oracle(est, Xh[:40])
 
 
 @pytest.mark.parametrize("kind", ["diagonal", "spherical", "identity"])
@@ -438,20 +433,6 @@ def test_qda_em_close_to_complete_data_fit():
     for i in range(3):
         assert rel_fro(est.covariance_[i], ref.covariance_[i]) < 0.05, i
         assert (np.linalg.eigvalsh(est.covariance_[i]) > 0).all()
-
-
-def test_qda_em_reaches_observed_data_mle():
-    _, Xh, y = em_problem(3000, shared=False, seed=11)
-    est = QDA(tol=1e-8, max_iter=1000).fit(Xh, y)
-    means, covs = gaussian_em_reference(Xh, y, 3, shared=False)
-    ll_ref = observed_loglik(Xh, y, means, covs)
-    ll = observed_loglik(Xh, y, est.means_, est.covariance_)
-    assert ll <= ll_ref + 1e-9
-    assert ll_ref - ll < 1e-6, (ll, ll_ref)
-    assert rel_fro(est.means_, means) < 1e-3
-    assert rel_fro(est.covariance_, covs) < 1e-3
-    # and the model scores holes with the same density it fitted
-    assert_jll_matches_oracle(est, Xh[:40])
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,9 +12,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose, assert_array_equal
-
-import fastgen
 from _data import (
     ALL_FORMATS,
     CSR_FORMATS,
@@ -24,6 +21,9 @@ from _data import (
     to_format,
     zipf_counts,
 )
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
 
 PREDICT_METHODS = ("predict_joint_log_proba", "predict_log_proba", "predict_proba")
 

@@ -13,10 +13,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose, assert_array_equal
-from scipy.special import logsumexp
-
-import fastgen
 from _data import (
     ALL_FORMATS,
     jll_scale,
@@ -25,6 +21,10 @@ from _data import (
     to_format,
     zipf_counts,
 )
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import logsumexp
+
+import fastgen
 
 sk_nb = pytest.importorskip("sklearn.naive_bayes")
 

@@ -12,13 +12,13 @@ import os
 
 import numpy as np
 import pytest
+from _gaussian_data import gnb_scale, mvn_scale
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
 
 import fastgen
-from _gaussian_data import gnb_scale, mvn_scale
 
 MAX_EXAMPLES = int(os.environ.get("FASTGEN_HYPOTHESIS_EXAMPLES", "25"))
 SETTINGS = settings(

@@ -113,6 +113,22 @@ cdef extern from *:
                               Py_ssize_t n) noexcept nogil
 
 
+cdef inline void _sum_row(double *wsum, double *xsum, const floating *x, double w,
+                          intp_t n) noexcept nogil:
+    if floating is float:
+        fastgen_sum_float(wsum, xsum, x, w, n)
+    else:
+        fastgen_sum_double(wsum, xsum, x, w, n)
+
+
+cdef inline void _sqdev_row(double *m2, const double *mean, const floating *x, double w,
+                            intp_t n) noexcept nogil:
+    if floating is float:
+        fastgen_sqdev_float(m2, mean, x, w, n)
+    else:
+        fastgen_sqdev_double(m2, mean, x, w, n)
+
+
 def moments_dense(
     const floating[:, ::1] X not None,          # IN (n_samples, n_features), NaN = missing
     const intp_t[::1] y_idx not None,             # IN (n_samples,) class of each row
@@ -142,21 +158,11 @@ def moments_dense(
         width = (b + 1) * n_features // n_blocks - j0
         for i in range(n_samples):
             c = y_idx[i]
-            if floating is float:
-                fastgen_sum_float(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0],
-                                  sample_weight[i], width)
-            else:
-                fastgen_sum_double(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0],
-                                   sample_weight[i], width)
+            _sum_row(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0], sample_weight[i], width)
         for c in range(n_classes):
             for j in range(j0, j0 + width):
                 if weight_out[c, j] > 0:
                     mean_out[c, j] = mean_out[c, j] / weight_out[c, j]
         for i in range(n_samples):
             c = y_idx[i]
-            if floating is float:
-                fastgen_sqdev_float(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0],
-                                    sample_weight[i], width)
-            else:
-                fastgen_sqdev_double(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0],
-                                     sample_weight[i], width)
+            _sqdev_row(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0], sample_weight[i], width)
