@@ -4,27 +4,41 @@ Each model learns P(x | y) and P(y) and decides by Bayes' rule. The public class
 scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
+from ._information_gain import information_gain
 from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
+from .baseline import BaselineClassifier
 from .discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
 )
-from .naive_bayes import BernoulliNB, ComplementNB, GaussianNB, MultinomialNB, PoissonNB
+from .mixed import MixedNB
+from .naive_bayes import (
+    BernoulliNB,
+    CategoricalNB,
+    ComplementNB,
+    GaussianNB,
+    MultinomialNB,
+    PoissonNB,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaselineClassifier",
     "BernoulliNB",
+    "CategoricalNB",
     "ComplementNB",
     "ConvergenceWarning",
     "DataConversionWarning",
     "GaussianNB",
     "LinearDiscriminantAnalysis",
+    "MixedNB",
     "MultinomialNB",
     "NotFittedError",
     "PoissonNB",
     "QuadraticDiscriminantAnalysis",
     "__version__",
+    "information_gain",
     "show_config",
 ]
 

@@ -40,6 +40,21 @@ def group_by_class(y_idx, n_classes):
     return order, class_ptr
 
 
+def check_loss(loss, n_classes):
+    """Validate a loss matrix: (n_classes, n_classes), finite, non-negative; float64."""
+    try:
+        loss = np.asarray(loss, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"loss must be a matrix of numbers, got {loss!r}.") from None
+    if loss.shape != (n_classes, n_classes):
+        raise ValueError(f"loss must have shape (n_classes, n_classes) = ({n_classes}, "
+                         f"{n_classes}), indexed [true, predicted] in classes_ order; got shape "
+                         f"{loss.shape}.")
+    if not np.isfinite(loss).all() or (loss < 0).any():
+        raise ValueError("loss must contain finite, non-negative costs.")
+    return loss
+
+
 def check_priors(priors, n_classes):
     """Validate given class priors: n_classes finite, non-negative values summing to one."""
     try:
@@ -353,8 +368,36 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_PROBA)
 
-    def predict(self, X: MatrixLike) -> NDArray[Any]:
-        """Predict the class of maximum posterior probability (the Bayes rule under 0-1 loss).
+    def predict(self, X: MatrixLike, loss: ArrayLike | None = None) -> NDArray[Any]:
+        """Predict the class of minimum expected loss (maximum posterior under 0-1 loss).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+        loss : array-like of shape (n_classes, n_classes), default=None
+            ``loss[true, predicted]``, in ``classes_`` order: the cost of predicting class k when
+            the truth is c. The prediction minimises the conditional risk
+            ``sum_c P(c | x) loss[c, k]`` (seed 001). None is the 0-1 loss: the most probable
+            class.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels from ``classes_``.
+        """
+        if loss is None:
+            # argmax of the log-posterior rather than of the jll: for float32 models the rounded
+            # log-posteriors are what predict_proba shows, so predict agrees with it on near-ties
+            log_proba = self._predict_output(X, OUT_LOG_PROBA)
+            return self.classes_[np.argmax(log_proba, axis=1)]
+        check_is_fitted(self)
+        loss = check_loss(loss, len(self.classes_))
+        risk = self._predict_output(X, OUT_PROBA).astype(np.float64) @ loss
+        return self.classes_[np.argmin(risk, axis=1)]
+
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Posterior log-odds (two classes) or log-posteriors (more classes).
 
         Parameters
         ----------
@@ -363,13 +406,15 @@ class BaseClassifier(BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels from ``classes_``.
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            With two classes ``log P(c1 | x) - log P(c0 | x)`` (seeds 001/002: positive means
+            ``classes_[1]``); otherwise ``log P(c | x)`` per class.
         """
-        # argmax of the log-posterior rather than of the jll: for float32 models the rounded
-        # log-posteriors are what predict_proba shows, so predict agrees with it on near-ties
         log_proba = self._predict_output(X, OUT_LOG_PROBA)
-        return self.classes_[np.argmax(log_proba, axis=1)]
+        if len(self.classes_) == 2:
+            with np.errstate(invalid="ignore"):
+                return log_proba[:, 1] - log_proba[:, 0]
+        return log_proba
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Return the (weighted) accuracy of ``predict(X)`` against ``y``.

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class
-from ._core import _counts, _tables
+from ._core import _checks, _counts, _tables
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -976,3 +976,194 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             log_factorials = sp.csr_matrix((gammaln(X.data[:nnz] + 1.0), X.indices[:nnz],
                                             X.indptr), shape=X.shape)
             out -= np.asarray(log_factorials.sum(axis=1), dtype=out.dtype)
+
+
+class CategoricalNB(_ClassPriorMixin, BaseClassifier):
+    """Naive Bayes for categorical features: feature j takes one of K_j values (seed 004).
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Additive (Laplace/Lidstone) smoothing over each feature's K_j values (seed 000's
+        ``|X_i|`` in the denominator).
+    force_alpha : bool, default=True
+        If False, alpha below 1e-10 is raised to 1e-10 (scikit-learn's rule).
+    fit_prior : bool, default=True
+        Learn class priors from the data; if False use a uniform prior.
+    class_prior : array-like of shape (n_classes,), default=None
+        Given class priors.
+    min_categories : int or array-like of shape (n_features,), default=None
+        Minimum number of categories per feature (for values that may not occur in training).
+    handle_unknown : {"error", "ignore"}, default="error"
+        A code at prediction that is beyond the categories seen in training: a ValueError naming
+        the feature, or (``"ignore"``) that feature is marginalised for that row.
+    n_threads : int, default=None
+        Threads of the counting and scoring kernels (None: all cores, negative: count back).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    class_log_prior_ : ndarray of shape (n_classes,)
+        Log probability of each class.
+    category_count_ : list of ndarray of shape (n_classes, n_categories_[j])
+        Weight of the samples of each class having each category, per feature.
+    feature_log_prob_ : list of ndarray of shape (n_classes, n_categories_[j])
+        ``log P(x_j = k | c)``, per feature.
+    n_categories_ : ndarray of shape (n_features,)
+        Number of categories of each feature.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    Notes
+    -----
+    X holds category codes 0 .. K_j - 1 (integers, or floats holding integers). A missing value --
+    NaN, or a negative code -- is marginalised: it is skipped when counting and contributes
+    nothing when predicting (the other features' likelihood is the marginal). ``P(x_j = k | c) =
+    (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's observed values of
+    feature j, which is scikit-learn's estimate on complete data. Unlike scikit-learn, a code
+    never seen in training is a clear error (scikit-learn #16028 raised an IndexError) or, with
+    ``handle_unknown="ignore"``, marginalised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import CategoricalNB
+    >>> X = np.array([[0, 1], [0, 2], [1, 0], [2, 0], [1, 1]])
+    >>> y = np.array([0, 0, 1, 1, 1])
+    >>> model = CategoricalNB().fit(X, y)
+    >>> model.predict([[0, 2], [2, -1]])   # -1: the second feature is missing
+    array([0, 1])
+    """
+
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False}
+
+    def __init__(self, alpha: float = 1.0, *, force_alpha: bool = True, fit_prior: bool = True,
+                 class_prior: ArrayLike | None = None,
+                 min_categories: int | ArrayLike | None = None, handle_unknown: str = "error",
+                 n_threads: int | None = None):
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.min_categories = min_categories
+        self.handle_unknown = handle_unknown
+        self.n_threads = n_threads
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "_table")
+
+    def _more_input_tags(self):
+        return {"sparse": False, "allow_nan": True, "categorical": True}
+
+    # ----------------------------------------------------------------- statistics
+    def _scan(self, X):
+        """Largest code per column, after checking that the codes are integers."""
+        largest = np.empty(X.shape[1], dtype=np.int64)
+        status = _checks.codes_status(X, largest)
+        if status == _checks.CodesStatus.CODES_NOT_INTEGER:
+            raise ValueError(f"{type(self).__name__} expects category codes: integers 0, 1, ... "
+                             "(NaN or a negative code for a missing value); X has a value with a "
+                             "fractional part. Encode the categories first (e.g. OrdinalEncoder).")
+        if status == _checks.CodesStatus.CODES_TOO_LARGE:
+            raise ValueError(f"{type(self).__name__}: a category code is too large to index.")
+        return largest
+
+    def _check_batch(self, X, n_classes, sample_weight):
+        alpha = self.alpha
+        if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not 0 <= alpha < np.inf:
+            raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}.")
+        if alpha < ALPHA_MIN and not self.force_alpha:
+            warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
+                          f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                          UserWarning, stacklevel=3)
+            alpha = ALPHA_MIN
+        if self.handle_unknown not in ("error", "ignore"):
+            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
+                             f"{self.handle_unknown!r}.")
+        needed = self._scan(X) + 1
+        if self.min_categories is not None:
+            minimum = np.asarray(self.min_categories)
+            if minimum.dtype.kind not in "iu" or minimum.ndim > 1 or (
+                    minimum.ndim == 1 and minimum.shape[0] != X.shape[1]) or (minimum < 0).any():
+                raise ValueError(f"min_categories must be a non-negative integer or an array of "
+                                 f"n_features = {X.shape[1]} such integers, got "
+                                 f"{self.min_categories!r}.")
+            needed = np.maximum(needed, minimum)
+        return (check_sample_weight(sample_weight, X.shape[0]), float(alpha),
+                self._check_class_prior(n_classes), needed.astype(np.intp))
+
+    def _reset(self, classes, X):
+        self.classes_ = classes
+        self.class_count_ = np.zeros(len(classes))
+        self.n_categories_ = np.zeros(X.shape[1], dtype=np.intp)
+        self._offsets = np.zeros(X.shape[1] + 1, dtype=np.intp)
+        self._count = np.zeros((len(classes), 0))
+        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+
+    def _grow(self, needed):
+        """Make room for categories not seen before (zero counts), keeping the counts."""
+        n_categories = np.maximum(self.n_categories_, needed)
+        if np.array_equal(n_categories, self.n_categories_):
+            return
+        offsets = np.zeros(len(n_categories) + 1, dtype=np.intp)
+        np.cumsum(n_categories, out=offsets[1:])
+        count = np.zeros((self._count.shape[0], offsets[-1]))
+        for j, (start, stop) in enumerate(zip(self._offsets[:-1], self._offsets[1:])):
+            count[:, offsets[j]:offsets[j] + stop - start] = self._count[:, start:stop]
+        self.n_categories_, self._offsets, self._count = n_categories, offsets, count
+
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior, needed):
+        self._grow(needed)
+        n_classes = len(self.classes_)
+        count = np.zeros_like(self._count)
+        _counts.count_categorical(X, np.asarray(y_idx, dtype=np.intp), sample_weight,
+                                  self._offsets, count, self._n_threads_for(X.size))
+        self._count = self._count + count
+        self.class_count_ = self.class_count_ + np.bincount(y_idx, weights=sample_weight,
+                                                            minlength=n_classes)
+        self._update_class_log_prior(class_prior)
+        self._alpha = alpha
+        self._derive()
+
+    def _derive(self):
+        """Feature-major log table: row offsets[j] + k holds log P(x_j = k | c) for every c."""
+        smoothed = self._count + self._alpha
+        starts = self._offsets[:-1]
+        nonempty = self.n_categories_ > 0
+        totals = np.zeros((smoothed.shape[0], len(starts)))
+        if smoothed.shape[1]:
+            totals[:, nonempty] = np.add.reduceat(smoothed, starts[nonempty], axis=1)
+        with np.errstate(divide="ignore"):
+            log_prob = np.log(smoothed) - np.repeat(np.log(totals), self.n_categories_, axis=1)
+        self._log_prob = log_prob
+        self._table = np.ascontiguousarray(log_prob.T)
+
+    @property
+    def category_count_(self):
+        """list of ndarray of shape (n_classes, n_categories_[j]): counts per feature."""
+        return [self._count[:, a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+
+    @property
+    def feature_log_prob_(self):
+        """list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c)."""
+        return [self._log_prob[:, a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+
+    def _score(self, X, kind, out, has_nan):
+        failed, unknown, fractional = _jll.jll_categorical(
+            X, self._offsets, self._table, self.class_log_prior_, kind, out,
+            self._n_threads_for(X.size * out.shape[1]))
+        if fractional or (unknown and self.handle_unknown == "error"):
+            largest = self._scan(X)  # raises for fractional codes; names the unknown feature
+            j = np.flatnonzero(largest >= self.n_categories_)[0]
+            raise ValueError(
+                f"Feature {j} has a category ({largest[j]}) not seen in training (it has "
+                f"{self.n_categories_[j]} categories). Use handle_unknown='ignore' to "
+                "marginalise unknown categories, or min_categories to reserve them."
+            )
+        if failed:
+            raise MemoryError("could not allocate the scoring kernel's row buffers")

@@ -210,3 +210,40 @@ def csr_has_duplicates(
                 break
     free(last_row)
     return found
+
+
+cpdef enum CodesStatus:
+    CODES_OK = 0
+    CODES_NOT_INTEGER = 1   # a value with a fractional part (or +-inf)
+    CODES_TOO_LARGE = 2     # a code that does not fit an index
+
+
+def codes_status(
+    const data_t[:, ::1] X not None,     # IN (n_samples, n_features) category codes
+    int64_t[::1] max_out not None,       # OUT (n_features,) largest code per column (-1: none)
+):
+    """Check category codes: integers (in any dtype), negative or NaN meaning missing; write the
+    largest code of each column. Returns CODES_OK or the problem found."""
+    cdef intp_t n_samples = X.shape[0], n_features = X.shape[1]
+    cdef intp_t i, j
+    cdef double v
+    cdef int status = CODES_OK
+    with nogil:
+        for j in range(n_features):
+            max_out[j] = -1
+        for i in range(n_samples):
+            for j in range(n_features):
+                v = X[i, j]
+                if data_t is float32_t or data_t is float64_t:
+                    if v != v or v < 0:
+                        continue
+                    if v != <double> <int64_t> v or v >= 9.0e15:
+                        status = CODES_NOT_INTEGER if v < 9.0e15 else CODES_TOO_LARGE
+                        break
+                elif v < 0:
+                    continue
+                if <int64_t> v > max_out[j]:
+                    max_out[j] = <int64_t> v
+            if status != CODES_OK:
+                break
+    return status

@@ -166,3 +166,36 @@ def moments_dense(
         for i in range(n_samples):
             c = y_idx[i]
             _sqdev_row(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0], sample_weight[i], width)
+
+
+def count_categorical(
+    const data_t[:, ::1] X not None,              # IN (n_samples, n_features) codes, <0/NaN missing
+    const intp_t[::1] y_idx not None,             # IN (n_samples,)
+    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const intp_t[::1] offsets not None,           # IN (n_features + 1,) first column of feature j
+    float64_t[:, ::1] count_out not None,         # OUT (n_classes, offsets[-1]), added to
+    int n_threads,
+):
+    """count_out[c, offsets[j] + k] += weight of the rows of class c whose feature j is k; missing
+    values (negative or NaN) and codes beyond the feature's categories are skipped. Rows are read
+    in order (one pass on one thread); thread t owns the classes c with c % n_threads == t, so
+    results do not depend on n_threads. Codes validated by the caller (codes_status);
+    thread-safe."""
+    cdef intp_t n_samples = X.shape[0], n_features = X.shape[1]
+    cdef intp_t n_classes = count_out.shape[0]
+    cdef intp_t n_parts = max(1, min(n_threads, n_classes))
+    cdef intp_t t, c, i, j, k
+    cdef double v, w
+    for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        for i in range(n_samples):
+            c = y_idx[i]
+            if c % n_parts != t:
+                continue
+            w = sample_weight[i]
+            for j in range(n_features):
+                v = X[i, j]
+                if not v >= 0:  # negative or NaN: missing
+                    continue
+                k = <intp_t> v
+                if k < offsets[j + 1] - offsets[j]:
+                    count_out[c, offsets[j] + k] += w

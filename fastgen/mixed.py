@@ -1,0 +1,242 @@
+"""MixedNB: one naive Bayes over columns of different kinds.
+
+Each kind of column is modelled by the fastgen model for it, fitted on those columns with a
+uniform prior; the joint log-likelihood is the class prior plus every part's per-feature
+log-likelihoods (each part's own uniform prior taken out), all in log space. Missing values are
+marginalised in every kind, so a DataFrame with NaN/None in any column is used as it is.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._base import OUT_JLL, BaseClassifier, check_priors
+from ._core import jll as _jll
+from ._validation import check_sample_weight, check_X
+from .naive_bayes import CategoricalNB, GaussianNB, MultinomialNB, PoissonNB
+
+__all__ = ["MixedNB"]
+
+KINDS = ("gaussian", "categorical", "bernoulli", "poisson", "multinomial")
+
+
+def _infer_kind(dtype):
+    """A DataFrame column's kind from its dtype: bool, category, object and strings are
+    categorical; numbers are gaussian."""
+    kind = getattr(dtype, "kind", "O")
+    if str(dtype) in ("category", "boolean", "string") or kind in "bOSU":
+        return "categorical"
+    if kind in "iuf":
+        return "gaussian"
+    raise TypeError(f"MixedNB cannot infer a kind for columns of dtype {dtype}; pass "
+                    "feature_types.")
+
+
+class MixedNB(BaseClassifier):
+    """Naive Bayes over columns of different kinds, with missing values marginalised.
+
+    Parameters
+    ----------
+    feature_types : list of str, default=None
+        One kind per column: "gaussian", "categorical" (codes 0..K-1, or any labels in a
+        DataFrame), "bernoulli" (present when > 0), "poisson" (counts) or "multinomial" (the
+        columns of this kind form one block of counts). None infers them from a DataFrame's
+        dtypes (bool, category, object and string columns are categorical; numbers gaussian);
+        for an array, None means every column is gaussian.
+    alpha : float, default=1.0
+        Smoothing of the categorical, Bernoulli, Poisson and multinomial parts.
+    var_smoothing : float, default=1e-9
+        Variance smoothing of the gaussian part (see ``GaussianNB``).
+    priors : array-like of shape (n_classes,), default=None
+        Class priors; if None, the (weighted) class frequencies.
+    handle_unknown : {"error", "ignore"}, default="error"
+        A categorical value not seen in training: an error, or marginalised.
+    n_threads : int, default=None
+        Threads of the kernels (None: all cores).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Weight of the training samples of each class.
+    class_prior_ : ndarray of shape (n_classes,)
+        Class priors.
+    feature_types_ : list of str
+        The kind of every column.
+    categories_ : dict
+        For categorical DataFrame columns: column index -> the labels, in code order.
+    parts_ : dict
+        Kind -> (column indices, the fitted fastgen model of those columns).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (DataFrame input only).
+
+    Notes
+    -----
+    ``log P(c, x) = log P(c) + sum over kinds of sum_j log P(x_j | c)`` over the observed values.
+    A "bernoulli" column is a categorical one with the two values absent/present, so that a
+    missing value is marginalised and the probabilities use the observed values. In a
+    "multinomial" block a missing count is dropped from the sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import MixedNB
+    >>> X = np.array([[1.0, 0, 3], [1.2, 0, 4], [5.0, 1, 0], [5.5, 1, np.nan]])
+    >>> model = MixedNB(["gaussian", "categorical", "poisson"]).fit(X, [0, 0, 1, 1])
+    >>> model.predict([[1.1, np.nan, 2], [np.nan, 1, np.nan]])
+    array([0, 1])
+    """
+
+    _poor_score = True
+
+    def __init__(self, feature_types: list[str] | None = None, *, alpha: float = 1.0,
+                 var_smoothing: float = 1e-9, priors: ArrayLike | None = None,
+                 handle_unknown: str = "error", n_threads: int | None = None):
+        self.feature_types = feature_types
+        self.alpha = alpha
+        self.var_smoothing = var_smoothing
+        self.priors = priors
+        self.handle_unknown = handle_unknown
+        self.n_threads = n_threads
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "parts_")
+
+    def _more_input_tags(self):
+        return {"sparse": False, "allow_nan": True}
+
+    # ----------------------------------------------------------------- input
+    def _resolve_types(self, X, n_features):
+        if self.feature_types is None:
+            if hasattr(X, "dtypes") and hasattr(X, "columns"):
+                return [_infer_kind(dtype) for dtype in X.dtypes]
+            return ["gaussian"] * n_features
+        types = list(self.feature_types)
+        if len(types) != n_features or any(t not in KINDS for t in types):
+            raise ValueError(f"feature_types must give one of {KINDS} for each of the "
+                             f"{n_features} columns, got {self.feature_types!r}.")
+        return types
+
+    def _encode(self, X, types, categories, reset):
+        """A float64 matrix: DataFrame categorical columns as codes (learned at reset), missing
+        values (NaN, None, pd.NA, NaT) as NaN."""
+        if not (hasattr(X, "dtypes") and hasattr(X, "columns")):
+            return X, categories
+        import pandas as pd  # a DataFrame was passed, so pandas is there
+
+        columns = []
+        categories = dict(categories)
+        for j, kind in enumerate(types):
+            column = X.iloc[:, j]
+            if kind == "categorical" and not pd.api.types.is_numeric_dtype(column.dtype) \
+                    or kind == "categorical" and column.dtype == bool:
+                if reset:
+                    categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+                codes = pd.Categorical(column, categories=categories[j]).codes.astype(np.float64)
+                unknown = (codes < 0) & column.notna().to_numpy()
+                if unknown.any():
+                    if self.handle_unknown == "error":
+                        raise ValueError(f"Column {X.columns[j]!r} has a value not seen in "
+                                         f"training ({column[unknown].iloc[0]!r}); use "
+                                         "handle_unknown='ignore' to marginalise it.")
+                codes[codes < 0] = np.nan
+                columns.append(codes)
+            else:
+                try:
+                    columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+                except (TypeError, ValueError):
+                    raise ValueError(f"Column {X.columns[j]!r} of kind {kind!r} is not numeric; "
+                                     "declare it 'categorical' in feature_types.") from None
+        return np.column_stack(columns) if columns else np.empty((len(X), 0)), categories
+
+    def _validate_X(self, X, reset, dtype=None):
+        if not reset:
+            self._check_feature_names(X, reset=False)
+            types, categories = self.feature_types_, self.categories_
+        else:
+            n_features = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
+            types = self._resolve_types(X, n_features if n_features is not None
+                                        else np.asarray(X).shape[-1])
+            categories = {}
+        if self.handle_unknown not in ("error", "ignore"):
+            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
+                             f"{self.handle_unknown!r}.")
+        encoded, categories = self._encode(X, types, categories, reset)
+        X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
+                                   dtype=np.float64, allow_nan=True, accept_sparse=False,
+                                   accept_int=False)
+        if not reset:
+            self._check_n_features(X_valid, reset=False)
+        else:
+            types = self._resolve_types(X, X_valid.shape[1])
+            self._pending = (types, categories)
+        return X_valid, has_nan
+
+    # ----------------------------------------------------------------- statistics
+    def _check_batch(self, X, n_classes, sample_weight):
+        for name in ("alpha", "var_smoothing"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
+                    0 <= value < np.inf):
+                raise ValueError(f"{name} must be a non-negative finite number, got {value!r}.")
+        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        return check_sample_weight(sample_weight, X.shape[0]), priors
+
+    def _new_part(self, kind):
+        common = {"n_threads": self.n_threads}
+        if kind == "gaussian":
+            return GaussianNB(var_smoothing=self.var_smoothing, **common)
+        if kind == "categorical":
+            return CategoricalNB(alpha=self.alpha, fit_prior=False,
+                                 handle_unknown=self.handle_unknown, **common)
+        if kind == "bernoulli":
+            return CategoricalNB(alpha=self.alpha, fit_prior=False, min_categories=2, **common)
+        if kind == "poisson":
+            return PoissonNB(alpha=self.alpha, fit_prior=False, **common)
+        return MultinomialNB(alpha=self.alpha, fit_prior=False, **common)
+
+    def _reset(self, classes, X):
+        self.feature_types_, self.categories_ = self._pending
+        del self._pending
+        self.classes_ = classes
+        self.class_count_ = np.zeros(len(classes))
+        self._dtype = np.dtype(np.float64)
+        kinds = np.asarray(self.feature_types_)
+        self.parts_ = {kind: (np.flatnonzero(kinds == kind), self._new_part(kind))
+                       for kind in KINDS if (kinds == kind).any()}
+
+    @staticmethod
+    def _part_input(kind, X):
+        if kind == "bernoulli":
+            return np.where(np.isnan(X), np.nan, (X > 0).astype(np.float64))
+        if kind == "multinomial":
+            return np.where(np.isnan(X), 0.0, X)
+        return X
+
+    def _accumulate(self, X, y_idx, has_nan, sample_weight, priors):
+        labels = self.classes_[y_idx]
+        for kind, (columns, part) in self.parts_.items():
+            part.partial_fit(self._part_input(kind, X[:, columns]), labels, classes=self.classes_,
+                             sample_weight=sample_weight)
+        self.class_count_ = self.class_count_ + np.bincount(
+            y_idx, weights=sample_weight, minlength=len(self.classes_))
+        self._priors = priors
+        self.class_prior_ = priors if priors is not None else (
+            self.class_count_ / self.class_count_.sum())
+
+    def _score(self, X, kind, out, has_nan):
+        n_classes = len(self.classes_)
+        with np.errstate(divide="ignore"):
+            jll = np.tile(np.log(self.class_prior_), (X.shape[0], 1))
+        for part_kind, (columns, part) in self.parts_.items():
+            # each part has a uniform prior, -log(n_classes): take it out
+            jll += part._predict_output(self._part_input(part_kind, X[:, columns]), OUT_JLL)
+            jll += np.log(n_classes)
+        if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+        out[...] = jll
