@@ -40,6 +40,29 @@ def group_by_class(y_idx, n_classes):
     return order, class_ptr
 
 
+def _same_param(a, b):
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        try:
+            return np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+        except (TypeError, ValueError):
+            return False
+    return a == b or (a is None and b is None)
+
+
+def _generator(random_state):
+    """A numpy Generator from None, an int, a Generator or a legacy RandomState."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    return np.random.default_rng(random_state)
+
+
+def spread(values, rows, n_rows):
+    """``values`` placed at ``rows`` of a zero array of n_rows (for merging class statistics)."""
+    out = np.zeros((n_rows,) + np.shape(values)[1:])
+    out[rows] = values
+    return out
+
+
 def check_loss(loss, n_classes):
     """Validate a loss matrix: (n_classes, n_classes), finite, non-negative; float64."""
     try:
@@ -322,6 +345,92 @@ class BaseClassifier(BaseEstimator):
 
     def _finish_fit(self):
         """Run at the end of ``fit`` (not of ``partial_fit``); nothing by default."""
+
+    # ----------------------------------------------------------------- combining models
+    def merge(self, other):
+        """Add another fitted model's statistics: afterwards this model is the one fitted on both
+        models' data together (the statistics are additive), for parallel and distributed
+        training. Classes seen by only one side are kept.
+
+        Parameters
+        ----------
+        other : estimator of the same class
+            Fitted on the same features with the same parameters (``n_threads`` aside).
+
+        Returns
+        -------
+        self : object
+            This estimator, updated.
+        """
+        check_is_fitted(self)
+        check_is_fitted(other)
+        if type(other) is not type(self):
+            raise ValueError(f"Cannot merge a {type(other).__name__} into a "
+                             f"{type(self).__name__}: the models must be of the same kind.")
+        if other.n_features_in_ != self.n_features_in_:
+            raise ValueError(f"Cannot merge models of {other.n_features_in_} and "
+                             f"{self.n_features_in_} features.")
+        mine, theirs = (getattr(m, "feature_names_in_", None) for m in (self, other))
+        if (mine is None) != (theirs is None) or (mine is not None
+                                                  and not np.array_equal(mine, theirs)):
+            raise ValueError("Cannot merge models fitted on different feature names.")
+        differ = [name for name, value in self.get_params().items()
+                  if name != "n_threads" and not _same_param(value, other.get_params()[name])]
+        if differ:
+            raise ValueError(f"Cannot merge models with different parameters: {differ}.")
+        classes = np.unique(np.concatenate([self.classes_, other.classes_]))
+        self._merge(other, classes, np.searchsorted(classes, self.classes_),
+                    np.searchsorted(classes, other.classes_))
+        return self
+
+    # ----------------------------------------------------------------- generation
+    def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):
+        """Generate samples from the fitted model (seed 004: a generative model can generate data
+        given the label).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples.
+        y : label or array-like of labels, default=None
+            None draws each sample's class from the class prior; one label gives every sample
+            that class; an array gives one label per sample (its length is then the number of
+            samples).
+        random_state : int, numpy Generator or RandomState, default=None
+            Seed of the random draws.
+
+        Returns
+        -------
+        X : ndarray or sparse matrix of shape (n_samples, n_features)
+            The features, drawn from P(x | y).
+        y : ndarray of shape (n_samples,)
+            The labels.
+        """
+        check_is_fitted(self)
+        rng = _generator(random_state)
+        n_classes = len(self.classes_)
+        if y is None:
+            if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+                raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
+            prior = self._class_prior()
+            y_idx = rng.choice(n_classes, size=n_samples, p=prior / prior.sum())
+        else:
+            labels = np.asarray(y)
+            if labels.ndim == 0:
+                labels = np.full(n_samples, labels)
+            y_idx = np.searchsorted(self.classes_, labels)
+            bad = (y_idx >= n_classes) | (self.classes_[np.minimum(y_idx, n_classes - 1)]
+                                          != labels)
+            if labels.ndim != 1 or bad.any():
+                raise ValueError(f"y must be labels from classes_ {self.classes_!r}; got "
+                                 f"{np.unique(labels[bad]) if labels.ndim == 1 else labels!r}.")
+        return self._sample_X(np.asarray(y_idx, dtype=np.intp), rng), self.classes_[y_idx]
+
+    def _class_prior(self):
+        for name in ("class_prior_", "priors_"):
+            if hasattr(self, name):
+                return np.asarray(getattr(self, name), dtype=np.float64)
+        return np.exp(self.class_log_prior_)
 
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the joint log-likelihood log P(x, y=c) of each sample and class.

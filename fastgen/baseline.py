@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import BaseClassifier, check_priors
+from ._base import BaseClassifier, check_priors, spread
 from ._core import jll as _jll
 from ._validation import check_sample_weight
 
@@ -68,6 +68,17 @@ class BaselineClassifier(BaseClassifier):
     def _derive(self, priors):
         self.class_prior_ = priors if priors is not None else (
             self.class_count_ / self.class_count_.sum())
+
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        self._derive(None if self.priors is None else check_priors(self.priors, n))
+
+    def _sample_X(self, y_idx, rng):
+        raise TypeError("BaselineClassifier has no model of X (it predicts from the class prior "
+                        "alone), so it cannot generate features.")
 
     def _score(self, X, kind, out, has_nan):
         with np.errstate(divide="ignore"):

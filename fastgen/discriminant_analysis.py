@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import linalg
 
-from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors
+from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors, spread
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -110,6 +110,32 @@ class _BaseDiscriminant(BaseClassifier):
             _, self._mean, self._scatter, self._third, self._fourth = stats
         self.class_count_ = self.class_count_ + class_count
         self._derive(*checked)
+
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        if self._is_full():
+            stats = [tuple(None if v is None else spread(v, rows, n) for v in m._full_stats())
+                     for m, rows in ((self, mine), (other, theirs))]
+            _, self._mean, self._scatter, self._third, self._fourth = combine_full(*stats)
+        else:
+            self.observed_count_, self._mean, self._m2 = combine_moments(
+                *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
+                *(spread(getattr(other, a), theirs, n)
+                  for a in ("observed_count_", "_mean", "_m2")))
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        self._derive(None if self.priors is None else check_priors(self.priors, n))
+
+    def _sample_X(self, y_idx, rng):
+        """Multivariate normal draws: mean_c + L_c z with covariance_c = L_c L_c^T."""
+        covs = self.covariance_ if self.covariance_.ndim == 3 else self.covariance_[None]
+        X = np.empty((len(y_idx), self.n_features_in_))
+        for g, cov in enumerate(covs):
+            rows = np.arange(len(y_idx)) if len(covs) == 1 else np.flatnonzero(y_idx == g)
+            z = rng.standard_normal((len(rows), cov.shape[0]))
+            X[rows] = self.means_[y_idx[rows]] + z @ np.linalg.cholesky(cov).T
+        return X
 
     def _priors(self, priors):
         if priors is not None:

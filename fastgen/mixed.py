@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import OUT_JLL, BaseClassifier, check_priors
+from ._base import OUT_JLL, BaseClassifier, check_priors, spread
 from ._core import jll as _jll
 from ._validation import check_sample_weight, check_X
 from .naive_bayes import CategoricalNB, GaussianNB, MultinomialNB, PoissonNB
@@ -228,6 +228,38 @@ class MixedNB(BaseClassifier):
         self._priors = priors
         self.class_prior_ = priors if priors is not None else (
             self.class_count_ / self.class_count_.sum())
+
+    def _merge(self, other, classes, mine, theirs):
+        if self.feature_types_ != other.feature_types_ or self.categories_.keys() != \
+                other.categories_.keys() or any(not np.array_equal(self.categories_[j],
+                                                                   other.categories_[j])
+                                                for j in self.categories_):
+            raise ValueError("Cannot merge MixedNB models whose columns have different kinds or "
+                             "categorical labels.")
+        for kind, (_, part) in self.parts_.items():
+            part.merge(other.parts_[kind][1])
+        n = len(classes)
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        priors = None if self.priors is None else check_priors(self.priors, n)
+        self.class_prior_ = priors if priors is not None else (
+            self.class_count_ / self.class_count_.sum())
+
+    def _sample_X(self, y_idx, rng):
+        """Each kind's columns drawn by its part; a DataFrame (with the original labels of the
+        categorical columns) when the model was fitted on one."""
+        X = np.empty((len(y_idx), self.n_features_in_))
+        for kind, (columns, part) in self.parts_.items():
+            block = part._sample_X(y_idx, rng)
+            X[:, columns] = block.toarray() if hasattr(block, "toarray") else block
+        if not hasattr(self, "feature_names_in_"):
+            return X
+        import pandas as pd  # fitted on a DataFrame, so pandas is there
+
+        columns = {name: (self.categories_[j][X[:, j].astype(np.intp)] if j in self.categories_
+                          else X[:, j]) for j, name in enumerate(self.feature_names_in_)}
+        return pd.DataFrame(columns)
 
     def _score(self, X, kind, out, has_nan):
         n_classes = len(self.classes_)

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class
+from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class, spread
 from ._core import _checks, _counts, _tables
 from ._core import jll as _jll
 from ._gaussian import (
@@ -134,6 +134,65 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         # parameters and outputs keep float32 input's dtype; counts and float64 give float64
         self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._derived = _Derived(None)
+        if self._counts_words:
+            self._length_count = sp.csr_matrix((n_classes, 1))
+
+    # Multinomial and complement models draw documents: they keep each class's distribution of
+    # document lengths, P(N | c) (seed 002), as weights per (class, rounded length).
+    _counts_words = False
+
+    def _add_lengths(self, X, y_idx, sample_weight):
+        lengths = np.rint(np.asarray(X.sum(axis=1), dtype=np.float64).ravel()).astype(np.intp)
+        n_classes = len(self.classes_)
+        width = max(self._length_count.shape[1], int(lengths.max(initial=0)) + 1)
+        batch = sp.csr_matrix((sample_weight, (np.asarray(y_idx), lengths)),
+                              shape=(n_classes, width))
+        current = self._length_count.tocsr(copy=True)
+        current.resize((n_classes, width))
+        self._length_count = (current + batch).tocsr()
+
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.feature_count_ = (spread(self.feature_count_, mine, n)
+                               + spread(other.feature_count_, theirs, n))
+        if self._counts_words:
+            width = max(self._length_count.shape[1], other._length_count.shape[1])
+            total = sp.csr_matrix((n, width))
+            for part, rows in ((self._length_count, mine), (other._length_count, theirs)):
+                part = part.tocoo()
+                total = total + sp.csr_matrix((part.data, (rows[part.row], part.col)),
+                                              shape=(n, width))
+            self._length_count = total.tocsr()
+        self.classes_ = classes
+        self._update_class_log_prior(self._check_class_prior(n))
+        self._derived = _Derived(self._check_alpha(self.n_features_in_))
+
+    def _word_probabilities(self):
+        return np.exp(self._feature_log_prob(self._derived.alpha))
+
+    def _sample_X(self, y_idx, rng):
+        """Documents: a length from the class's length distribution, then that many words from
+        the class's word distribution (a CSR document-term matrix)."""
+        theta = self._word_probabilities()
+        theta = theta / theta.sum(axis=1, keepdims=True)
+        lengths = self._length_count.tocsr()
+        data, indices, indptr = [], [], [0]
+        for c in y_idx:
+            start, stop = lengths.indptr[c], lengths.indptr[c + 1]
+            if stop == start:
+                raise ValueError(f"Class {self.classes_[c]!r} has no training documents to "
+                                 "draw lengths from.")
+            weights = lengths.data[start:stop]
+            n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
+            counts = rng.multinomial(n_words, theta[c])
+            nonzero = np.flatnonzero(counts)
+            data.append(counts[nonzero].astype(np.float64))
+            indices.append(nonzero)
+            indptr.append(indptr[-1] + len(nonzero))
+        return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
+                             shape=(len(y_idx), self.n_features_in_))
 
     def _check_batch(self, X, n_classes, sample_weight):
         """Validate what a batch brings besides X and y: (sample_weight, alpha, class_prior)."""
@@ -159,6 +218,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
             n_threads = self._n_threads_for(X.size)
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
                                 self.feature_count_, self.class_count_, n_threads)
+        if self._counts_words:
+            self._add_lengths(X, y_idx, sample_weight)
         self._update_class_log_prior(class_prior)
         self._derived = _Derived(alpha)
 
@@ -359,6 +420,8 @@ class MultinomialNB(_BaseDiscreteNB):
     array(['ham', 'spam'], dtype='<U4')
     """
 
+    _counts_words = True
+
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
                  fit_prior: bool = True, class_prior: ArrayLike | None = None,
                  n_threads: int | None = None):
@@ -436,6 +499,8 @@ class ComplementNB(_BaseDiscreteNB):
     array([1])
     """
 
+    _counts_words = True
+
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
                  fit_prior: bool = True, class_prior: ArrayLike | None = None, norm: bool = False,
                  n_threads: int | None = None):
@@ -445,6 +510,10 @@ class ComplementNB(_BaseDiscreteNB):
         self.class_prior = class_prior
         self.norm = norm
         self.n_threads = n_threads
+
+    def _word_probabilities(self):
+        # documents of class c are drawn from its own smoothed word counts
+        return self.feature_count_ + self._alpha_per_feature(self._derived.alpha)[0]
 
     @property
     def feature_all_(self):
@@ -564,6 +633,13 @@ class BernoulliNB(_BaseDiscreteNB):
             X = X.copy()
             X.sum_duplicates()
         return X, has_nan
+
+    def _sample_X(self, y_idx, rng):
+        """Binary vectors: feature j present with probability p_cj (CSR, built in blocks)."""
+        p = np.exp(self._feature_log_prob(self._derived.alpha))
+        blocks = [sp.csr_matrix((rng.random((len(rows), p.shape[1])) < p[rows]).astype(np.float64))
+                  for rows in np.array_split(y_idx, max(1, len(y_idx) // 1000))]
+        return sp.vstack(blocks, format="csr")
 
     def _binarize_args(self):
         if self.binarize is None:
@@ -840,6 +916,19 @@ class GaussianNB(_BaseDiagonalNB):
         self._publish(self.theta_, -0.5 / self.var_, -0.5 * (LOG_2PI + np.log(self.var_)),
                       log_prior)
 
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        self.observed_count_, self._mean, self._m2 = combine_moments(
+            *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
+            *(spread(getattr(other, a), theirs, n) for a in ("observed_count_", "_mean", "_m2")))
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        self._derive(None if self.priors is None else check_priors(self.priors, n))
+
+    def _sample_X(self, y_idx, rng):
+        return rng.normal(self.theta_[y_idx], np.sqrt(self.var_[y_idx]))
+
 
 class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     """Poisson naive Bayes: each count feature is Poisson within each class (seed 003).
@@ -961,6 +1050,18 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             self._sparse_table = self._tables[0].astype(np.float32)
         else:
             self._sparse_table = self._tables[0]
+
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        for name in ("class_count_", "observed_count_", "feature_count_"):
+            setattr(self, name, spread(getattr(self, name), mine, n)
+                    + spread(getattr(other, name), theirs, n))
+        self.classes_ = classes
+        self._update_class_log_prior(self._check_class_prior(n))
+        self._derive()
+
+    def _sample_X(self, y_idx, rng):
+        return rng.poisson(self.lambda_[y_idx]).astype(np.float64)
 
     def _score(self, X, kind, out, has_nan):
         if not sp.issparse(X):
@@ -1152,6 +1253,28 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
     def feature_log_prob_(self):
         """list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c)."""
         return [self._log_prob[:, a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+
+    def _merge(self, other, classes, mine, theirs):
+        n = len(classes)
+        self._grow(other.n_categories_)
+        count = np.zeros((len(other.classes_), self._offsets[-1]))
+        for j, (start, stop) in enumerate(zip(other._offsets[:-1], other._offsets[1:])):
+            count[:, self._offsets[j]:self._offsets[j] + stop - start] = other._count[:, start:stop]
+        self._count = spread(self._count, mine, n) + spread(count, theirs, n)
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        self._update_class_log_prior(self._check_class_prior(n))
+        self._derive()
+
+    def _sample_X(self, y_idx, rng):
+        """Codes drawn per feature from the class's category probabilities (inverse CDF)."""
+        X = np.empty((len(y_idx), self.n_features_in_))
+        for j, log_prob in enumerate(self.feature_log_prob_):
+            cdf = np.cumsum(np.exp(log_prob), axis=1)
+            u = rng.random(len(y_idx)) * cdf[y_idx, -1]
+            X[:, j] = (u[:, None] >= cdf[y_idx]).sum(axis=1)
+        return X
 
     def _score(self, X, kind, out, has_nan):
         failed, unknown, fractional = _jll.jll_categorical(
