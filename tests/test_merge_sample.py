@@ -1,0 +1,116 @@
+"""merge (additive statistics) and sample (seed 004) on every model."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+
+import fastgen
+
+RNG = np.random.default_rng(0)
+N = 600
+Y = RNG.integers(0, 3, N)
+DENSE = RNG.normal(size=(N, 4)) + Y[:, None]
+COUNTS = sp.csr_matrix(RNG.poisson(1.0 + Y[:, None] * np.arange(1, 7) / 3, size=(N, 6))
+                       .astype(np.float64))
+CODES = np.minimum(RNG.poisson(1.0 + Y[:, None], size=(N, 3)), 4).astype(np.float64)
+
+CASES = [
+    (fastgen.MultinomialNB, {}, COUNTS),
+    (fastgen.ComplementNB, {}, COUNTS),
+    (fastgen.BernoulliNB, {}, COUNTS),
+    (fastgen.PoissonNB, {}, COUNTS.toarray()),
+    (fastgen.GaussianNB, {}, DENSE),
+    (fastgen.CategoricalNB, {}, CODES),
+    (fastgen.LinearDiscriminantAnalysis, {}, DENSE),
+    (fastgen.LinearDiscriminantAnalysis, {"covariance": "spherical"}, DENSE),
+    (fastgen.LinearDiscriminantAnalysis, {"shrinkage": "auto"}, DENSE),
+    (fastgen.QuadraticDiscriminantAnalysis, {}, DENSE),
+    (fastgen.MixedNB, {"feature_types": ["gaussian"] * 4}, DENSE),
+    (fastgen.BaselineClassifier, {}, DENSE),
+]
+IDS = [f"{cls.__name__}{params}" for cls, params, _ in CASES]
+
+
+@pytest.mark.parametrize("cls, params, X", CASES, ids=IDS)
+def test_merge_equals_fit_on_both(cls, params, X):
+    """Two halves merged equal one fit on everything; a class only one half saw is kept."""
+    first = Y[: N // 2] != 2  # class 2 only in the second half
+    a = cls(**params).fit(X[: N // 2][first], Y[: N // 2][first])
+    b = cls(**params).fit(X[N // 2:], Y[N // 2:])
+    stack = sp.vstack if sp.issparse(X) else np.vstack
+    whole = cls(**params).fit(stack([X[: N // 2][first], X[N // 2:]]),
+                              np.concatenate([Y[: N // 2][first], Y[N // 2:]]))
+    assert a.merge(b) is a
+    np.testing.assert_array_equal(a.classes_, whole.classes_)
+    assert_allclose(a.class_count_, whole.class_count_)
+    assert_allclose(a.predict_log_proba(X), whole.predict_log_proba(X), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls, params, X", CASES, ids=IDS)
+def test_merge_refuses_mismatched_models(cls, params, X):
+    model = cls(**params).fit(X, Y)
+    with pytest.raises(ValueError, match="same kind"):
+        model.merge(fastgen.BaselineClassifier().fit(DENSE, Y) if cls is not
+                    fastgen.BaselineClassifier else fastgen.GaussianNB().fit(DENSE, Y))
+    narrower = X[:, :-1] if not sp.issparse(X) else X[:, :-1]
+    other_params = dict(params)
+    if "feature_types" in other_params:
+        other_params["feature_types"] = other_params["feature_types"][:-1]
+    with pytest.raises(ValueError, match="features|parameters"):
+        model.merge(cls(**other_params).fit(narrower, Y))
+    with pytest.raises(fastgen.NotFittedError):
+        model.merge(cls(**params))
+
+
+@pytest.mark.parametrize("cls, params, X",
+                         [c for c in CASES if c[0] is not fastgen.BaselineClassifier],
+                         ids=[i for i, c in zip(IDS, CASES)
+                              if c[0] is not fastgen.BaselineClassifier])
+def test_sample_follows_the_model(cls, params, X):
+    """Samples have the training shape, the requested labels, and class means close to the
+    training data's (4,000 draws); refitting on them recovers similar predictions."""
+    model = cls(**params).fit(X, Y)
+    Xs, ys = model.sample(4000, random_state=0)
+    assert Xs.shape == (4000, X.shape[1])
+    assert set(np.unique(ys)) <= set(model.classes_)
+    dense, dense_s = (X.toarray() if sp.issparse(X) else X), (
+        Xs.toarray() if sp.issparse(Xs) else np.asarray(Xs))
+    if cls is fastgen.BernoulliNB:
+        dense = (dense > 0).astype(float)
+    for c in model.classes_:
+        assert_allclose(dense_s[ys == c].mean(axis=0), dense[Y == c].mean(axis=0), atol=0.35,
+                        err_msg=str(c))
+    refit = cls(**params).fit(Xs, ys)
+    agree = np.mean(refit.predict(X) == model.predict(X))
+    assert agree > 0.85
+    X1, y1 = model.sample(5, y=model.classes_[1], random_state=1)
+    assert (y1 == model.classes_[1]).all() and X1.shape[0] == 5
+    X2, y2 = model.sample(y=model.classes_[[0, 2, 2]], random_state=1)
+    np.testing.assert_array_equal(y2, model.classes_[[0, 2, 2]])
+    assert X2.shape[0] == 3
+    a, _ = model.sample(7, random_state=3)
+    b, _ = model.sample(7, random_state=3)
+    assert_allclose(a.toarray() if sp.issparse(a) else a, b.toarray() if sp.issparse(b) else b)
+
+
+def test_sample_bad_input():
+    model = fastgen.GaussianNB().fit(DENSE, Y)
+    with pytest.raises(ValueError, match="labels from classes_"):
+        model.sample(3, y=7)
+    with pytest.raises(ValueError, match="positive integer"):
+        model.sample(0)
+    with pytest.raises(TypeError, match="no model of X"):
+        fastgen.BaselineClassifier().fit(DENSE, Y).sample(2)
+    with pytest.raises(fastgen.NotFittedError):
+        fastgen.GaussianNB().sample(2)
+
+
+def test_sample_mixed_dataframe_gives_labels():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": DENSE[:, 0], "colour": np.array(["red", "green", "blue"])[
+        CODES[:, 0].astype(int) % 3]})
+    model = fastgen.MixedNB().fit(frame, Y)
+    Xs, ys = model.sample(50, random_state=0)
+    assert list(Xs.columns) == ["x", "colour"]
+    assert set(Xs["colour"]) <= {"red", "green", "blue"}
+    assert_allclose(model.predict_proba(Xs).sum(axis=1), 1.0)
