@@ -59,6 +59,7 @@ MODELS = {
     # the same model when scikit-learn divides the class scatter by n (1.9 does; older releases: n - 1)
     "qda": ModelSpec("QuadraticDiscriminantAnalysis",
                      "sklearn.discriminant_analysis:QuadraticDiscriminantAnalysis"),
+    "categorical": ModelSpec("CategoricalNB", "sklearn.naive_bayes:CategoricalNB"),
 }
 DATASETS = ("ng20-synth", "ng20-real", "sms")
 

@@ -7,6 +7,7 @@ marginalised in every kind, so a DataFrame with NaN/None in any column is used a
 """
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -137,7 +138,8 @@ class MixedNB(BaseClassifier):
                     or kind == "categorical" and column.dtype == bool:
                 if reset:
                     categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
-                codes = pd.Categorical(column, categories=categories[j]).codes.astype(np.float64)
+                # -1 for missing values and for labels not seen in training
+                codes = pd.Index(categories[j]).get_indexer(column).astype(np.float64)
                 unknown = (codes < 0) & column.notna().to_numpy()
                 if unknown.any():
                     if self.handle_unknown == "error":
@@ -187,10 +189,13 @@ class MixedNB(BaseClassifier):
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
         return check_sample_weight(sample_weight, X.shape[0]), priors
 
-    def _new_part(self, kind):
+    def _new_part(self, kind, n_classes):
+        """The model of one kind of column, with a uniform class prior (taken out again when
+        scoring: the class prior is MixedNB's own)."""
         common = {"n_threads": self.n_threads}
         if kind == "gaussian":
-            return GaussianNB(var_smoothing=self.var_smoothing, **common)
+            return GaussianNB(priors=np.full(n_classes, 1.0 / n_classes),
+                              var_smoothing=self.var_smoothing, **common)
         if kind == "categorical":
             return CategoricalNB(alpha=self.alpha, fit_prior=False,
                                  handle_unknown=self.handle_unknown, **common)
@@ -207,7 +212,7 @@ class MixedNB(BaseClassifier):
         self.class_count_ = np.zeros(len(classes))
         self._dtype = np.dtype(np.float64)
         kinds = np.asarray(self.feature_types_)
-        self.parts_ = {kind: (np.flatnonzero(kinds == kind), self._new_part(kind))
+        self.parts_ = {kind: (np.flatnonzero(kinds == kind), self._new_part(kind, len(classes)))
                        for kind in KINDS if (kinds == kind).any()}
 
     @staticmethod
@@ -236,9 +241,13 @@ class MixedNB(BaseClassifier):
                                                 for j in self.categories_):
             raise ValueError("Cannot merge MixedNB models whose columns have different kinds or "
                              "categorical labels.")
-        for kind, (_, part) in self.parts_.items():
-            part.merge(other.parts_[kind][1])
         n = len(classes)
+        for kind, (_, part) in self.parts_.items():
+            other_part = other.parts_[kind][1]
+            if kind == "gaussian":  # the uniform prior of the merged classes on both sides
+                other_part = copy.copy(other_part).set_params(priors=np.full(n, 1.0 / n))
+                part.set_params(priors=np.full(n, 1.0 / n))
+            part.merge(other_part)
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes

@@ -162,3 +162,49 @@ def gaussian_em_reference(X, y_idx, n_classes, shared, max_iter=2000, tol=1e-12)
         if change < tol:
             break
     return means, (covs[0] if shared else covs)
+
+
+# ---------------------------------------------------------------------------------------
+# Categorical naive Bayes (issue 4): brute-force per-row oracle. A missing value -- NaN or
+# a negative code -- is dropped from the row; with ``skip_unknown`` so is a code beyond
+# the feature's categories (handle_unknown="ignore").
+
+
+def categorical_nb_jll(X, feature_log_prob, log_prior, skip_unknown=False):
+    """log P(c) + sum over the observed j of feature_log_prob[j][c, x_j]."""
+    X = dense(X).astype(np.float64)
+    tables = [np.asarray(t, dtype=np.float64) for t in feature_log_prob]
+    n_classes = tables[0].shape[0] if tables else len(np.atleast_1d(log_prior))
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        for c in range(n_classes):
+            total = lp[c]
+            for j, v in enumerate(row):
+                if np.isnan(v) or v < 0:
+                    continue
+                k = int(v)
+                if k >= tables[j].shape[1]:
+                    if skip_unknown:
+                        continue
+                    raise IndexError(f"feature {j}: code {k} beyond the table")
+                total += tables[j][c, k]
+            jll[i, c] = total
+    return jll
+
+
+def categorical_counts(X, y_idx, n_classes, n_categories, sample_weight=None):
+    """Per feature, the (n_classes, K_j) weight of each class's observed values of each
+    category (missing values -- NaN or negative codes -- skipped)."""
+    X = dense(X).astype(np.float64)
+    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    out = []
+    for j, K in enumerate(n_categories):
+        count = np.zeros((n_classes, K))
+        for i in range(X.shape[0]):
+            v = X[i, j]
+            if np.isnan(v) or v < 0:
+                continue
+            count[y_idx[i], int(v)] += w[i]
+        out.append(count)
+    return out

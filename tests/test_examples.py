@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,10 @@ def test_categorical_missing_quick(shared_data, categorical_example, capsys):
                 assert len(cell.accuracy) == len(cell.log_loss) == 2
                 assert all(0.0 <= a <= 1.0 for a in cell.accuracy)
                 assert all(math.isfinite(v) and v >= 0 for v in cell.log_loss)
-                assert not [w for w in cell.warnings if w.startswith("RuntimeWarning")], cell.warnings
+                # numerical trouble, or deprecated pandas use (an unseen category in MixedNB)
+                bad = ("RuntimeWarning", "FutureWarning", "DeprecationWarning", "Pandas")
+                assert not [w for w in cell.warnings if w.startswith(bad)], (name, model, strategy,
+                                                                              cell.warnings)
     # soybean: 4 classes have no complete row, so drop-rows always loses a class
     assert results["soybean"].missing_class_folds == 2
     assert "soybean / drop-rows: in 2 fold(s) a class had no complete training row" in out
@@ -118,7 +122,7 @@ def test_categorical_missing_quick(shared_data, categorical_example, capsys):
         return sum(values) / len(values)
 
     # well above the majority class (house-votes 0.61, mushroom 0.52, soybean 0.13, adult 0.76,
-    # hypothyroid 0.92)
+    # hypothyroid 0.92; naive Bayes gets 0.96 there)
     for model in ("CategoricalNB", "MixedNB"):
         for strategy in ("marginalise", "impute"):
             assert mean("house-votes", model, strategy) > 0.85
@@ -126,7 +130,7 @@ def test_categorical_missing_quick(shared_data, categorical_example, capsys):
             assert mean("soybean", model, strategy) > 0.85
     for strategy in example.STRATEGIES:
         assert mean("adult", "MixedNB", strategy) > 0.78
-        assert mean("hypothyroid", "MixedNB", strategy) > 0.93
+        assert mean("hypothyroid", "MixedNB", strategy) > 0.95
 
     # the same codes give scikit-learn's CategoricalNB, fold by fold
     for name in categorical:
@@ -198,6 +202,48 @@ def test_categorical_missing_fold_matches_sklearn(shared_data, categorical_examp
         jll[seen] += marg.feature_log_prob_[j][:, M_te[seen, j]].T
     expected = np.exp(jll - jll.max(axis=1, keepdims=True))
     np.testing.assert_allclose(proba, expected / expected.sum(axis=1, keepdims=True), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["adult", "hypothyroid"])
+def test_categorical_missing_mixed_fold_matches_sklearn(shared_data, categorical_example, name):
+    """One fold of the example by hand: MixedNB on the imputed DataFrame is scikit-learn's GaussianNB
+    on the numeric columns plus CategoricalNB on the codes of the categorical ones, with the class
+    prior counted once and an unseen category left out."""
+    from scipy.stats import norm
+    from sklearn.model_selection import RepeatedStratifiedKFold
+    from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
+    from sklearn.naive_bayes import GaussianNB as SkGaussianNB
+
+    import fastgen
+
+    example = categorical_example
+    ds = example.load(name, shared_data, adult_rows=3000)
+    train, test = next(RepeatedStratifiedKFold(n_splits=5, n_repeats=1, random_state=0)
+                       .split(np.zeros(len(ds.y)), ds.y))
+    X_tr, X_te = example.standardise(ds, ds.X.iloc[train], ds.X.iloc[test])
+    X_tr, y_tr, X_te = example.apply_strategy("impute", ds, X_tr, ds.y[train], X_te)
+
+    model = fastgen.MixedNB(handle_unknown="ignore").fit(X_tr, y_tr)
+    kinds = ["gaussian" if c in ds.numeric else "categorical" for c in ds.X.columns]
+    assert model.feature_types_ == kinds
+
+    gauss = SkGaussianNB().fit(X_tr[ds.numeric], y_tr)
+    seen = {c: sorted(X_tr[c].unique()) for c in ds.categorical}  # the training fold's labels
+    codes_tr = example.encode(X_tr[ds.categorical], seen)
+    codes_te = example.encode(X_te[ds.categorical], seen)
+    cat = SkCategoricalNB(min_categories=[len(seen[c]) for c in ds.categorical]).fit(codes_tr, y_tr)
+    np.testing.assert_array_equal(model.classes_, gauss.classes_)
+    np.testing.assert_allclose(model.class_prior_, gauss.class_prior_, rtol=0, atol=1e-12)
+
+    jll = np.tile(np.log(gauss.class_prior_), (len(X_te), 1))
+    x = X_te[ds.numeric].to_numpy()
+    jll += norm.logpdf(x[:, None, :], gauss.theta_, np.sqrt(gauss.var_)).sum(axis=2)
+    for j in range(codes_te.shape[1]):
+        known = codes_te[:, j] >= 0  # handle_unknown="ignore": an unseen label is marginalised
+        jll[known] += cat.feature_log_prob_[j][:, codes_te[known, j]].T
+    expected = np.exp(jll - jll.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(model.predict_proba(X_te), expected, rtol=0, atol=1e-9)
 
 
 def test_categorical_missing_without_data(tmp_path):
