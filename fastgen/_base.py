@@ -65,10 +65,10 @@ def spread(values, rows, n_rows):
 
 def check_loss(loss, n_classes):
     """Validate a loss matrix: (n_classes, n_classes), finite, non-negative; float64."""
-    try:
-        loss = np.asarray(loss, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"loss must be a matrix of numbers, got {loss!r}.") from None
+    raw = np.asarray(loss)
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"loss must be a matrix of real numbers, got dtype {raw.dtype}.")
+    loss = raw.astype(np.float64)
     if loss.shape != (n_classes, n_classes):
         raise ValueError(f"loss must have shape (n_classes, n_classes) = ({n_classes}, "
                          f"{n_classes}), indexed [true, predicted] in classes_ order; got shape "

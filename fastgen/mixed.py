@@ -134,8 +134,8 @@ class MixedNB(BaseClassifier):
         categories = dict(categories)
         for j, kind in enumerate(types):
             column = X.iloc[:, j]
-            if kind == "categorical" and not pd.api.types.is_numeric_dtype(column.dtype) \
-                    or kind == "categorical" and column.dtype == bool:
+            if kind == "categorical" and (not pd.api.types.is_numeric_dtype(column.dtype)
+                                          or pd.api.types.is_bool_dtype(column.dtype)):
                 if reset:
                     categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
                 # -1 for missing values and for labels not seen in training

@@ -235,9 +235,11 @@ def codes_status(
             for j in range(n_features):
                 v = X[i, j]
                 if data_t is float32_t or data_t is float64_t:
-                    if v != v or v < 0:
+                    if v != v:
                         continue
-                    if v != <double> <int64_t> v or v >= 9.0e15:
+                    if v < 0 and v > -9.0e15 and v == <double> <int64_t> v:
+                        continue  # a negative code: missing
+                    if v < 0 or v != <double> <int64_t> v or v >= 9.0e15:
                         status = CODES_NOT_INTEGER if v < 9.0e15 else CODES_TOO_LARGE
                         break
                 elif v < 0:

@@ -201,6 +201,49 @@ def normalize_rows_inplace(
     return failed
 
 
+cdef inline void _accumulate_codes(
+    double *acc, const data_t *x, intp_t n_features, const intp_t[::1] offsets,
+    const float64_t[:, ::1] table, intp_t n_classes, intp_t *unknown, intp_t *fractional,
+) noexcept nogil:
+    """acc += the table rows of the row's codes, four at a time; missing values skipped, unknown
+    and fractional codes counted (and skipped). The row buffers live on this call's stack, so
+    every thread has its own."""
+    cdef const float64_t *rows[4]
+    cdef double ones[4]
+    cdef intp_t j, k, m = 0
+    cdef double v
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
+    unknown[0] = 0
+    fractional[0] = 0
+    for j in range(n_features):
+        if data_t is float32_t or data_t is float64_t:
+            v = x[j]
+            if v != v:  # NaN: missing
+                continue
+            if v < 0:  # missing, if it is an integer
+                fractional[0] += v != <double> <intp_t> v
+                continue
+            if v >= 9.0e15:
+                unknown[0] += 1
+                continue
+            k = <intp_t> v
+            fractional[0] += v != <double> k
+        else:
+            k = <intp_t> x[j]
+            if k < 0:
+                continue
+        if k >= offsets[j + 1] - offsets[j]:
+            unknown[0] += 1
+            continue
+        rows[m] = &table[offsets[j] + k, 0]
+        m += 1
+        if m == 4:
+            _axpy4(acc, rows, ones, n_classes)
+            m = 0
+    for j in range(m):
+        _axpy1(acc, rows[j], 1.0, n_classes)
+
+
 def jll_categorical(
     const data_t[:, ::1] X not None,            # IN (n_samples, n_features) codes, <0/NaN missing
     const intp_t[::1] offsets not None,         # IN (n_features + 1,)
@@ -217,12 +260,10 @@ def jll_categorical(
     raises for the last two where they are errors. Thread-safe."""
     cdef intp_t n_samples = X.shape[0], n_features = X.shape[1]
     cdef intp_t n_classes = table.shape[1]
-    cdef intp_t i, j, c, k, m
+    cdef intp_t i, c
     cdef intp_t failed = 0, unknown = 0, fractional = 0
-    cdef double v
+    cdef intp_t unknown_row, fractional_row
     cdef double *acc = NULL
-    cdef const float64_t *rows[4]
-    cdef double ones[4]
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc(n_classes * sizeof(double))
         for i in prange(n_samples, schedule="static"):
@@ -231,32 +272,10 @@ def jll_categorical(
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
-            m = 0
-            for j in range(n_features):
-                if data_t is float32_t or data_t is float64_t:
-                    v = X[i, j]
-                    if not v >= 0:  # missing
-                        continue
-                    if v >= 9.0e15:
-                        unknown += 1
-                        continue
-                    k = <intp_t> v
-                    fractional += v != <double> k
-                else:
-                    k = <intp_t> X[i, j]
-                    if k < 0:
-                        continue
-                if k >= offsets[j + 1] - offsets[j]:
-                    unknown += 1
-                    continue
-                rows[m] = &table[offsets[j] + k, 0]
-                m = m + 1
-                if m == 4:
-                    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
-                    _axpy4(acc, rows, ones, n_classes)
-                    m = 0
-            for j in range(m):
-                _axpy1(acc, rows[j], 1.0, n_classes)
+            _accumulate_codes(acc, &X[i, 0], n_features, offsets, table, n_classes,
+                              &unknown_row, &fractional_row)
+            unknown += unknown_row
+            fractional += fractional_row
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed, unknown, fractional

@@ -74,6 +74,21 @@ cdef inline bint _row_complete(const floating *x, intp_t n) noexcept nogil:
     return not nan
 
 
+cdef inline void _linear_rows(double *acc, const float64_t[:, ::1] A, const double *x,
+                              intp_t n_features, intp_t n_classes) noexcept nogil:
+    """acc += sum_j x[j] A[j], four rows at a time (buffers on this call's stack: per thread)."""
+    cdef const float64_t *rows[4]
+    cdef intp_t j = 0, q
+    while j + 4 <= n_features:
+        for q in range(4):
+            rows[q] = &A[j + q, 0]
+        _axpy4(acc, rows, &x[j], n_classes)
+        j += 4
+    while j < n_features:
+        _axpy1(acc, &A[j, 0], x[j], n_classes)
+        j += 1
+
+
 def jll_diag_dense(
     const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
@@ -101,7 +116,6 @@ def jll_diag_dense(
     cdef double *acc = NULL
     cdef double *xrow = NULL
     cdef intp_t *missing = NULL
-    cdef const float64_t *rows[4]
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc((n_classes + n_features) * sizeof(double)
                                 + n_features * sizeof(intp_t))
@@ -132,14 +146,7 @@ def jll_diag_dense(
                     fastgen_sq_add(acc, &A[j, 0], &S[j, 0], xrow[j], n_classes)
                     j = j + 1
             else:
-                while j + 4 <= n_features:
-                    for q in range(4):
-                        rows[q] = &A[j + q, 0]
-                    _axpy4(acc, rows, &xrow[j], n_classes)
-                    j = j + 4
-                while j < n_features:
-                    _axpy1(acc, &A[j, 0], xrow[j], n_classes)
-                    j = j + 1
+                _linear_rows(acc, A, xrow, n_features, n_classes)
             for q in range(n_missing):
                 _axpy1(acc, &C[missing[q], 0], -1.0, n_classes)
             if model == DIAG_POISSON and kind == OUT_JLL:

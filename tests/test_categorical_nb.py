@@ -1,0 +1,560 @@
+"""CategoricalNB (issue 4).
+
+Compared with scikit-learn's CategoricalNB on complete data (fitted attributes and scores to
+1e-9), and with the brute-force oracle of ``_reference.py`` where scikit-learn has no
+counterpart: missing values (NaN in float input, negative codes in integer input) are
+skipped when counting and marginalised when predicting, and unknown categories are an error
+or (handle_unknown="ignore") marginalised.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from _gaussian_data import METHODS, assert_normalised
+from _reference import categorical_counts, categorical_nb_jll, log_posterior
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
+
+RTOL, ATOL = 1e-9, 1e-10
+
+# ---------------------------------------------------------------------------------------
+# helpers
+
+
+def sk_categorical_nb():
+    return pytest.importorskip("sklearn.naive_bayes").CategoricalNB
+
+
+def cat_codes(n, n_categories=(3, 5, 2, 4), k=3, seed=0, concentration=0.7):
+    """Category codes (int64 (n, d)) drawn per class from random category probabilities
+    (Dirichlet), labels cycling through 0..k-1 before shuffling. Every category of every
+    feature occurs at least once, so the largest code of feature j is n_categories[j] - 1."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    rng.shuffle(y)
+    X = np.empty((n, len(n_categories)), dtype=np.int64)
+    for j, K in enumerate(n_categories):
+        P = rng.dirichlet(np.full(K, concentration), size=k)
+        u = rng.random(n)[:, None]
+        X[:, j] = np.minimum((u > np.cumsum(P[y], axis=1)).sum(axis=1), K - 1)
+        X[:K, j] = np.arange(K)  # every category occurs
+    return X, y
+
+
+def with_missing(X, frac, seed=0, all_missing_row=None):
+    """(float copy with NaN, int64 copy with -1) at the same random positions."""
+    rng = np.random.default_rng(seed)
+    miss = rng.random(X.shape) < frac
+    if all_missing_row is not None:
+        miss[all_missing_row] = True
+    Xf = np.asarray(X, dtype=np.float64).copy()
+    Xf[miss] = np.nan
+    Xi = np.asarray(X, dtype=np.int64).copy()
+    Xi[miss] = -1
+    return Xf, Xi
+
+
+def log_prior_of(est):
+    return np.asarray(est.class_log_prior_, dtype=np.float64)
+
+
+def assert_matches_oracle(est, X, skip_unknown=False, rtol=RTOL, atol=ATOL):
+    """All scoring methods and predict equal the brute-force oracle built from the model's
+    own feature_log_prob_ and class_log_prior_."""
+    jll = categorical_nb_jll(X, est.feature_log_prob_, log_prior_of(est), skip_unknown)
+    assert_allclose(est.predict_joint_log_proba(X), jll, rtol=rtol, atol=atol)
+    lp = log_posterior(jll)
+    assert_allclose(est.predict_log_proba(X), lp, rtol=rtol, atol=atol)
+    assert_allclose(est.predict_proba(X), np.exp(lp), rtol=rtol, atol=atol)
+    assert_array_equal(est.predict(X), est.classes_[np.argmax(jll, axis=1)])
+
+
+def assert_same_model(a, b, rtol=RTOL, atol=0.0):
+    """Equal classes, counts, priors and per-feature tables."""
+    assert_array_equal(a.classes_, b.classes_)
+    assert_array_equal(a.n_categories_, b.n_categories_)
+    assert_allclose(a.class_count_, b.class_count_, rtol=rtol, atol=atol)
+    assert_allclose(a.class_log_prior_, b.class_log_prior_, rtol=rtol, atol=atol)
+    assert len(a.category_count_) == len(b.category_count_)
+    for j, (ca, cb) in enumerate(zip(a.category_count_, b.category_count_)):
+        assert_allclose(ca, cb, rtol=rtol, atol=atol, err_msg=f"category_count_[{j}]")
+    for j, (fa, fb) in enumerate(zip(a.feature_log_prob_, b.feature_log_prob_)):
+        assert_allclose(fa, fb, rtol=rtol, atol=atol, err_msg=f"feature_log_prob_[{j}]")
+
+
+def assert_same_scores(a, Xa, b, Xb, rtol=RTOL, atol=ATOL):
+    for m in METHODS:
+        assert_allclose(getattr(a, m)(Xa), getattr(b, m)(Xb), rtol=rtol, atol=atol, err_msg=m)
+    assert_array_equal(a.predict(Xa), b.predict(Xb))
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = cat_codes(400, seed=11)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+# ---------------------------------------------------------------------------------------
+# parity with scikit-learn on complete data
+
+PARAMS = [
+    {},
+    {"alpha": 0.5},
+    {"alpha": 2.5},
+    {"alpha": 1e-12, "force_alpha": False},
+    {"alpha": 1e-12, "force_alpha": True},
+    {"fit_prior": False},
+    {"class_prior": [0.2, 0.5, 0.3]},
+    {"min_categories": 7},
+    {"min_categories": np.array([5, 1, 6, 4])},
+]
+PARAM_IDS = ["default", "alpha0.5", "alpha2.5", "tiny-alpha-raised", "tiny-alpha-forced",
+             "uniform-prior", "class_prior", "min_categories-int", "min_categories-array"]
+
+
+def fit_both(params, X, y, **fit_kw):
+    """fastgen and scikit-learn CategoricalNB with the same parameters and data; the
+    'alpha too small' warning (when force_alpha=False) must come from both."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        fg = fastgen.CategoricalNB(**params).fit(X, y, **fit_kw)
+    fg_warned = any("alpha too small" in str(w.message) for w in rec)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        sk = sk_categorical_nb()(**params).fit(X, y, **fit_kw)
+    sk_warned = any("alpha too small" in str(w.message) for w in rec)
+    assert fg_warned == sk_warned
+    return fg, sk
+
+
+def assert_parity(fg, sk, X_eval, rtol=RTOL, atol=ATOL):
+    assert_array_equal(fg.classes_, sk.classes_)
+    assert fg.n_features_in_ == sk.n_features_in_
+    assert_array_equal(fg.n_categories_, sk.n_categories_)
+    assert_allclose(fg.class_count_, sk.class_count_, rtol=1e-12)
+    assert_allclose(fg.class_log_prior_, sk.class_log_prior_, rtol=rtol, atol=atol)
+    assert len(fg.feature_log_prob_) == len(sk.feature_log_prob_)
+    for j in range(len(sk.feature_log_prob_)):
+        assert_allclose(fg.category_count_[j], sk.category_count_[j], rtol=1e-12,
+                        err_msg=f"category_count_[{j}]")
+        assert_allclose(fg.feature_log_prob_[j], sk.feature_log_prob_[j], rtol=rtol,
+                        atol=atol, err_msg=f"feature_log_prob_[{j}]")
+    for Xe in X_eval:
+        for m in METHODS:
+            assert_allclose(getattr(fg, m)(Xe), getattr(sk, m)(Xe), rtol=rtol, atol=atol,
+                            err_msg=m)
+        assert_array_equal(fg.predict(Xe), sk.predict(Xe))
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=PARAM_IDS)
+def test_parity_sklearn(data, params):
+    X, y, Xt, _ = data
+    fg, sk = fit_both(params, X, y)
+    assert_parity(fg, sk, [X, Xt])
+    if "min_categories" in params:
+        assert_array_equal(fg.n_categories_,
+                           np.maximum(X.max(axis=0) + 1, params["min_categories"]))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.float32],
+                         ids=["int32", "int64", "float64", "float32"])
+def test_parity_sklearn_code_dtypes(data, dtype, global_random_seed):
+    X, y = cat_codes(300, n_categories=(4, 2, 6, 3, 5), seed=global_random_seed)
+    X = X.astype(dtype)
+    fg = fastgen.CategoricalNB(alpha=0.8).fit(X[:200], y[:200])
+    sk = sk_categorical_nb()(alpha=0.8).fit(X[:200].astype(np.int64), y[:200])
+    f32 = dtype == np.float32
+    rtol, atol = (1e-5, 1e-5) if f32 else (RTOL, ATOL)
+    assert_array_equal(fg.n_categories_, sk.n_categories_)
+    for j in range(X.shape[1]):
+        assert_allclose(fg.category_count_[j], sk.category_count_[j], rtol=1e-12)
+        assert_allclose(fg.feature_log_prob_[j], sk.feature_log_prob_[j], rtol=rtol, atol=atol)
+    Xt = X[200:]
+    for m in METHODS:
+        got = getattr(fg, m)(Xt)
+        if f32:
+            assert got.dtype == np.float32, (m, got.dtype)
+        assert_allclose(got, getattr(sk, m)(Xt.astype(np.int64)), rtol=rtol, atol=atol,
+                        err_msg=m)
+    if not f32:
+        assert_array_equal(fg.predict(Xt), sk.predict(Xt.astype(np.int64)))
+
+
+def test_parity_sklearn_sample_weight(data):
+    X, y, Xt, _ = data
+    w = np.random.default_rng(3).uniform(0.1, 3.0, len(y))
+    fg, sk = fit_both({"alpha": 0.7}, X, y, sample_weight=w)
+    assert_parity(fg, sk, [Xt])
+    # integer weights equal repeated rows
+    reps = np.random.default_rng(4).integers(0, 4, len(y))
+    wfit = fastgen.CategoricalNB().fit(X, y, sample_weight=reps.astype(float))
+    rfit = fastgen.CategoricalNB().fit(np.repeat(X, reps, axis=0), np.repeat(y, reps))
+    assert_same_model(wfit, rfit, rtol=1e-12)
+    assert_same_scores(wfit, Xt, rfit, Xt)
+
+
+def test_parity_sklearn_string_labels(data):
+    X, y, Xt, _ = data
+    names = np.array(["spam", "ham", "eggs"])
+    labels = names[y]
+    fg, sk = fit_both({}, X, labels)
+    assert_array_equal(fg.classes_, ["eggs", "ham", "spam"])
+    assert_parity(fg, sk, [Xt])
+    assert fg.predict(Xt).dtype == labels.dtype
+    # the same model as integer labels, up to the order of the classes
+    fi = fastgen.CategoricalNB().fit(X, y)
+    order = np.searchsorted(names[np.argsort(names)], names)  # int label -> string column
+    assert_allclose(fg.predict_proba(Xt)[:, order], fi.predict_proba(Xt), rtol=1e-12)
+
+
+def test_alpha_zero_matches_sklearn_tables(data):
+    """force_alpha=True keeps alpha=0: unseen (class, category) pairs get log 0 = -inf."""
+    X, y, _, _ = data
+    X = X.copy()
+    X[y == 0, 1] = 0  # class 0 never has categories 1.. of feature 1
+    fg, sk = fit_both({"alpha": 0.0, "force_alpha": True}, X, y)
+    assert np.isneginf(fg.feature_log_prob_[1][0, 1:]).all()
+    for j in range(X.shape[1]):
+        assert_allclose(fg.feature_log_prob_[j], sk.feature_log_prob_[j], rtol=RTOL)
+    rows = X[y != 0][:20]  # not class 0: class 0 scores -inf
+    assert np.isneginf(fg.predict_joint_log_proba(rows)[:, 0]).any()
+    assert_allclose(fg.predict_joint_log_proba(rows), sk.predict_joint_log_proba(rows),
+                    rtol=RTOL)
+
+
+# ---------------------------------------------------------------------------------------
+# missing values
+
+
+@pytest.mark.parametrize("kind", ["nan", "negative"])
+def test_missing_predict_equals_oracle(data, kind):
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB(alpha=0.6).fit(X, y)
+    Xf, Xi = with_missing(Xt, 0.3, seed=2, all_missing_row=0)
+    Xm = Xf if kind == "nan" else Xi
+    assert_matches_oracle(est, Xm)
+    assert_normalised(est, Xm)
+    # float NaN and integer -1 are the same missing value
+    assert_same_scores(est, Xf, est, Xi, rtol=0, atol=0)
+
+
+def test_missing_codes_other_negative_values(data):
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB().fit(X, y)
+    _, Xi = with_missing(Xt, 0.3, seed=3)
+    Xo = Xi.copy()
+    Xo[Xi < 0] = np.random.default_rng(0).choice([-1, -2, -1000], (Xi < 0).sum())
+    assert_same_scores(est, Xo, est, Xi, rtol=0, atol=0)
+    assert_same_scores(est, Xo.astype(np.int32), est, Xi, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("column", [0, 2])
+def test_missing_column_equals_column_dropped(data, column):
+    X, y, Xt, _ = data
+    keep = [j for j in range(X.shape[1]) if j != column]
+    full = fastgen.CategoricalNB(alpha=0.5).fit(X, y)
+    dropped = fastgen.CategoricalNB(alpha=0.5).fit(X[:, keep], y)
+    Xn = Xt.astype(np.float64)
+    Xn[:, column] = np.nan
+    assert_same_scores(full, Xn, dropped, Xt[:, keep])
+    Xi = Xt.copy()
+    Xi[:, column] = -1
+    assert_same_scores(full, Xi, dropped, Xt[:, keep])
+    # and the same row by row when only some rows miss the feature
+    half = Xt.astype(np.float64)
+    half[::2, column] = np.nan
+    jll = full.predict_joint_log_proba(half)
+    assert_allclose(jll[::2], dropped.predict_joint_log_proba(Xt[::2][:, keep]), rtol=RTOL,
+                    atol=ATOL)
+    assert_allclose(jll[1::2], full.predict_joint_log_proba(Xt[1::2]), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("kind", ["nan", "negative"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_fit_skips_missing(data, kind, weighted):
+    X, y, Xt, _ = data
+    Xf, Xi = with_missing(X, 0.25, seed=5)
+    Xm = Xf if kind == "nan" else Xi
+    w = np.random.default_rng(6).uniform(0.2, 2.0, len(y)) if weighted else None
+    alpha = 0.4
+    est = fastgen.CategoricalNB(alpha=alpha).fit(Xm, y, sample_weight=w)
+    ww = np.ones(len(y)) if w is None else w
+    assert_allclose(est.class_count_, np.bincount(y, weights=ww), rtol=1e-12)
+    assert_allclose(est.class_log_prior_, np.log(np.bincount(y, weights=ww) / ww.sum()),
+                    rtol=1e-12)
+    # the largest observed code defines K_j
+    obs_max = np.array([Xi[:, j][Xi[:, j] >= 0].max() for j in range(X.shape[1])]) + 1
+    assert_array_equal(est.n_categories_, obs_max)
+    counts = categorical_counts(Xm, y, 3, est.n_categories_, w)
+    for j, count in enumerate(counts):
+        assert_allclose(est.category_count_[j], count, rtol=1e-12, atol=1e-12)
+        # (N_cjk + alpha) / (N_cj + alpha K_j), N_cj the observed weight of class c
+        want = np.log((count + alpha) / (count.sum(axis=1, keepdims=True)
+                                         + alpha * count.shape[1]))
+        assert_allclose(est.feature_log_prob_[j], want, rtol=1e-12, atol=1e-12)
+    # each feature's table equals scikit-learn's fitted on the rows where it is observed
+    sk = sk_categorical_nb()
+    for j in range(X.shape[1]):
+        seen = Xi[:, j] >= 0
+        one = sk(alpha=alpha, min_categories=int(est.n_categories_[j])).fit(
+            Xi[seen, j:j + 1], y[seen], sample_weight=None if w is None else w[seen])
+        assert_allclose(est.feature_log_prob_[j], one.feature_log_prob_[0], rtol=RTOL,
+                        atol=ATOL)
+    Xth, _ = with_missing(Xt, 0.2, seed=7, all_missing_row=1)
+    assert_matches_oracle(est, Xth)
+
+
+@pytest.mark.parametrize("params", [{}, {"class_prior": [0.5, 0.3, 0.2]}, {"fit_prior": False}],
+                         ids=["fitted", "given", "uniform"])
+def test_all_missing_row_gets_prior(data, params):
+    X, y, _, _ = data
+    est = fastgen.CategoricalNB(**params).fit(X, y)
+    rows = np.full((2, X.shape[1]), np.nan)
+    want = np.broadcast_to(est.class_log_prior_, (2, 3))
+    if "class_prior" in params:
+        assert_allclose(est.class_log_prior_, np.log(params["class_prior"]), rtol=1e-12)
+    if "fit_prior" in params:
+        assert_allclose(est.class_log_prior_, -np.log(3), rtol=1e-12)
+    for R in (rows, np.full((2, X.shape[1]), -1, dtype=np.int64)):
+        assert_allclose(est.predict_joint_log_proba(R), want, rtol=1e-12)
+        assert_allclose(est.predict_log_proba(R), want, rtol=1e-12, atol=1e-15)
+        assert_allclose(est.predict_proba(R), np.exp(want), rtol=1e-12)
+
+
+def test_all_missing_column_at_fit(data):
+    """A feature never observed in training has no category; every row marginalises it."""
+    X, y, Xt, _ = data
+    Xn = X.astype(np.float64)
+    Xn[:, 1] = np.nan
+    est = fastgen.CategoricalNB(min_categories=np.array([0, 3, 0, 0])).fit(Xn, y)
+    assert est.n_categories_[1] == 3
+    assert_allclose(est.category_count_[1], 0.0)
+    assert_allclose(est.feature_log_prob_[1], -np.log(3), rtol=1e-12)
+    keep = [0, 2, 3]
+    ref = fastgen.CategoricalNB().fit(X[:, keep], y)
+    Xtn = Xt.astype(np.float64)
+    Xtn[:, 1] = np.nan
+    assert_same_scores(est, Xtn, ref, Xt[:, keep])
+
+
+# ---------------------------------------------------------------------------------------
+# unknown categories and bad codes
+
+
+def unknown_rows(Xt, n_categories, seed=0):
+    """A float copy of Xt with codes beyond the training categories in some cells, and the
+    mask of those cells."""
+    rng = np.random.default_rng(seed)
+    Xu = Xt.astype(np.float64)
+    mask = rng.random(Xt.shape) < 0.15
+    mask[0, 2] = True
+    extra = rng.integers(0, 4, Xt.shape)
+    Xu[mask] = (np.asarray(n_categories)[None, :] + extra)[mask]
+    return Xu, mask
+
+
+def test_unknown_error_names_feature(data):
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB().fit(X, y)
+    bad = Xt[:5].copy()
+    bad[3, 2] = est.n_categories_[2]  # first code beyond feature 2's categories
+    for B in (bad, bad.astype(np.float64), bad.astype(np.int32)):
+        for m in METHODS + ("predict",):
+            with pytest.raises(ValueError, match=r"[Ff]eature 2\b"):
+                getattr(est, m)(B)
+    # min_categories reserves codes: no error for them
+    wide = fastgen.CategoricalNB(min_categories=10).fit(X, y)
+    wide.predict(bad)
+    bad[1, 0] = 99
+    with pytest.raises(ValueError, match=r"[Ff]eature 0\b"):
+        est.predict(bad)
+    with pytest.raises(ValueError, match=r"[Ff]eature 0\b"):
+        wide.predict(bad)
+
+
+def test_unknown_ignore_equals_marginalised(data):
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB(handle_unknown="ignore").fit(X, y)
+    Xu, mask = unknown_rows(Xt, est.n_categories_, seed=1)
+    Xnan = Xu.copy()
+    Xnan[mask] = np.nan
+    assert_same_scores(est, Xu, est, Xnan, rtol=0, atol=0)
+    assert_matches_oracle(est, Xu, skip_unknown=True)
+    assert_same_scores(est, Xu.astype(np.int64), est, Xnan)
+    # the same model with handle_unknown="error" gives the same scores on known codes
+    err = fastgen.CategoricalNB().fit(X, y)
+    assert_same_scores(est, Xt, err, Xt, rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        err.predict(Xu)
+
+
+@pytest.mark.parametrize("where", ["fit", "predict", "partial_fit"])
+def test_fractional_codes_raise(data, where):
+    X, y, Xt, _ = data
+    bad = X.astype(np.float64)
+    bad[7, 1] = 1.5
+    if where == "fit":
+        with pytest.raises(ValueError, match="fractional"):
+            fastgen.CategoricalNB().fit(bad, y)
+        return
+    est = fastgen.CategoricalNB().fit(X, y)
+    before = [c.copy() for c in est.category_count_]
+    if where == "predict":
+        for m in METHODS + ("predict",):
+            with pytest.raises(ValueError, match="fractional"):
+                getattr(est, m)(bad)
+        with pytest.raises(ValueError, match="fractional"):
+            fastgen.CategoricalNB(handle_unknown="ignore").fit(X, y).predict(bad)
+    else:
+        with pytest.raises(ValueError, match="fractional"):
+            est.partial_fit(bad, y)
+        for a, b in zip(est.category_count_, before):  # a rejected batch changes nothing
+            assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, 0.5, -0.5])
+def test_non_integer_values_raise_at_fit(data, bad):
+    X, y, _, _ = data
+    Xb = X.astype(np.float64)
+    Xb[0, 0] = bad
+    with pytest.raises(ValueError):
+        fastgen.CategoricalNB().fit(Xb, y)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"alpha": -1.0}, {"alpha": np.inf}, {"alpha": "1"}, {"handle_unknown": "skip"},
+     {"min_categories": -1}, {"min_categories": 2.5}, {"min_categories": [3, 3]},
+     {"class_prior": [0.5, 0.5]}, {"class_prior": [0.6, 0.6, -0.2]}],
+    ids=["alpha-neg", "alpha-inf", "alpha-str", "handle_unknown", "min_cat-neg",
+         "min_cat-float", "min_cat-length", "prior-length", "prior-negative"],
+)
+def test_bad_parameters_raise(data, params):
+    X, y, _, _ = data
+    with pytest.raises(ValueError):
+        fastgen.CategoricalNB(**params).fit(X, y)
+
+
+def test_sparse_input_rejected(data):
+    sp = pytest.importorskip("scipy.sparse")
+    X, y, _, _ = data
+    with pytest.raises((TypeError, ValueError)):
+        fastgen.CategoricalNB().fit(sp.csr_matrix(X), y)
+
+
+# ---------------------------------------------------------------------------------------
+# incremental fitting
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_partial_fit_new_categories_equals_fit(weighted):
+    """A later batch with higher codes than seen so far grows the tables; the counts of the
+    earlier batches are kept: the result equals one fit on everything."""
+    X, y = cat_codes(300, n_categories=(6, 4, 5), seed=21)
+    rng = np.random.default_rng(22)
+    w = rng.uniform(0.2, 2.0, len(y)) if weighted else None
+    # batch 1: only small codes; batch 2 brings feature 0's codes 3..5 and feature 2's 4
+    small = (X[:, 0] < 3) & (X[:, 2] < 4)
+    order = np.concatenate([np.flatnonzero(small), np.flatnonzero(~small)])
+    X, y = X[order], y[order]
+    w = None if w is None else w[order]
+    cut = small.sum()
+    batches = [slice(0, cut // 2), slice(cut // 2, cut), slice(cut, len(y))]
+    inc = fastgen.CategoricalNB(alpha=0.3)
+    seen_k = []
+    for s in batches:
+        inc.partial_fit(X[s], y[s], classes=[0, 1, 2],
+                        sample_weight=None if w is None else w[s])
+        seen_k.append(inc.n_categories_.copy())
+    assert seen_k[0][0] <= 3 and seen_k[0][2] <= 4
+    assert_array_equal(seen_k[-1], [6, 4, 5])
+    full = fastgen.CategoricalNB(alpha=0.3).fit(X, y, sample_weight=w)
+    assert_same_model(inc, full, rtol=1e-12, atol=1e-12)
+    Xt, _ = cat_codes(60, n_categories=(6, 4, 5), seed=23)
+    assert_same_scores(inc, Xt, full, Xt)
+    sk = sk_categorical_nb()(alpha=0.3).fit(X, y, sample_weight=w)
+    assert_parity(inc, sk, [Xt])
+
+
+def test_partial_fit_lower_codes_keep_categories(data):
+    """A batch with fewer categories never shrinks the tables."""
+    X, y, Xt, _ = data
+    inc = fastgen.CategoricalNB().partial_fit(X[:150], y[:150], classes=[0, 1, 2])
+    k = inc.n_categories_.copy()
+    low = np.minimum(X[150:], 1)
+    inc.partial_fit(low, y[150:])
+    assert_array_equal(inc.n_categories_, k)
+    full = fastgen.CategoricalNB().fit(np.vstack([X[:150], low]), y)
+    assert_same_model(inc, full, rtol=1e-12, atol=1e-12)
+
+
+def test_partial_fit_with_missing_equals_fit(data):
+    X, y, Xt, _ = data
+    Xf, _ = with_missing(X, 0.2, seed=8)
+    full = fastgen.CategoricalNB(min_categories=[4, 6, 2, 5]).fit(Xf, y)
+    inc = fastgen.CategoricalNB(min_categories=[4, 6, 2, 5])
+    for s in np.array_split(np.arange(len(y)), 4):
+        inc.partial_fit(Xf[s], y[s], classes=np.unique(y))
+    assert_same_model(inc, full, rtol=1e-12, atol=1e-12)
+    assert_array_equal(inc.n_categories_, [4, 6, 2, 5])
+    assert_same_scores(inc, Xt, full, Xt)
+
+
+# ---------------------------------------------------------------------------------------
+# persistence, threads, parameters
+
+
+def test_pickle_roundtrip(data):
+    X, y, Xt, _ = data
+    Xf, _ = with_missing(X, 0.1, seed=9)
+    est = fastgen.CategoricalNB(alpha=0.5, min_categories=6, handle_unknown="ignore").fit(Xf, y)
+    clone = pickle.loads(pickle.dumps(est))
+    assert_same_model(clone, est, rtol=0)
+    Xu, _ = unknown_rows(Xt, est.n_categories_)
+    Xu[::3, 0] = np.nan
+    assert_same_scores(clone, Xu, est, Xu, rtol=0, atol=0)
+    assert clone.get_params() == est.get_params()
+    # the clone keeps learning like the original
+    est.partial_fit(Xt, np.arange(len(Xt)) % 3)
+    clone.partial_fit(Xt, np.arange(len(Xt)) % 3)
+    assert_same_model(clone, est, rtol=0)
+
+
+def test_n_threads_identical():
+    """Counting and scoring split rows among threads with a fixed summation order: 1 and 2
+    threads give identical results (data above the parallel threshold)."""
+    X, y = cat_codes(40_000, n_categories=(5, 3, 8, 4, 6, 2), seed=31)
+    Xf, _ = with_missing(X, 0.1, seed=32)
+    Xf[5, 0] = 40  # an unknown code (ignored)
+    w = np.random.default_rng(33).uniform(0.5, 1.5, len(y))
+    fits = [fastgen.CategoricalNB(n_threads=t, handle_unknown="ignore", min_categories=3).fit(
+        np.where(np.isnan(Xf) | (Xf >= 40), np.nan, Xf), y, sample_weight=w) for t in (1, 2)]
+    assert_same_model(fits[0], fits[1], rtol=0)
+    for _ in range(5):  # a data race shows only now and then
+        for m in METHODS + ("predict",):
+            assert_array_equal(getattr(fits[0], m)(Xf), getattr(fits[1], m)(Xf), err_msg=m)
+    assert_matches_oracle(fits[1], Xf[:300], skip_unknown=True)
+
+
+def test_params_and_repr():
+    est = fastgen.CategoricalNB(alpha=0.5, min_categories=3)
+    params = est.get_params()
+    assert params["alpha"] == 0.5 and params["min_categories"] == 3
+    assert params["handle_unknown"] == "error" and params["force_alpha"] is True
+    assert "alpha=0.5" in repr(est)
+    assert est.set_params(handle_unknown="ignore").handle_unknown == "ignore"
+
+
+def test_not_fitted_raises():
+    with pytest.raises(fastgen.NotFittedError):
+        fastgen.CategoricalNB().predict([[0, 1]])
+
+
+def test_n_features_mismatch_raises(data):
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(Xt[:, :3])
