@@ -76,17 +76,15 @@ repository root::
 
 from __future__ import annotations
 
-import argparse
+import functools
 import sys
-import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/, from any directory
+import _common
 
 DATASETS = ("house-votes", "mushroom", "soybean", "adult", "hypothyroid")
 STRATEGIES = ("marginalise", "impute", "drop-rows", "missing-category")
@@ -95,6 +93,7 @@ CODE_MODELS = ("CategoricalNB", "sklearn CategoricalNB")  # need an all-categori
 MISSING = "<missing>"  # the label of the extra category in (d)
 ADULT_ROWS = 10_000
 QUICK_ADULT_ROWS = 3_000
+SCRIPT = Path(__file__).name
 
 
 # --------------------------------------------------------------------------------------------------
@@ -149,21 +148,11 @@ class Dataset:
         )
 
 
-class DataMissing(Exception):
-    pass
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        raise DataMissing(f"{path} not found")
-    return path
-
-
 def _read_csv(path, **kwargs):
     """CSV with ``?`` as the only missing-value marker (a letter such as ``n`` stays a category)."""
     import pandas as pd
 
-    return pd.read_csv(_require(path), na_values=["?"], keep_default_na=False,
+    return pd.read_csv(_common.require(path), na_values=["?"], keep_default_na=False,
                        skipinitialspace=True, **kwargs)
 
 
@@ -339,16 +328,6 @@ def make_model(model: str, n_categories=None):
     raise ValueError(model)
 
 
-def _full_proba(est, X, classes):
-    """predict_proba with a column for every class (0 for a class the model never saw)."""
-    proba = est.predict_proba(X)
-    if len(est.classes_) == len(classes):
-        return proba
-    out = np.zeros((proba.shape[0], len(classes)))
-    out[:, np.searchsorted(classes, est.classes_)] = proba
-    return out
-
-
 def fit_predict(model: str, strategy: str, ds: Dataset, X_tr, y_tr, X_te, classes):
     """Fit ``model`` on data already prepared by ``apply_strategy``; return test probabilities."""
     if model in CODE_MODELS:
@@ -356,9 +335,9 @@ def fit_predict(model: str, strategy: str, ds: Dataset, X_tr, y_tr, X_te, classe
         n_categories = np.array([len(categories[c]) for c in X_tr.columns])
         est = make_model(model, n_categories)
         est.fit(encode(X_tr, categories), y_tr)
-        return _full_proba(est, encode(X_te, categories), classes)
+        return _common.full_proba(est, encode(X_te, categories), classes)
     est = make_model(model).fit(X_tr, y_tr)
-    return _full_proba(est, X_te, classes)
+    return _common.full_proba(est, X_te, classes)
 
 
 def applicable(model: str, strategy: str, ds: Dataset) -> bool:
@@ -368,29 +347,19 @@ def applicable(model: str, strategy: str, ds: Dataset) -> bool:
 
 
 @dataclass
-class Cell:
-    accuracy: list = field(default_factory=list)
-    log_loss: list = field(default_factory=list)
-    failures: list = field(default_factory=list)  # one message per failed fold
-    warnings: dict = field(default_factory=dict)  # "Category: message" -> count
-    applicable: bool = True
-
-
-@dataclass
 class Result:
-    cells: dict  # (model, strategy) -> Cell
+    cells: dict  # (model, strategy) -> _common.Cell
     models: list
     missing_class_folds: int = 0  # folds where a class had no complete training row (drop-rows)
 
 
 def evaluate(ds: Dataset, models, folds: int, repeats: int, seed: int) -> Result:
-    from sklearn.metrics import log_loss
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     models = [m for m in models if any(applicable(m, s, ds) for s in STRATEGIES)]
     classes = np.unique(ds.y)
-    result = Result({(m, s): Cell(applicable=applicable(m, s, ds)) for m in models for s in STRATEGIES},
-                    models)
+    cells = {(m, s): _common.Cell(applicable=applicable(m, s, ds)) for m in models for s in STRATEGIES}
+    result = Result(cells, models)
     complete = ~ds.X.isna().any(axis=1).to_numpy()
     cv = RepeatedStratifiedKFold(n_splits=folds, n_repeats=repeats, random_state=seed)
     for train, test in cv.split(np.zeros(len(ds.y)), ds.y):
@@ -399,64 +368,19 @@ def evaluate(ds: Dataset, models, folds: int, repeats: int, seed: int) -> Result
         if len(np.unique(y_tr[complete[train]])) < len(classes):
             result.missing_class_folds += 1
         for s in STRATEGIES:
-            prepared = None
+            # the same data for every model, prepared once (within the first model's fold, so
+            # that its warnings and errors are counted there; tried again after an error)
+            prepare = functools.cache(lambda: apply_strategy(s, ds, X_tr, y_tr, X_te))
             for m in models:
                 cell = result.cells[m, s]
-                if not cell.applicable:
-                    continue
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    try:
-                        if prepared is None:  # the same data for every model
-                            prepared = apply_strategy(s, ds, X_tr, y_tr, X_te)
-                        proba = fit_predict(m, s, ds, *prepared, classes)
-                    except (ValueError, TypeError) as exc:
-                        msg = (str(exc).splitlines() or [""])[0]
-                        cell.failures.append(f"{type(exc).__name__}: {msg[:200]}")
-                        proba = None
-                for w in caught:
-                    key = f"{w.category.__name__}: {str(w.message).splitlines()[0][:100]}"
-                    cell.warnings[key] = cell.warnings.get(key, 0) + 1
-                if proba is None:
-                    continue
-                if not np.all(np.isfinite(proba)):
-                    cell.failures.append("non-finite predict_proba")
-                    continue
-                cell.accuracy.append(float(np.mean(classes[np.argmax(proba, axis=1)] == y_te)))
-                cell.log_loss.append(float(log_loss(y_te, proba, labels=classes)))
+                if cell.applicable:
+                    _common.score_fold(cell, lambda: fit_predict(m, s, ds, *prepare(), classes), y_te,
+                                       classes, errors=(ValueError, TypeError))
     return result
 
 
 # --------------------------------------------------------------------------------------------------
 # report
-
-
-def _fmt(cell: Cell, values, n_folds, best):
-    if not cell.applicable:
-        return "n/a"
-    if not values:
-        return "failed"
-    text = f"{np.mean(values):.3f} ± {np.std(values):.3f}"
-    if len(values) < n_folds:
-        text += f" ({n_folds - len(values)} fail)"
-    return ("*" if best else " ") + text
-
-
-def format_table(results, n_folds) -> str:
-    """One markdown table: a row per (dataset, model), accuracy and log-loss per strategy."""
-    head = (["dataset", "model"] + [f"accuracy: {s}" for s in STRATEGIES]
-            + [f"log-loss: {s}" for s in STRATEGIES])
-    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (2 * len(STRATEGIES))]
-    for ds_name, result in results.items():
-        for m in result.models:
-            cells = {s: result.cells[m, s] for s in STRATEGIES}
-            row = [ds_name, m]
-            for metric, better in (("accuracy", max), ("log_loss", min)):
-                means = {s: np.mean(getattr(c, metric)) for s, c in cells.items() if getattr(c, metric)}
-                best = better(means, key=means.get) if means else None
-                row += [_fmt(c, getattr(c, metric), n_folds, s == best) for s, c in cells.items()]
-            lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
 
 
 def format_notes(results) -> str:
@@ -466,31 +390,17 @@ def format_notes(results) -> str:
             notes.append(f"- {ds_name} / drop-rows: in {result.missing_class_folds} fold(s) a class had "
                          "no complete training row, so the models fitted without it give it probability 0")
         for (m, s), cell in result.cells.items():
-            if cell.failures:
-                notes.append(f"- {ds_name} / {m} / {s}: {len(cell.failures)} fold(s) failed, "
-                             f"e.g. {cell.failures[0]}")
-            for key, count in cell.warnings.items():
-                notes.append(f"- {ds_name} / {m} / {s}: warning x{count}: {key}")
+            notes += _common.cell_notes(ds_name, m, s, cell)
     return "\n".join(notes)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                   help=f"the shared data directory (default: {DEFAULT_DATA})")
-    p.add_argument("--datasets", default=",".join(DATASETS),
-                   help=f"comma-separated subset of {', '.join(DATASETS)}")
-    p.add_argument("--models", default=",".join(MODELS),
-                   help=f"comma-separated subset of {', '.join(MODELS)}")
+    p = _common.make_parser(__doc__, DATASETS, MODELS)
     p.add_argument("--adult-rows", type=int, default=None,
                    help=f"stratified subsample of adult (default {ADULT_ROWS}, "
                         f"{QUICK_ADULT_ROWS} with --quick; 0 = all 48,842 rows)")
-    p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true",
-                   help=f"smoke test: 2 folds, 1 repeat, {QUICK_ADULT_ROWS} adult rows")
+    _common.add_protocol_args(
+        p, quick_help=f"smoke test: 2 folds, 1 repeat, {QUICK_ADULT_ROWS} adult rows")
     args = p.parse_args(argv)
     if args.quick:
         args.folds, args.repeats = 2, 1
@@ -498,12 +408,8 @@ def parse_args(argv=None):
         args.adult_rows = QUICK_ADULT_ROWS if args.quick else ADULT_ROWS
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.models = [m.strip() for m in args.models.split(",") if m.strip()]
-    for d in args.datasets:
-        if d not in DATASETS:
-            p.error(f"unknown dataset {d!r} (choose from {', '.join(DATASETS)})")
-    for m in args.models:
-        if m not in MODELS:
-            p.error(f"unknown model {m!r} (choose from {', '.join(MODELS)})")
+    _common.check_names(p, "dataset", args.datasets, DATASETS)
+    _common.check_names(p, "model", args.models, MODELS)
     if args.adult_rows < 0:
         p.error("--adult-rows must be >= 0")
     return args
@@ -513,25 +419,13 @@ def run(argv=None, out=None):
     """Run the comparison; print the report to ``out`` (stdout) and return ``{dataset: Result}``."""
     out = out or sys.stdout
     args = parse_args(argv)
-    data = args.data.expanduser().resolve()
-    if not data.is_dir():
-        raise SystemExit(
-            f"categorical_missing.py: data directory {data} not found.\n"
-            "This example needs the shared real datasets (house_votes_84, mushroom, soybean_large, "
-            "adult, hypothyroid).\nPut them in ../shared/data beside the repository, or pass --data DIR."
-        )
-    for module, why in (("sklearn", "folds, SimpleImputer, log_loss, the reference CategoricalNB"),
-                        ("pandas", "the DataFrames given to MixedNB")):
-        try:
-            __import__(module)
-        except ImportError:
-            raise SystemExit(f"categorical_missing.py needs {module} ({why})") from None
-
-    try:
-        datasets = [load(d, data, adult_rows=args.adult_rows, seed=args.seed) for d in args.datasets]
-    except DataMissing as exc:
-        raise SystemExit(f"categorical_missing.py: {exc} "
-                         f"(is --data {data} the shared data directory?)") from None
+    data = _common.data_dir(args.data, SCRIPT, "house_votes_84, mushroom, soybean_large, adult, hypothyroid")
+    _common.require_modules(SCRIPT, [
+        ("sklearn", "sklearn", "folds, SimpleImputer, log_loss, the reference CategoricalNB"),
+        ("pandas", "pandas", "the DataFrames given to MixedNB"),
+    ])
+    datasets = _common.load_datasets(
+        SCRIPT, data, lambda d: load(d, data, adult_rows=args.adult_rows, seed=args.seed), args.datasets)
 
     n_folds = args.folds * args.repeats
     print(f"Stratified {args.folds}-fold cross-validation x {args.repeats} repeats (seed {args.seed}); "
@@ -539,18 +433,11 @@ def run(argv=None, out=None):
     print("impute: most frequent (categorical) / mean (numeric); drop-rows: fitted on complete training "
           "rows, incomplete test rows imputed; missing-category: 'missing' as a category of its own "
           "(numeric: mean + a missing indicator).\n", file=out)
-    t0 = time.perf_counter()
-    results = {}
-    for ds in datasets:
-        print(ds.describe(), file=out)
-        results[ds.name] = evaluate(ds, args.models, args.folds, args.repeats, args.seed)
-    print(file=out)
-    print(format_table(results, n_folds), file=out)
-    notes = format_notes(results)
-    if notes:
-        print("\nNotes:\n" + notes, file=out)
-    print(f"\n({time.perf_counter() - t0:.1f} s)", file=out)
-    return results
+    return _common.report(
+        datasets, lambda ds: evaluate(ds, args.models, args.folds, args.repeats, args.seed),
+        lambda results: _common.format_table({name: r.cells for name, r in results.items()},
+                                             STRATEGIES, n_folds),
+        format_notes, out)
 
 
 def main(argv=None) -> int:

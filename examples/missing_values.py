@@ -56,23 +56,21 @@ Pima sets with extra missing values and on Horse Colic, where EM needs 50-300 it
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
-import time
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # examples/, from any directory
+import _common
 
 DATASETS = ("pima", "breast-cancer", "horse-colic", "hypothyroid")
 STRATEGIES = ("marginalise", "mean-impute", "drop-rows")
 MODELS = ("GaussianNB", "LDA", "QDA")
 QDA_REG_PARAM = 0.1
+SCRIPT = Path(__file__).name
 
 
 # --------------------------------------------------------------------------------------------------
@@ -99,22 +97,12 @@ class Dataset:
         )
 
 
-class DataMissing(Exception):
-    pass
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        raise DataMissing(f"{path} not found")
-    return path
-
-
 def _to_float(tokens) -> np.ndarray:
     return np.array([[np.nan if t == "?" else float(t) for t in row] for row in tokens])
 
 
 def load_pima(data: Path) -> Dataset:
-    path = _require(data / "pima_diabetes" / "pima-indians-diabetes.csv")
+    path = _common.require(data / "pima_diabetes" / "pima-indians-diabetes.csv")
     raw = np.loadtxt(path, delimiter=",")
     X, y = raw[:, :8].copy(), raw[:, 8].astype(int)
     names = ["pregnancies", "glucose", "blood_pressure", "skin_thickness", "insulin", "bmi",
@@ -125,7 +113,7 @@ def load_pima(data: Path) -> Dataset:
 
 
 def load_breast_cancer(data: Path) -> Dataset:
-    path = _require(data / "breast_cancer_wisconsin" / "breast-cancer-wisconsin.data")
+    path = _common.require(data / "breast_cancer_wisconsin" / "breast-cancer-wisconsin.data")
     with open(path, encoding="ascii") as f:
         rows = [line.strip().split(",") for line in f if line.strip()]
     X = _to_float([r[1:10] for r in rows])
@@ -145,7 +133,7 @@ HORSE_OUTCOME = 22
 def load_horse_colic(data: Path) -> Dataset:
     rows = []
     for name in ("horse-colic.data", "horse-colic-test.data"):
-        with open(_require(data / "horse_colic" / name), encoding="ascii") as f:
+        with open(_common.require(data / "horse_colic" / name), encoding="ascii") as f:
             lines = f.read().splitlines()[1:]  # an added header line
         rows += [line.split() for line in lines if line.strip()]
     rows = [r for r in rows if r[HORSE_OUTCOME] != "?"]
@@ -159,7 +147,8 @@ HYPO_FEATURES = ("age", "TSH", "T3", "TT4", "T4U", "FTI")
 
 
 def load_hypothyroid(data: Path) -> Dataset:
-    with open(_require(data / "hypothyroid" / "hypothyroid.csv"), encoding="ascii", newline="") as f:
+    path = _common.require(data / "hypothyroid" / "hypothyroid.csv")
+    with open(path, encoding="ascii", newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
         rows = [r for r in reader if r]
@@ -210,23 +199,13 @@ def _standardise(X_train, X_test):
     return (X_train - mean) / std, (X_test - mean) / std
 
 
-def _full_proba(est, X, classes):
-    """predict_proba with a column for every class (0 for a class the model never saw)."""
-    proba = est.predict_proba(X)
-    if len(est.classes_) == len(classes):
-        return proba
-    out = np.zeros((X.shape[0], len(classes)))
-    out[:, np.searchsorted(classes, est.classes_)] = proba
-    return out
-
-
 def run_strategy(strategy, model, X_tr, y_tr, X_te, classes):
     """Fit ``model`` on the training fold with ``strategy``; return test probabilities."""
     from sklearn.impute import SimpleImputer
 
     est = make_model(model)
     if strategy == "marginalise":
-        return _full_proba(est.fit(X_tr, y_tr), X_te, classes)
+        return _common.full_proba(est.fit(X_tr, y_tr), X_te, classes)
     imputer = SimpleImputer(strategy="mean").fit(X_tr)
     X_te = imputer.transform(X_te)
     if strategy == "mean-impute":
@@ -236,20 +215,17 @@ def run_strategy(strategy, model, X_tr, y_tr, X_te, classes):
         est.fit(X_tr[keep], y_tr[keep])  # test rows: mean-imputed above
     else:
         raise ValueError(strategy)
-    return _full_proba(est, X_te, classes)
+    return _common.full_proba(est, X_te, classes)
 
 
 @dataclass
-class Cell:
-    accuracy: list = field(default_factory=list)
-    log_loss: list = field(default_factory=list)
-    failures: list = field(default_factory=list)  # one message per failed fold
-    warnings: dict = field(default_factory=dict)  # "Category: message" -> count
+class Cell(_common.Cell):
+    """The scores of one (model, strategy), with the drop-rows folds that lacked a class."""
+
     missing_class_folds: int = 0  # folds where a class had no complete training row (drop-rows)
 
 
 def evaluate(ds: Dataset, models, folds: int, repeats: int, seed: int) -> dict:
-    from sklearn.metrics import log_loss
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     classes = np.unique(ds.y)
@@ -262,24 +238,8 @@ def evaluate(ds: Dataset, models, folds: int, repeats: int, seed: int) -> dict:
         for (m, s), cell in cells.items():
             if s == "drop-rows" and len(complete_classes) < len(classes):
                 cell.missing_class_folds += 1
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    proba = run_strategy(s, m, X_tr, y_tr, X_te, classes)
-                except (ValueError, np.linalg.LinAlgError) as exc:
-                    msg = (str(exc).splitlines() or [""])[0]
-                    cell.failures.append(f"{type(exc).__name__}: {msg[:200]}")
-                    proba = None
-            for w in caught:
-                key = f"{w.category.__name__}: {str(w.message).splitlines()[0][:100]}"
-                cell.warnings[key] = cell.warnings.get(key, 0) + 1
-            if proba is None:
-                continue
-            if not np.all(np.isfinite(proba)):
-                cell.failures.append("non-finite predict_proba")
-                continue
-            cell.accuracy.append(float(np.mean(classes[np.argmax(proba, axis=1)] == y_te)))
-            cell.log_loss.append(float(log_loss(y_te, proba, labels=classes)))
+            _common.score_fold(cell, lambda: run_strategy(s, m, X_tr, y_tr, X_te, classes), y_te,
+                               classes, errors=(ValueError, np.linalg.LinAlgError))
     return cells
 
 
@@ -287,76 +247,31 @@ def evaluate(ds: Dataset, models, folds: int, repeats: int, seed: int) -> dict:
 # report
 
 
-def _fmt(values, n_folds, best):
-    if not values:
-        return "failed"
-    text = f"{np.mean(values):.3f} ± {np.std(values):.3f}"
-    if len(values) < n_folds:
-        text += f" ({n_folds - len(values)} fail)"
-    return ("*" if best else " ") + text
-
-
-def format_table(results, n_folds) -> str:
-    """One markdown table: a row per (dataset, model), accuracy and log-loss per strategy."""
-    head = (["dataset", "model"] + [f"accuracy: {s}" for s in STRATEGIES]
-            + [f"log-loss: {s}" for s in STRATEGIES])
-    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (2 * len(STRATEGIES))]
-    for ds_name, cells in results.items():
-        models = list(dict.fromkeys(m for m, _ in cells))
-        for m in models:
-            row = [ds_name, m]
-            for metric, better in (("accuracy", max), ("log_loss", min)):
-                means = {s: np.mean(getattr(cells[m, s], metric)) for s in STRATEGIES
-                         if getattr(cells[m, s], metric)}
-                best = better(means, key=means.get) if means else None
-                row += [_fmt(getattr(cells[m, s], metric), n_folds, s == best) for s in STRATEGIES]
-            lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
-
-
 def format_notes(results) -> str:
     notes = []
     for ds_name, cells in results.items():
         for (m, s), cell in cells.items():
-            if cell.failures:
-                first = cell.failures[0]
-                notes.append(f"- {ds_name} / {m} / {s}: {len(cell.failures)} fold(s) failed, e.g. {first}")
+            extra = []
             if s == "drop-rows" and cell.missing_class_folds and m == MODELS[0]:
-                notes.append(f"- {ds_name} / drop-rows: in {cell.missing_class_folds} fold(s) a class had "
-                             "no complete training row, so those models give it probability 0")
-            for key, count in cell.warnings.items():
-                notes.append(f"- {ds_name} / {m} / {s}: warning x{count}: {key}")
+                extra.append(f"- {ds_name} / drop-rows: in {cell.missing_class_folds} fold(s) a class "
+                             "had no complete training row, so those models give it probability 0")
+            notes += _common.cell_notes(ds_name, m, s, cell, extra)
     return "\n".join(notes)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                   help=f"the shared data directory (default: {DEFAULT_DATA})")
-    p.add_argument("--datasets", default=",".join(DATASETS),
-                   help=f"comma-separated subset of {', '.join(DATASETS)}")
-    p.add_argument("--models", default=",".join(MODELS),
-                   help=f"comma-separated subset of {', '.join(MODELS)}")
+    p = _common.make_parser(__doc__, DATASETS, MODELS)
     p.add_argument("--mcar", default="0.2,0.4",
                    help="extra MCAR fractions for Pima, comma-separated; '' for none (default: 0.2,0.4)")
-    p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true",
-                   help="smoke test: 2 folds, 1 repeat, MCAR 20%% only")
+    _common.add_protocol_args(p, quick_help="smoke test: 2 folds, 1 repeat, MCAR 20%% only")
     args = p.parse_args(argv)
     if args.quick:
         args.folds, args.repeats, args.mcar = 2, 1, "0.2"
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.models = [m for m in args.models.split(",") if m]
     args.mcar = [float(f) for f in args.mcar.split(",") if f]
-    for d in args.datasets:
-        if d not in DATASETS:
-            p.error(f"unknown dataset {d!r} (choose from {', '.join(DATASETS)})")
-    for m in args.models:
-        if m not in MODELS:
-            p.error(f"unknown model {m!r} (choose from {', '.join(MODELS)})")
+    _common.check_names(p, "dataset", args.datasets, DATASETS)
+    _common.check_names(p, "model", args.models, MODELS)
     if args.mcar and "pima" not in args.datasets:
         args.mcar = []
     return args
@@ -366,23 +281,10 @@ def run(argv=None, out=None):
     """Run the comparison; print the report to ``out`` (stdout) and return ``{dataset: cells}``."""
     out = out or sys.stdout
     args = parse_args(argv)
-    data = args.data.expanduser().resolve()
-    if not data.is_dir():
-        raise SystemExit(
-            f"missing_values.py: data directory {data} not found.\n"
-            "This example needs the shared real datasets (pima_diabetes, breast_cancer_wisconsin, "
-            "horse_colic, hypothyroid).\nPut them in ../shared/data beside the repository, or pass "
-            "--data DIR."
-        )
-    try:
-        import sklearn  # noqa: F401
-    except ImportError:
-        raise SystemExit("missing_values.py needs scikit-learn (folds, SimpleImputer, log_loss)") from None
-
-    try:
-        datasets = [LOADERS[d](data) for d in args.datasets]
-    except DataMissing as exc:
-        raise SystemExit(f"missing_values.py: {exc} (is --data {data} the shared data directory?)") from None
+    data = _common.data_dir(args.data, SCRIPT, "pima_diabetes, breast_cancer_wisconsin, horse_colic, "
+                                               "hypothyroid")
+    _common.require_modules(SCRIPT, [("sklearn", "scikit-learn", "folds, SimpleImputer, log_loss")])
+    datasets = _common.load_datasets(SCRIPT, data, lambda d: LOADERS[d](data), args.datasets)
     if args.mcar:
         pima = next(d for d in datasets if d.name == "pima")
         datasets += [with_mcar(pima, f, seed=args.seed + i) for i, f in enumerate(args.mcar)]
@@ -391,18 +293,9 @@ def run(argv=None, out=None):
     print(f"Stratified {args.folds}-fold cross-validation x {args.repeats} repeats (seed {args.seed}); "
           f"QDA reg_param={QDA_REG_PARAM}; mean ± std over {n_folds} folds; * = best strategy.", file=out)
     print("drop-rows: fitted on complete training rows; incomplete test rows are mean-imputed.\n", file=out)
-    t0 = time.perf_counter()
-    results = {}
-    for ds in datasets:
-        print(ds.describe(), file=out)
-        results[ds.name] = evaluate(ds, args.models, args.folds, args.repeats, args.seed)
-    print(file=out)
-    print(format_table(results, n_folds), file=out)
-    notes = format_notes(results)
-    if notes:
-        print("\nNotes:\n" + notes, file=out)
-    print(f"\n({time.perf_counter() - t0:.1f} s)", file=out)
-    return results
+    return _common.report(
+        datasets, lambda ds: evaluate(ds, args.models, args.folds, args.repeats, args.seed),
+        lambda results: _common.format_table(results, STRATEGIES, n_folds), format_notes, out)
 
 
 def main(argv=None) -> int:
