@@ -5,6 +5,7 @@ scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
 from ._information_gain import information_gain
+from ._persist import load
 from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
 from .baseline import BaselineClassifier
 from .discriminant_analysis import (
@@ -39,6 +40,7 @@ __all__ = [
     "QuadraticDiscriminantAnalysis",
     "__version__",
     "information_gain",
+    "load",
     "show_config",
 ]
 

@@ -155,6 +155,9 @@ class BaseEstimator:
     def __sklearn_is_fitted__(self):
         return hasattr(self, "n_features_in_")
 
+    def __getstate__(self):
+        return self.__dict__.copy()
+
     # Naive Bayes makes strong independence assumptions; scikit-learn tags its own NB models so
     # that generic accuracy checks do not demand more than the model can give.
     _poor_score = True
@@ -382,6 +385,44 @@ class BaseClassifier(BaseEstimator):
         self._merge(other, classes, np.searchsorted(classes, self.classes_),
                     np.searchsorted(classes, other.classes_))
         return self
+
+    # ----------------------------------------------------------------- model files
+    def save(self, path) -> None:
+        """Write the fitted model to a file (fastgen's documented format: no pickle, versioned,
+        with a checksum); ``fastgen.load(path)`` reads it back exactly.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model.
+        """
+        from ._persist import save
+
+        save(self, path)
+
+    def _restore(self):
+        """After loading a model file: check every statistic's shape against the classes and
+        features, then rebuild what derives from them (nothing derived is trusted)."""
+        classes = getattr(self, "classes_", None)
+        n_features = getattr(self, "n_features_in_", None)
+        if not isinstance(classes, np.ndarray) or classes.ndim != 1 or len(classes) < 1:
+            raise ValueError("classes_ must be a non-empty 1-D array")
+        if len(classes) > 1 and not np.all(classes[1:] > classes[:-1]):
+            raise ValueError("classes_ must be sorted and unique")
+        if not isinstance(n_features, int) or n_features < 1:
+            raise ValueError("n_features_in_ must be a positive integer")
+        if getattr(self, "_dtype", np.dtype(np.float64)) not in (np.float32, np.float64):
+            raise ValueError("the model dtype must be float32 or float64")
+        for name, shape in self._state_shapes(len(classes), n_features):
+            value = getattr(self, name, None)
+            if not isinstance(value, np.ndarray) or value.shape != shape or \
+                    value.dtype.kind not in "iuf":
+                raise ValueError(f"{name} must be a numeric array of shape {shape}")
+        self._rederive()
+
+    def _state_shapes(self, n_classes, n_features):
+        """(attribute, shape) of the statistics (checked when a model file is loaded)."""
+        return [("class_count_", (n_classes,))]
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):

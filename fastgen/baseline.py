@@ -74,6 +74,10 @@ class BaselineClassifier(BaseClassifier):
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes
+        self._rederive()
+
+    def _rederive(self):
+        n = len(self.classes_)
         self._derive(None if self.priors is None else check_priors(self.priors, n))
 
     def _sample_X(self, y_idx, rng):

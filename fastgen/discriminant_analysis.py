@@ -125,7 +125,25 @@ class _BaseDiscriminant(BaseClassifier):
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes
+        self._rederive()
+
+    def _rederive(self):
+        n = len(self.classes_)
         self._derive(None if self.priors is None else check_priors(self.priors, n))
+
+    def _state_shapes(self, n_classes, n_features):
+        if getattr(self, "_fitted_covariance", "full") not in COVARIANCES:
+            raise ValueError("unknown covariance kind")
+        shapes = [("class_count_", (n_classes,)), ("_mean", (n_classes, n_features))]
+        if self._is_full():
+            full = (n_classes, n_features, n_features)
+            shapes.append(("_scatter", full))
+            if self._third is not None or self._fourth is not None:
+                shapes += [("_third", full), ("_fourth", full)]
+        else:
+            shapes += [("observed_count_", (n_classes, n_features)),
+                       ("_m2", (n_classes, n_features))]
+        return shapes
 
     def _sample_X(self, y_idx, rng):
         """Multivariate normal draws: mean_c + L_c z with covariance_c = L_c L_c^T."""

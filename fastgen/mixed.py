@@ -259,9 +259,32 @@ class MixedNB(BaseClassifier):
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes
+        self._rederive()
+
+    def _rederive(self):
+        n = len(self.classes_)
         priors = None if self.priors is None else check_priors(self.priors, n)
         self.class_prior_ = priors if priors is not None else (
             self.class_count_ / self.class_count_.sum())
+
+    def _state_shapes(self, n_classes, n_features):
+        types = self.feature_types_
+        if not isinstance(types, list) or len(types) != n_features or \
+                any(t not in KINDS for t in types):
+            raise ValueError("feature_types_ must give a kind per feature")
+        seen = np.zeros(n_features, dtype=int)
+        for kind, (columns, part) in self.parts_.items():
+            columns = np.asarray(columns)
+            if kind not in KINDS or columns.dtype.kind not in "iu" or columns.ndim != 1 or \
+                    (columns < 0).any() or (columns >= n_features).any():
+                raise ValueError(f"the columns of the {kind!r} part are out of range")
+            if part.n_features_in_ != len(columns) or not np.array_equal(part.classes_,
+                                                                         self.classes_):
+                raise ValueError(f"the {kind!r} part does not match the model")
+            seen[columns] += 1
+        if (seen != 1).any():
+            raise ValueError("every column must belong to exactly one part")
+        return [("class_count_", (n_classes,))]
 
     def _sample_X(self, y_idx, rng):
         """Each kind's columns drawn by its part; a DataFrame (with the original labels of the

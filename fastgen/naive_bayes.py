@@ -166,8 +166,16 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                                               shape=(n, width))
             self._length_count = total.tocsr()
         self.classes_ = classes
-        self._update_class_log_prior(self._check_class_prior(n))
+        self._rederive()
+
+    def _rederive(self):
+        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
         self._derived = _Derived(self._check_alpha(self.n_features_in_))
+
+    def _state_shapes(self, n_classes, n_features):
+        if self._counts_words and self._length_count.shape[0] != n_classes:
+            raise ValueError("the document-length statistics do not match the classes")
+        return [("class_count_", (n_classes,)), ("feature_count_", (n_classes, n_features))]
 
     def _word_probabilities(self):
         return np.exp(self._feature_log_prob(self._derived.alpha))
@@ -924,7 +932,15 @@ class GaussianNB(_BaseDiagonalNB):
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes
+        self._rederive()
+
+    def _rederive(self):
+        n = len(self.classes_)
         self._derive(None if self.priors is None else check_priors(self.priors, n))
+
+    def _state_shapes(self, n_classes, n_features):
+        return [("class_count_", (n_classes,))] + [
+            (name, (n_classes, n_features)) for name in ("observed_count_", "_mean", "_m2")]
 
     def _sample_X(self, y_idx, rng):
         return rng.normal(self.theta_[y_idx], np.sqrt(self.var_[y_idx]))
@@ -1057,8 +1073,15 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             setattr(self, name, spread(getattr(self, name), mine, n)
                     + spread(getattr(other, name), theirs, n))
         self.classes_ = classes
-        self._update_class_log_prior(self._check_class_prior(n))
+        self._rederive()
+
+    def _rederive(self):
+        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
         self._derive()
+
+    def _state_shapes(self, n_classes, n_features):
+        return [("class_count_", (n_classes,))] + [
+            (name, (n_classes, n_features)) for name in ("observed_count_", "feature_count_")]
 
     def _sample_X(self, y_idx, rng):
         return rng.poisson(self.lambda_[y_idx]).astype(np.float64)
@@ -1264,8 +1287,24 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
                                                                         theirs, n)
         self.classes_ = classes
-        self._update_class_log_prior(self._check_class_prior(n))
+        self._rederive()
+
+    def _rederive(self):
+        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
         self._derive()
+
+    def _state_shapes(self, n_classes, n_features):
+        n_categories = np.asarray(self.n_categories_)
+        if n_categories.shape != (n_features,) or n_categories.dtype.kind not in "iu" or \
+                (n_categories < 0).any():
+            raise ValueError("n_categories_ must hold a non-negative integer per feature")
+        offsets = np.zeros(n_features + 1, dtype=np.intp)
+        np.cumsum(n_categories, out=offsets[1:])
+        if not np.array_equal(self._offsets, offsets) or self._offsets.dtype != np.intp:
+            raise ValueError("the category offsets do not match n_categories_")
+        if not (isinstance(self._alpha, float) and 0 <= self._alpha < np.inf):
+            raise ValueError("alpha must be a non-negative number")
+        return [("class_count_", (n_classes,)), ("_count", (n_classes, int(offsets[-1])))]
 
     def _sample_X(self, y_idx, rng):
         """Codes drawn per feature from the class's category probabilities (inverse CDF)."""

@@ -1,0 +1,177 @@
+"""Model files (issue 6): save/load round trips exactly, without pickle; damaged, foreign or
+newer files and inconsistent contents are clear errors; pickle and joblib keep working."""
+import hashlib
+import json
+import pickle
+import struct
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastgen
+from fastgen._persist import FORMAT_VERSION, MAGIC
+
+RNG = np.random.default_rng(0)
+Y = np.array(["ham", "spam", "eggs"])[RNG.integers(0, 3, 240)]
+DENSE = RNG.normal(size=(240, 4)) + (Y == "spam")[:, None]
+COUNTS = sp.csr_matrix(RNG.poisson(1.5, size=(240, 7)).astype(np.float64))
+CODES = RNG.integers(0, 4, size=(240, 3))
+
+CASES = [
+    (lambda: fastgen.MultinomialNB(alpha=0.5), COUNTS),
+    (lambda: fastgen.ComplementNB(norm=True), COUNTS),
+    (lambda: fastgen.BernoulliNB(alpha=np.linspace(0.5, 1.5, 7)), COUNTS),
+    (lambda: fastgen.PoissonNB(), COUNTS.toarray()),
+    (lambda: fastgen.GaussianNB(priors=[0.2, 0.3, 0.5]), DENSE),
+    (lambda: fastgen.CategoricalNB(min_categories=6), CODES),
+    (lambda: fastgen.LinearDiscriminantAnalysis(), DENSE),
+    (lambda: fastgen.LinearDiscriminantAnalysis("spherical"), DENSE),
+    (lambda: fastgen.LinearDiscriminantAnalysis(shrinkage="auto"), DENSE),
+    (lambda: fastgen.QuadraticDiscriminantAnalysis(reg_param=0.1), DENSE),
+    (lambda: fastgen.MixedNB(["gaussian", "gaussian", "poisson", "bernoulli"]), np.abs(DENSE)),
+    (lambda: fastgen.BaselineClassifier(), DENSE),
+]
+IDS = [type(make()).__name__ + str(i) for i, (make, _) in enumerate(CASES)]
+METHODS = ("predict_joint_log_proba", "predict_log_proba", "predict_proba", "predict")
+
+
+def _same(a, b, X):
+    for method in METHODS:
+        np.testing.assert_array_equal(getattr(a, method)(X), getattr(b, method)(X), err_msg=method)
+    for name, value in vars(a).items():
+        if name.endswith("_") and not name.startswith("_") and isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, getattr(b, name), err_msg=name)
+    assert a.get_params().keys() == b.get_params().keys()
+
+
+@pytest.mark.parametrize("make, X", CASES, ids=IDS)
+def test_round_trip_is_exact(make, X, tmp_path):
+    model = make().fit(X, Y)
+    model.save(tmp_path / "model.fastgen")
+    loaded = fastgen.load(tmp_path / "model.fastgen")
+    assert type(loaded) is type(model)
+    _same(model, loaded, X[:50])
+    # the loaded model keeps learning like the original
+    model.partial_fit(X[:30], Y[:30])
+    loaded.partial_fit(X[:30], Y[:30])
+    _same(model, loaded, X[:50])
+
+
+@pytest.mark.parametrize("make, X", CASES, ids=IDS)
+def test_pickle_still_works(make, X):
+    model = make().fit(X, Y)
+    _same(model, pickle.loads(pickle.dumps(model)), X[:50])
+    joblib = pytest.importorskip("joblib")
+    import io
+
+    buffer = io.BytesIO()
+    joblib.dump(model, buffer)
+    buffer.seek(0)
+    _same(model, joblib.load(buffer), X[:50])
+
+
+def test_mixed_dataframe_round_trip(tmp_path):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": DENSE[:, 0], "colour": np.array(["red", None, "blue"])[CODES[:, 0] % 3],
+                          "flag": CODES[:, 1] > 1})
+    model = fastgen.MixedNB().fit(frame, Y)
+    model.save(tmp_path / "m")
+    loaded = fastgen.load(tmp_path / "m")
+    np.testing.assert_array_equal(model.predict_proba(frame), loaded.predict_proba(frame))
+    assert loaded.categories_.keys() == model.categories_.keys()
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "model.fastgen"
+    fastgen.GaussianNB().fit(DENSE, Y).save(path)
+    return path
+
+
+def _rewrite(path, mutate_header=None, version=None):
+    """Re-write a model file with a changed header or version and a valid checksum."""
+    blob = path.read_bytes()[:-32]
+    magic, file_version, length = struct.unpack_from("<8sIQ", blob)
+    header = json.loads(blob[20:20 + length])
+    if mutate_header:
+        mutate_header(header)
+    encoded = json.dumps(header).encode()
+    body = struct.pack("<8sIQ", magic, version or file_version, len(encoded)) + encoded + \
+        blob[20 + length:]
+    path.write_bytes(body + hashlib.sha256(body).digest())
+
+
+def test_truncated_file(saved):
+    data = saved.read_bytes()
+    for cut in (5, 30, len(data) // 2, len(data) - 1):
+        saved.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="truncated|not a fastgen"):
+            fastgen.load(saved)
+
+
+def test_corrupted_byte(saved):
+    data = bytearray(saved.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    saved.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupted"):
+        fastgen.load(saved)
+
+
+def test_foreign_files(tmp_path):
+    for content in (b"", b"\x80\x04K\x01.", b"PK\x03\x04" + bytes(100), MAGIC[:-1] + bytes(60)):
+        path = tmp_path / "foreign"
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match="not a (valid )?fastgen model file"):
+            fastgen.load(path)
+    pickled = tmp_path / "pickled"
+    pickled.write_bytes(pickle.dumps(fastgen.GaussianNB().fit(DENSE, Y)))
+    with pytest.raises(ValueError, match="not a fastgen model file"):
+        fastgen.load(pickled)
+
+
+def test_newer_format_version(saved):
+    _rewrite(saved, version=FORMAT_VERSION + 1)
+    with pytest.raises(ValueError, match="newer fastgen"):
+        fastgen.load(saved)
+
+
+@pytest.mark.parametrize("mutate, match", [
+    (lambda h: h.update({"class": "os.system"}), "unknown estimator"),
+    (lambda h: h["arrays"][0].update({"shape": [10**6]}), "does not fit"),
+    (lambda h: h["arrays"][0].update({"dtype": "|O"}), "does not fit|not a valid"),
+    (lambda h: h["state"]["dict"].append([{"tuple": []}, 1]), "not a scalar|not a mapping"),
+    (lambda h: h.pop("state"), "malformed header"),
+])
+def test_hand_edited_headers(saved, mutate, match):
+    _rewrite(saved, mutate_header=mutate)
+    with pytest.raises(ValueError, match=match):
+        fastgen.load(saved)
+
+
+def test_inconsistent_statistics_are_refused(tmp_path):
+    """A file whose checksum is valid but whose statistics do not match the classes and
+    features never reaches the kernels."""
+    model = fastgen.GaussianNB().fit(DENSE, Y)
+    model._m2 = model._m2[:, :2]  # wrong number of features
+    model.save(tmp_path / "bad")
+    with pytest.raises(ValueError, match="inconsistent GaussianNB"):
+        fastgen.load(tmp_path / "bad")
+    model = fastgen.CategoricalNB().fit(CODES, Y)
+    model.n_categories_ = model.n_categories_ + 1  # offsets no longer match
+    model.save(tmp_path / "bad2")
+    with pytest.raises(ValueError, match="inconsistent CategoricalNB"):
+        fastgen.load(tmp_path / "bad2")
+
+
+def test_save_unfitted_or_unknown():
+    with pytest.raises(fastgen.NotFittedError):
+        fastgen.GaussianNB().save("never-written")
+
+
+def test_save_replaces_atomically(saved):
+    before = saved.read_bytes()
+    fastgen.GaussianNB().fit(DENSE[:100], Y[:100]).save(saved)
+    assert saved.read_bytes() != before
+    assert list(saved.parent.glob("*.tmp*")) == []
+    fastgen.load(saved)
