@@ -240,8 +240,11 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
     n_threads : int, default=None
-        Threads of fastgen's own kernels (None: all cores); BLAS products follow the BLAS
-        library's setting (``threadpoolctl``).
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
+        BLAS products follow the BLAS library's own setting (``threadpoolctl``).
 
     Attributes
     ----------
@@ -529,8 +532,11 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
     n_threads : int, default=None
-        Threads of fastgen's own kernels (None: all cores); BLAS products follow the BLAS
-        library's setting (``threadpoolctl``).
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
+        BLAS products follow the BLAS library's own setting (``threadpoolctl``).
 
     Attributes
     ----------

@@ -388,8 +388,10 @@ class MultinomialNB(_BaseDiscreteNB):
     class_prior : array-like of shape (n_classes,), default=None
         Given class priors (not adjusted by the data).
     n_threads : int, default=None
-        Threads for fitting and scoring large batches: None uses all cores (or
-        ``OMP_NUM_THREADS``), negative values count back from that. Results do not depend on it.
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
@@ -475,7 +477,10 @@ class ComplementNB(_BaseDiscreteNB):
     norm : bool, default=False
         Normalise the weights (the second normalisation of Rennie et al.).
     n_threads : int, default=None
-        Threads for large batches (None: all cores). Results do not depend on it.
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
@@ -581,7 +586,10 @@ class BernoulliNB(_BaseDiscreteNB):
     class_prior : array-like of shape (n_classes,), default=None
         Given class priors.
     n_threads : int, default=None
-        Threads for large batches (None: all cores). Results do not depend on it.
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
@@ -813,7 +821,10 @@ class GaussianNB(_BaseDiagonalNB):
         Portion of the largest feature variance (over all data seen so far) added to every
         variance, so that a constant feature does not give a zero variance.
     n_threads : int, default=None
-        Threads of the statistics and scoring kernels (None: all cores, negative: count back).
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
@@ -961,7 +972,10 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     class_prior : array-like of shape (n_classes,), default=None
         Given class priors.
     n_threads : int, default=None
-        Threads of the statistics and scoring kernels (None: all cores, negative: count back).
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
@@ -1122,7 +1136,10 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         A code at prediction that is beyond the categories seen in training: a ValueError naming
         the feature, or (``"ignore"``) that feature is marginalised for that row.
     n_threads : int, default=None
-        Threads of the counting and scoring kernels (None: all cores, negative: count back).
+        OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
+        ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
+        negative one counts back from all cores. Batches below about 200,000 multiply-adds run
+        on one thread. Results do not depend on it.
 
     Attributes
     ----------
