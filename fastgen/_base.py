@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._core._openmp import effective_n_threads
-from ._validation import check_is_fitted, check_X, check_y, get_feature_names
+from ._validation import check_is_fitted, check_sample_weight, check_X, check_y, get_feature_names
 
 # Output kinds understood by the scoring kernels (fastgen/_core/_lse.pxd).
 OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = 0, 1, 2
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     MatrixLike = Union[ArrayLike, sp.spmatrix, sp.sparray]
 else:  # annotations are not evaluated at run time, and sparray needs scipy >= 1.11
     MatrixLike = Any
+
+# The most samples one sample() call draws (more cannot be held in memory anyway).
+MAX_SAMPLES = 2**31 - 1
 
 # Below this many multiply-adds a batch is scored on one thread: waking threads costs more.
 PARALLEL_MIN_WORK = 200_000
@@ -87,8 +90,8 @@ def check_priors(priors, n_classes):
     if priors.shape != (n_classes,):
         raise ValueError(f"Number of priors must match number of classes: priors has shape "
                          f"{priors.shape}, there are {n_classes} classes.")
-    if not np.isfinite(priors).all() or (priors < 0).any():
-        raise ValueError("Priors must be finite and non-negative.")
+    if not np.isfinite(priors).all() or (priors < 0).any() or (priors > 1).any():
+        raise ValueError("Priors must be probabilities: finite, in [0, 1].")
     if not np.isclose(priors.sum(), 1.0):
         raise ValueError("The sum of the priors should be 1.")
     return priors
@@ -323,6 +326,8 @@ class BaseClassifier(BaseEstimator):
             raise ValueError("classes must be passed on the first call to partial_fit.")
         if classes is not None:
             classes = np.unique(np.asarray(classes))
+            if classes.size == 0:
+                raise ValueError("classes must name at least one class.")
             if not first and not (len(classes) == len(self.classes_)
                                   and np.all(classes == self.classes_)):
                 raise ValueError(
@@ -365,11 +370,11 @@ class BaseClassifier(BaseEstimator):
         self : object
             This estimator, updated.
         """
-        check_is_fitted(self)
-        check_is_fitted(other)
         if type(other) is not type(self):
             raise ValueError(f"Cannot merge a {type(other).__name__} into a "
                              f"{type(self).__name__}: the models must be of the same kind.")
+        check_is_fitted(self)
+        check_is_fitted(other)
         if other.n_features_in_ != self.n_features_in_:
             raise ValueError(f"Cannot merge models of {other.n_features_in_} and "
                              f"{self.n_features_in_} features.")
@@ -450,13 +455,20 @@ class BaseClassifier(BaseEstimator):
         check_is_fitted(self)
         rng = _generator(random_state)
         n_classes = len(self.classes_)
+        if not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= MAX_SAMPLES:
+            raise ValueError(f"n_samples must be an integer in [1, {MAX_SAMPLES}], got "
+                             f"{n_samples!r}.")
         if y is None:
-            if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-                raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
             prior = self._class_prior()
+            if not prior.max(initial=0.0) > 0:
+                raise ValueError("The class prior is zero for every class: pass y to choose "
+                                 "the classes to sample.")
+            prior = prior / prior.max()  # given priors need not sum to one (nor fit a float sum)
             y_idx = rng.choice(n_classes, size=n_samples, p=prior / prior.sum())
         else:
             labels = np.asarray(y)
+            if labels.ndim == 1 and not 1 <= len(labels) <= MAX_SAMPLES:
+                raise ValueError(f"y must give between 1 and {MAX_SAMPLES} labels.")
             if labels.ndim == 0:
                 labels = np.full(n_samples, labels)
             y_idx = np.searchsorted(self.classes_, labels)
@@ -543,6 +555,8 @@ class BaseClassifier(BaseEstimator):
             return self.classes_[np.argmax(log_proba, axis=1)]
         check_is_fitted(self)
         loss = check_loss(loss, len(self.classes_))
+        if loss.max() > 0:  # the decision does not change with the scale; avoid overflow
+            loss = loss / loss.max()
         risk = self._predict_output(X, OUT_PROBA).astype(np.float64) @ loss
         return self.classes_[np.argmin(risk, axis=1)]
 
@@ -585,6 +599,8 @@ class BaseClassifier(BaseEstimator):
         """
         y_pred = self.predict(X)
         y = np.asarray(y)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, y_pred.shape[0])
         if y.shape != y_pred.shape:
             raise ValueError(
                 f"Found input variables with inconsistent numbers of samples: "

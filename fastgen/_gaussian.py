@@ -292,7 +292,12 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     return stats, max_iter
 
 
+MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
+
+
 def rank_deficient(eigenvalues):
-    """Whether a covariance with these eigenvalues is numerically singular."""
+    """Whether a covariance with these eigenvalues is numerically singular (relative to its
+    largest eigenvalue, or absolutely tiny)."""
     top = eigenvalues.max(initial=0.0)
-    return not top > 0 or eigenvalues.min() <= top * len(eigenvalues) * np.finfo(np.float64).eps
+    return not top > 0 or eigenvalues.min() <= max(
+        top * len(eigenvalues) * np.finfo(np.float64).eps, MIN_VARIANCE)

@@ -99,13 +99,16 @@ def _target_dtype(dtype, requested, accept_int=True):
     return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
 
 
-def _raise_for_values(status, estimator_name):
+def _raise_for_values(status, estimator_name, max_abs=np.inf):
     if status == ValuesStatus.VALUES_NAN:
         raise ValueError("Input X contains NaN.")
     if status == ValuesStatus.VALUES_INF:
         raise ValueError("Input X contains infinity.")
     if status == ValuesStatus.VALUES_NEGATIVE:
         raise ValueError(f"Negative values in data passed to {estimator_name} (input X).")
+    if status == ValuesStatus.VALUES_TOO_LARGE:
+        raise ValueError(f"Input X has a value beyond {max_abs:.3g} in magnitude, which "
+                         f"{estimator_name}'s likelihood would overflow; rescale X.")
 
 
 def _check_min_shape(shape):
@@ -121,7 +124,7 @@ def _check_min_shape(shape):
 
 
 def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
-            accept_sparse=True, accept_int=True):
+            accept_sparse=True, accept_int=True, max_abs=np.inf):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -145,16 +148,43 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
         X = _check_dense(X, dtype, accept_int)
         values = X.reshape(-1)
     _check_min_shape(X.shape)
-    status = _checks.values_status(values, allow_nan, allow_negative)
-    _raise_for_values(status, estimator_name)
+    status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
+    _raise_for_values(status, estimator_name, max_abs)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
+
+
+def _to_csr(X):
+    """Convert another sparse format to CSR after checking its structure: scipy's converters
+    trust the index arrays, and out-of-range indices crash them (or corrupt memory)."""
+    n_rows, n_cols = X.shape
+    if X.format == "csc":
+        indices, indptr = np.asarray(X.indices), np.asarray(X.indptr)
+        if indptr.ndim != 1 or indptr.shape[0] != n_cols + 1 or indices.shape[0] != X.data.shape[0] \
+                or indices.dtype != indptr.dtype or indptr.dtype not in INDEX_DTYPES:
+            raise ValueError("Invalid sparse input: the CSC arrays are inconsistent.")
+        status = _checks.csr_structure_status(np.ascontiguousarray(indices),
+                                              np.ascontiguousarray(indptr), n_rows)
+        if status != CsrStatus.CSR_OK:
+            message = _CSR_MESSAGES[status].replace("CSR", "CSC").replace(
+                "column indices must be in [0, n_features)", "row indices must be in [0, n_samples)")
+            raise ValueError(f"Invalid sparse input: {message}.")
+    elif X.format == "coo":
+        row, col = np.asarray(X.row), np.asarray(X.col)
+        if row.shape != col.shape or row.shape != X.data.shape or row.ndim != 1:
+            raise ValueError("Invalid sparse input: the COO arrays differ in length.")
+        if row.size and (row.min() < 0 or row.max() >= n_rows or col.min() < 0
+                         or col.max() >= n_cols):
+            raise ValueError("Invalid sparse input: COO indices out of range.")
+    else:  # other formats go through COO, whose arrays are then checked
+        return _to_csr(X.tocoo())
+    return X.tocsr()
 
 
 def _check_sparse(X, dtype, accept_int):
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D sparse matrix, got {X.ndim}D instead.")
     if X.format != "csr":
-        X = X.tocsr()
+        X = _to_csr(X)
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported")
     if X.dtype.kind not in "biuf":

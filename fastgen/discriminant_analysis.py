@@ -39,10 +39,17 @@ COVARIANCES = ("full", "diagonal", "spherical", "identity")
 ROW_BLOCK = 2048  # rows per BLAS product when scoring full covariances (fits in L2)
 
 
+def _check_finite(cov):
+    if not np.isfinite(cov).all():
+        raise ValueError("The covariance overflows float64 (values beyond about 1e150): "
+                         "rescale X.")
+
+
 class _BaseDiscriminant(BaseClassifier):
     """Statistics, EM and scoring shared by LDA and QDA."""
 
-    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False}
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
+                            "max_abs": 1e150}  # beyond, the squared deviations overflow
     _poor_score = False
 
     def __sklearn_is_fitted__(self):
@@ -383,6 +390,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
 
     @staticmethod
     def _check_rank(cov):
+        _check_finite(cov)
         if rank_deficient(np.linalg.eigvalsh(cov)):
             raise ValueError(
                 "The shared covariance is singular (rank-deficient: more features than the data "
@@ -612,6 +620,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             covs[c] = scatter[c] / weight[c]
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
+            _check_finite(covs[c])
             if rank_deficient(np.linalg.eigvalsh(covs[c])):
                 raise ValueError(
                     f"The covariance of class {self.classes_[c]!r} is singular (rank-deficient: "

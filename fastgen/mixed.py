@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from ._base import OUT_JLL, BaseClassifier, check_priors, spread
 from ._core import jll as _jll
 from ._validation import check_sample_weight, check_X
-from .naive_bayes import CategoricalNB, GaussianNB, MultinomialNB, PoissonNB
+from .naive_bayes import MAX_SMOOTHING, CategoricalNB, GaussianNB, MultinomialNB, PoissonNB
 
 __all__ = ["MixedNB"]
 
@@ -148,6 +148,9 @@ class MixedNB(BaseClassifier):
                                           or pd.api.types.is_bool_dtype(column.dtype)):
                 if reset:
                     categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+                elif j not in categories:
+                    raise ValueError(f"Column {X.columns[j]!r} holds labels, but the model was "
+                                     "fitted with numeric codes in that column.")
                 # -1 for missing values and for labels not seen in training
                 codes = pd.Index(categories[j]).get_indexer(column).astype(np.float64)
                 unknown = (codes < 0) & column.notna().to_numpy()
@@ -181,7 +184,7 @@ class MixedNB(BaseClassifier):
         encoded, categories = self._encode(X, types, categories, reset)
         X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
                                    dtype=np.float64, allow_nan=True, accept_sparse=False,
-                                   accept_int=False)
+                                   accept_int=False, max_abs=1e150)
         if not reset:
             self._check_n_features(X_valid, reset=False)
         else:
@@ -194,10 +197,22 @@ class MixedNB(BaseClassifier):
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
-                    0 <= value < np.inf):
-                raise ValueError(f"{name} must be a non-negative finite number, got {value!r}.")
+                    0 <= float(value) <= MAX_SMOOTHING):
+                raise ValueError(f"{name} must be a number in [0, {MAX_SMOOTHING:g}], got "
+                                 f"{value!r}.")
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        return check_sample_weight(sample_weight, X.shape[0]), priors
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        # every part checks its block before any part learns from it: a batch one part rejects
+        # must leave the whole model unchanged
+        kinds = np.asarray(self._pending[0] if hasattr(self, "_pending") else self.feature_types_)
+        for kind in KINDS:
+            columns = np.flatnonzero(kinds == kind)
+            if columns.size:
+                part = self._new_part(kind, n_classes)
+                block, _ = part._validate_X(self._part_input(kind, X[:, _as_slice(columns)]),
+                                            reset=True)
+                part._check_batch(block, n_classes, sample_weight)
+        return sample_weight, priors
 
     def _new_part(self, kind, n_classes):
         """The model of one kind of column, with a uniform class prior (taken out again when

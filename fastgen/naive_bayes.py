@@ -34,6 +34,13 @@ from ._validation import check_sample_weight, has_duplicates
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
+MAX_CATEGORIES = 2**24  # per feature: CategoricalNB's count table has n_classes x sum K_j cells
+# Count models: larger counts are not integers in float64, and their sums and x log(theta)
+# overflow. Continuous models: larger magnitudes overflow the squared deviations.
+MAX_COUNT = 2.0**53
+MAX_VALUE = 1e150
+MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the smoothed sums
+
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
 
@@ -79,8 +86,9 @@ class _ClassPriorMixin:
                 f"Number of priors must match number of classes: class_prior has shape "
                 f"{prior.shape}, there are {n_classes} classes."
             )
-        if not np.isfinite(prior).all() or (prior < 0).any():
-            raise ValueError("class_prior must contain finite, non-negative probabilities.")
+        if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
+            raise ValueError("class_prior must contain finite, non-negative probabilities, not "
+                             "all zero.")
         return prior
 
     def _update_class_log_prior(self, class_prior):
@@ -102,7 +110,7 @@ class _ClassPriorMixin:
 class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     """Shared fit/partial_fit/scoring of the discrete naive Bayes models."""
 
-    _X_constraints = {"allow_negative": False}
+    _X_constraints = {"allow_negative": False, "max_abs": MAX_COUNT}
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_derived")
@@ -142,7 +150,9 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     _counts_words = False
 
     def _add_lengths(self, X, y_idx, sample_weight):
-        lengths = np.rint(np.asarray(X.sum(axis=1), dtype=np.float64).ravel()).astype(np.intp)
+        # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
+        lengths = np.minimum(np.rint(np.asarray(X.sum(axis=1, dtype=np.float64)).ravel()),
+                             2.0**53).astype(np.intp)
         n_classes = len(self.classes_)
         width = max(self._length_count.shape[1], int(lengths.max(initial=0)) + 1)
         batch = sp.csr_matrix((sample_weight, (np.asarray(y_idx), lengths)),
@@ -251,8 +261,9 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         alpha = self.alpha
         if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
             alpha = float(alpha)
-            if not np.isfinite(alpha) or alpha < 0:
-                raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}.")
+            if not 0 <= alpha <= MAX_SMOOTHING:
+                raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got "
+                                 f"{alpha!r}.")
         else:
             try:
                 alpha = np.asarray(alpha, dtype=np.float64)
@@ -264,8 +275,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                     f"When alpha is an array, it should contain n_features = {n_features} "
                     f"elements; got shape {alpha.shape}."
                 )
-            if not np.isfinite(alpha).all() or (alpha < 0).any():
-                raise ValueError("All values in alpha must be finite and non-negative.")
+            if not ((alpha >= 0) & (alpha <= MAX_SMOOTHING)).all():
+                raise ValueError(f"All values in alpha must be in [0, {MAX_SMOOTHING:g}].")
         if np.min(alpha) < ALPHA_MIN and not self.force_alpha:
             warnings.warn(
                 f"alpha too small will result in numeric errors, setting alpha = {ALPHA_MIN:.1e}. "
@@ -623,7 +634,7 @@ class BernoulliNB(_BaseDiscreteNB):
     array([0, 1])
     """
 
-    _X_constraints = {"allow_negative": True}
+    _X_constraints = {"allow_negative": True}  # binarized: any magnitude is fine
 
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
                  binarize: float | None = 0.0, fit_prior: bool = True,
@@ -771,7 +782,8 @@ class _BaseDiagonalNB(BaseClassifier):
     out of the sum, seed 003's product over features marginalised), tables derived eagerly
     after every batch (they are n_classes x n_features, cheap to rebuild)."""
 
-    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False}
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
+                            "max_abs": MAX_VALUE}
     _model = DIAG_GAUSSIAN
 
     def __sklearn_is_fitted__(self):
@@ -891,8 +903,10 @@ class GaussianNB(_BaseDiagonalNB):
 
     def _check_batch(self, X, n_classes, sample_weight):
         vs = self.var_smoothing
-        if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (0 <= vs < np.inf):
-            raise ValueError(f"var_smoothing must be a non-negative finite number, got {vs!r}.")
+        if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (
+                0 <= float(vs) <= MAX_SMOOTHING):
+            raise ValueError(f"var_smoothing must be a number in [0, {MAX_SMOOTHING:g}], got "
+                             f"{vs!r}.")
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
         return check_sample_weight(sample_weight, X.shape[0]), priors
 
@@ -919,7 +933,11 @@ class GaussianNB(_BaseDiagonalNB):
         self.epsilon_ = float(self.var_smoothing * (largest if largest > 0 else 1.0))
         has = n > 0
         self.theta_ = np.where(has, mean, overall_mean)
-        self.var_ = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + self.epsilon_
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.var_ = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + self.epsilon_
+        if not (np.isfinite(self.var_).all() and np.isfinite(self.theta_).all()):
+            raise ValueError("The feature variances overflow float64 (values beyond about "
+                             "1e150): rescale X.")
         if (self.var_ <= 0).any():
             c, j = np.argwhere(self.var_ <= 0)[0]
             raise ValueError(
@@ -1015,7 +1033,8 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     array([0, 1])
     """
 
-    _X_constraints: dict = {"allow_nan": True, "allow_negative": False, "accept_int": False}
+    _X_constraints: dict = {"allow_nan": True, "allow_negative": False, "accept_int": False,
+                            "max_abs": MAX_COUNT}
     _model = DIAG_POISSON
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0, *, fit_prior: bool = True,
@@ -1040,9 +1059,11 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     def _check_batch(self, X, n_classes, sample_weight):
         for name, value, low in (("alpha", self.alpha, 0.0), ("beta", self.beta, 0.0)):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-                    or not (low <= value < np.inf) or (name == "alpha" and value == 0)):
+                    or not (low <= float(value) <= MAX_SMOOTHING)
+                    or (name == "alpha" and value == 0)):
                 bound = "> 0" if name == "alpha" else ">= 0"
-                raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
+                raise ValueError(f"{name} must be a number {bound} and at most "
+                                 f"{MAX_SMOOTHING:g}, got {value!r}.")
         return check_sample_weight(sample_weight, X.shape[0]), self._check_class_prior(n_classes)
 
     def _accumulate(self, X, y_idx, has_nan, sample_weight, class_prior):
@@ -1072,8 +1093,11 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
         if (denominator[seen] <= 0).any():
             raise ValueError("beta=0 and a class never observed some feature: its rate is "
                              "undefined. Use beta > 0.")
-        self.lambda_ = (self.feature_count_ + self.alpha) / np.where(denominator > 0,
-                                                                     denominator, 1.0)
+        with np.errstate(over="ignore"):
+            self.lambda_ = (self.feature_count_ + self.alpha) / np.where(denominator > 0,
+                                                                         denominator, 1.0)
+        if not np.isfinite(self.lambda_).all():
+            raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
         log_lambda = np.log(self.lambda_)
         self._publish(log_lambda, log_lambda, -self.lambda_, self.class_log_prior_)
         if self._dtype == np.float32:  # the CSR kernel reads a table of the output's dtype
@@ -1216,8 +1240,9 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
 
     def _check_batch(self, X, n_classes, sample_weight):
         alpha = self.alpha
-        if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not 0 <= alpha < np.inf:
-            raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}.")
+        if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not (
+                0 <= float(alpha) <= MAX_SMOOTHING):
+            raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
         if alpha < ALPHA_MIN and not self.force_alpha:
             warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                           f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
@@ -1227,6 +1252,11 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
             raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
                              f"{self.handle_unknown!r}.")
         needed = self._scan(X) + 1
+        if needed.max(initial=0) > MAX_CATEGORIES:
+            j = int(np.argmax(needed))
+            raise ValueError(f"Feature {j} has the category code {needed[j] - 1}: more than "
+                             f"{MAX_CATEGORIES} categories per feature is not supported (the "
+                             "codes must be 0 .. K-1; encode the categories first).")
         if self.min_categories is not None:
             minimum = np.asarray(self.min_categories)
             if minimum.dtype.kind not in "iu" or minimum.ndim > 1 or (

@@ -1,7 +1,7 @@
 # Design: single-pass, allocation-free checks that fastgen/_validation.py runs before any kernel.
 # They return a status code (0 = valid) and never raise; the Python caller turns a code into a
 # ValueError that names the problem. They are the reason the other kernels may run unchecked.
-from libc.math cimport isinf, isnan
+from libc.math cimport INFINITY, isinf, isnan
 from libc.stdlib cimport calloc, free
 
 from ._typedefs cimport data_t, float32_t, float64_t, index_t, int32_t, int64_t, intp_t
@@ -21,6 +21,7 @@ cpdef enum ValuesStatus:
     VALUES_INF = 2
     VALUES_NEGATIVE = 3
     VALUES_OK_WITH_NAN = 4  # valid, and NaN (allowed: missing values) occurs
+    VALUES_TOO_LARGE = 5    # a value beyond the model's bound (it would overflow)
 
 
 cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
@@ -60,23 +61,28 @@ cdef extern from *:
        need their sign bits OR-ed. */
     #if defined(__SSE2__) || defined(_M_X64)
     #include <emmintrin.h>
-    #define FASTGEN_SIMD_SCAN(NAME, T, V, LOAD, SET1, AND, OR, UNORD, EQ, LT, ZERO, MOVEMASK,     \
-                              LANES, ABSMASK, INF)                                                 \
-    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                                 \
-        const V abs_mask = SET1(ABSMASK), inf = SET1(INF), zero = ZERO();                         \
-        V nan0 = zero, inf0 = zero, neg0 = zero, nan1 = zero, inf1 = zero, neg1 = zero;          \
+    #define FASTGEN_SIMD_SCAN(NAME, T, V, LOAD, SET1, AND, OR, UNORD, EQ, LT, GT, ZERO,         \
+                              MOVEMASK, LANES, ABSMASK, INF, BCAST)                                \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n, double bound) {                   \
+        const V abs_mask = SET1(ABSMASK), inf = SET1(INF), zero = ZERO(), top = BCAST((T)bound);     \
+        V nan0 = zero, inf0 = zero, neg0 = zero, big0 = zero;                                     \
+        V nan1 = zero, inf1 = zero, neg1 = zero, big1 = zero;                                     \
         Py_ssize_t k = 0;                                                                         \
         for (; k + 2 * LANES <= n; k += 2 * LANES) {                                              \
             V a = LOAD(x + k), b = LOAD(x + k + LANES);                                           \
+            V abs_a = AND(a, abs_mask), abs_b = AND(b, abs_mask);                                 \
             nan0 = OR(nan0, UNORD(a, a)); nan1 = OR(nan1, UNORD(b, b));                           \
-            inf0 = OR(inf0, EQ(AND(a, abs_mask), inf)); inf1 = OR(inf1, EQ(AND(b, abs_mask), inf)); \
+            inf0 = OR(inf0, EQ(abs_a, inf)); inf1 = OR(inf1, EQ(abs_b, inf));                     \
             neg0 = OR(neg0, LT(a, zero)); neg1 = OR(neg1, LT(b, zero));                           \
+            big0 = OR(big0, GT(abs_a, top)); big1 = OR(big1, GT(abs_b, top));                     \
         }                                                                                         \
         int flags = (MOVEMASK(OR(nan0, nan1)) != 0) | ((MOVEMASK(OR(inf0, inf1)) != 0) << 1)      \
-                  | ((MOVEMASK(OR(neg0, neg1)) != 0) << 2);                                       \
+                  | ((MOVEMASK(OR(neg0, neg1)) != 0) << 2)                                        \
+                  | ((MOVEMASK(OR(big0, big1)) != 0) << 3);                                       \
         for (; k < n; k++) {                                                                      \
             T v = x[k];                                                                           \
-            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2);          \
+            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2)            \
+                   | (((v > (T)bound || -v > (T)bound) && (v - v) == (v - v)) << 3);              \
         }                                                                                         \
         return flags;                                                                             \
     }
@@ -86,41 +92,48 @@ cdef extern from *:
         return _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)); }
     #define FG_SET1_PD(v) (v)
     FASTGEN_SIMD_SCAN(fastgen_scan_f64, double, __m128d, _mm_loadu_pd, FG_SET1_PD, _mm_and_pd,
-                      _mm_or_pd, _mm_cmpunord_pd, _mm_cmpeq_pd, _mm_cmplt_pd, _mm_setzero_pd,
-                      _mm_movemask_pd, 2, fastgen_abs_mask_pd(0), _mm_set1_pd(__builtin_inf()))
+                      _mm_or_pd, _mm_cmpunord_pd, _mm_cmpeq_pd, _mm_cmplt_pd, _mm_cmpgt_pd,
+                      _mm_setzero_pd, _mm_movemask_pd, 2, fastgen_abs_mask_pd(0),
+                      _mm_set1_pd(__builtin_inf()), _mm_set1_pd)
     FASTGEN_SIMD_SCAN(fastgen_scan_f32, float, __m128, _mm_loadu_ps, FG_SET1_PD, _mm_and_ps,
-                      _mm_or_ps, _mm_cmpunord_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_setzero_ps,
-                      _mm_movemask_ps, 4, fastgen_abs_mask_ps(0), _mm_set1_ps(__builtin_inff()))
+                      _mm_or_ps, _mm_cmpunord_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_cmpgt_ps,
+                      _mm_setzero_ps, _mm_movemask_ps, 4, fastgen_abs_mask_ps(0),
+                      _mm_set1_ps(__builtin_inff()), _mm_set1_ps)
     #else
     #define FASTGEN_SCALAR_SCAN(NAME, T)                                                        \
-    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                               \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n, double bound) {                 \
         int flags = 0;                                                                          \
         for (Py_ssize_t k = 0; k < n; k++) {                                                    \
             T v = x[k];                                                                         \
-            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2);        \
+            flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2)          \
+                   | (((v > (T)bound || -v > (T)bound) && (v - v) == (v - v)) << 3);            \
         }                                                                                       \
         return flags;                                                                           \
     }
     FASTGEN_SCALAR_SCAN(fastgen_scan_f64, double)
     FASTGEN_SCALAR_SCAN(fastgen_scan_f32, float)
     #endif
-    #define FASTGEN_SIGN_SCAN(NAME, T)                                                          \
-    static inline int NAME(const T *__restrict x, Py_ssize_t n) {                               \
-        T acc = 0;                                                                              \
+    #define FASTGEN_SIGN_SCAN(NAME, T, MAXV)                                                    \
+    static inline int NAME(const T *__restrict x, Py_ssize_t n, double bound) {                 \
+        T acc = 0, big = 0;                                                                     \
         for (Py_ssize_t k = 0; k < n; k++) acc |= x[k];  /* the sign bit survives an OR */      \
-        return (acc < 0) << 2;                                                                  \
+        if (bound < (double)(MAXV)) {                                                           \
+            const T limit = (T)bound;                                                           \
+            for (Py_ssize_t k = 0; k < n; k++) big |= (x[k] > limit) | (x[k] < -limit);         \
+        }                                                                                       \
+        return ((acc < 0) << 2) | ((big != 0) << 3);                                            \
     }
-    FASTGEN_SIGN_SCAN(fastgen_scan_i32, int)
-    FASTGEN_SIGN_SCAN(fastgen_scan_i64, long long)
+    FASTGEN_SIGN_SCAN(fastgen_scan_i32, int, 2147483647)
+    FASTGEN_SIGN_SCAN(fastgen_scan_i64, long long, 9223372036854775807LL)
     """
-    int fastgen_scan_f32(const float *x, Py_ssize_t n) noexcept nogil
-    int fastgen_scan_f64(const double *x, Py_ssize_t n) noexcept nogil
-    int fastgen_scan_i32(const int *x, Py_ssize_t n) noexcept nogil
-    int fastgen_scan_i64(const long long *x, Py_ssize_t n) noexcept nogil
+    int fastgen_scan_f32(const float *x, Py_ssize_t n, double bound) noexcept nogil
+    int fastgen_scan_f64(const double *x, Py_ssize_t n, double bound) noexcept nogil
+    int fastgen_scan_i32(const int *x, Py_ssize_t n, double bound) noexcept nogil
+    int fastgen_scan_i64(const long long *x, Py_ssize_t n, double bound) noexcept nogil
 
 
-cdef int _values_status(const data_t[::1] values, bint allow_nan,
-                        bint allow_negative) noexcept nogil:
+cdef int _values_status(const data_t[::1] values, bint allow_nan, bint allow_negative,
+                        double max_abs) noexcept nogil:
     # A vectorisable pass answers "is anything wrong, and is there NaN?"; only when something
     # is wrong is the first problem located.
     cdef intp_t k, n = values.shape[0]
@@ -129,14 +142,15 @@ cdef int _values_status(const data_t[::1] values, bint allow_nan,
     if n == 0:
         return VALUES_OK
     if data_t is float32_t:
-        flags = fastgen_scan_f32(&values[0], n)
+        flags = fastgen_scan_f32(&values[0], n, max_abs)
     elif data_t is float64_t:
-        flags = fastgen_scan_f64(&values[0], n)
+        flags = fastgen_scan_f64(&values[0], n, max_abs)
     elif data_t is int32_t:
-        flags = fastgen_scan_i32(<const int *> &values[0], n)
+        flags = fastgen_scan_i32(<const int *> &values[0], n, max_abs)
     else:
-        flags = fastgen_scan_i64(<const long long *> &values[0], n)
-    if not (flags & 2) and (allow_nan or not (flags & 1)) and (allow_negative or not (flags & 4)):
+        flags = fastgen_scan_i64(<const long long *> &values[0], n, max_abs)
+    if not (flags & 2) and (allow_nan or not (flags & 1)) and (allow_negative or not (flags & 4)) \
+            and not (flags & 8):
         return VALUES_OK_WITH_NAN if flags & 1 else VALUES_OK
     for k in range(values.shape[0]):
         v = values[k]
@@ -147,7 +161,9 @@ cdef int _values_status(const data_t[::1] values, bint allow_nan,
             return VALUES_INF
         elif v < 0 and not allow_negative:
             return VALUES_NEGATIVE
-    return VALUES_OK
+        elif v > max_abs or -v > max_abs:
+            return VALUES_TOO_LARGE
+    return VALUES_OK_WITH_NAN if flags & 1 else VALUES_OK
 
 
 def csr_structure_status(
@@ -167,12 +183,14 @@ def values_status(
     const data_t[::1] values not None,  # IN
     bint allow_nan,
     bint allow_negative,
+    double max_abs=INFINITY,
 ):
-    """Return VALUES_OK if every value is finite and non-negative when required,
-    VALUES_OK_WITH_NAN if that holds but for NaN (allowed), else the first problem found."""
+    """Return VALUES_OK if every value is finite, non-negative when required and at most max_abs
+    in magnitude, VALUES_OK_WITH_NAN if that holds but for NaN (allowed), else the first problem
+    found."""
     cdef int status
     with nogil:
-        status = _values_status(values, allow_nan, allow_negative)
+        status = _values_status(values, allow_nan, allow_negative, max_abs)
     return status
 
 

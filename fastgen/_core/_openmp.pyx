@@ -1,6 +1,8 @@
 # Design: the one place that knows whether the kernels were built with OpenMP and how many threads
 # a public ``n_threads`` parameter means. Policy (None = all cores, negative counts back) is here so
 # that every estimator resolves it the same way.
+import os
+
 from ._openmp cimport FASTGEN_OPENMP, omp_get_max_threads
 
 
@@ -18,7 +20,10 @@ def effective_n_threads(n_threads):
     """Resolve a public ``n_threads`` value to a positive thread count.
 
     None means all available threads (``OMP_NUM_THREADS`` if set), a negative value counts back from
-    that (-1 is all, -2 all but one), and the result is 1 when built without OpenMP.
+    that (-1 is all, -2 all but one), and the result is 1 when built without OpenMP. An explicit
+    count is honoured up to four threads per core (or OpenMP's default, if larger) and clamped
+    there: asking for 10,000 threads must not make the OpenMP runtime abort the process when it
+    cannot create them.
     """
     if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int)):
         raise TypeError(f"n_threads must be None or an int, got {n_threads!r}")
@@ -31,4 +36,4 @@ def effective_n_threads(n_threads):
         return max_n
     if n_threads < 0:
         return max(1, max_n + 1 + n_threads)
-    return n_threads
+    return min(n_threads, max(max_n, 4 * (os.cpu_count() or 1)))

@@ -1,5 +1,7 @@
 """Each kernel against its NumPy oracle (tests/_reference.py), over the STYLE matrix:
 dtype x dense/CSR (int32/int64 indices) x read-only input x n_threads."""
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -231,6 +233,11 @@ def test_effective_n_threads():
         assert _openmp.effective_n_threads(-1) == max_n
         assert _openmp.effective_n_threads(-max_n - 5) == 1
         assert _openmp.effective_n_threads(3) == 3
+        # explicit counts are clamped at four threads per core (10,000 would abort the OpenMP
+        # runtime where it cannot create them; 2**31 overflowed the C int)
+        ceiling = max(max_n, 4 * (os.cpu_count() or 1))
+        assert _openmp.effective_n_threads(10_000) == ceiling
+        assert _openmp.effective_n_threads(2**40) == ceiling
     else:
         assert _openmp.effective_n_threads(None) == 1
     with pytest.raises(ValueError, match="n_threads"):
