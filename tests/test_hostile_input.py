@@ -1441,7 +1441,7 @@ def run_isolated(code, *, address_space_gb=None, timeout=120):
                    f"({int(address_space_gb * 2**30)}, resource.RLIM_INFINITY))\n")
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], check=False,
                           capture_output=True, text=True, timeout=timeout,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -350,7 +350,7 @@ def _effective_n_threads_in_subprocess(env_value, argument="None"):
         [sys.executable, "-c",
          f"import fastgen; print(fastgen.effective_n_threads({argument}))"],
         check=False, capture_output=True, text=True, env=env, timeout=120,
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
     assert proc.returncode == 0, proc.stderr
     return int(proc.stdout.strip())
 
