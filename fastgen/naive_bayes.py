@@ -669,7 +669,10 @@ class BernoulliNB(_BaseDiscreteNB):
         return sp.vstack(blocks, format="csr")
 
     def _binarize_args(self):
-        if self.binarize is None:
+        b = self.binarize
+        if type(b) is float and b == b:  # the common case, without the generic checks
+            return True, b
+        if b is None:
             return False, 0.0
         if isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real):
             raise TypeError(f"binarize must be None or a number, got {self.binarize!r}.")
