@@ -15,7 +15,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._core._openmp import effective_n_threads
-from ._validation import check_is_fitted, check_sample_weight, check_X, check_y, get_feature_names
+from ._validation import (
+    check_is_fitted,
+    check_sample_weight,
+    check_X,
+    check_y,
+    get_feature_names,
+)
 
 # Output kinds understood by the scoring kernels (fastgen/_core/_lse.pxd).
 OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = 0, 1, 2
@@ -387,9 +393,21 @@ class BaseClassifier(BaseEstimator):
         if differ:
             raise ValueError(f"Cannot merge models with different parameters: {differ}.")
         classes = np.unique(np.concatenate([self.classes_, other.classes_]))
-        self._merge(other, classes, np.searchsorted(classes, self.classes_),
-                    np.searchsorted(classes, other.classes_))
+        mine, theirs = (np.searchsorted(classes, m.classes_) for m in (self, other))
+        self._merge(other, classes, mine, theirs)  # the model's own statistics (class rows
+        # spread over the merged classes); then what every model shares:
+        n = len(classes)
+        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
+                                                                        theirs, n)
+        self.classes_ = classes
+        self._rederive()
         return self
+
+    def _rederive(self):
+        """Rebuild the derived parameters from the statistics (after merge or load); this
+        default serves the models whose only prior parameter is ``priors``."""
+        priors = self.priors
+        self._derive(None if priors is None else check_priors(priors, len(self.classes_)))
 
     # ----------------------------------------------------------------- model files
     def save(self, path) -> None:

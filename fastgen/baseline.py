@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import BaseClassifier, check_priors, spread
+from ._base import BaseClassifier, check_priors
 from ._core import jll as _jll
 from ._validation import check_sample_weight
 
@@ -70,15 +70,7 @@ class BaselineClassifier(BaseClassifier):
             self.class_count_ / self.class_count_.sum())
 
     def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
-
-    def _rederive(self):
-        n = len(self.classes_)
-        self._derive(None if self.priors is None else check_priors(self.priors, n))
+        """Nothing beyond the class counts, which merge() adds."""
 
     def _sample_X(self, y_idx, rng):
         raise TypeError("BaselineClassifier has no model of X (it predicts from the class prior "

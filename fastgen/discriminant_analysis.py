@@ -129,14 +129,6 @@ class _BaseDiscriminant(BaseClassifier):
                 *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
                 *(spread(getattr(other, a), theirs, n)
                   for a in ("observed_count_", "_mean", "_m2")))
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
-
-    def _rederive(self):
-        n = len(self.classes_)
-        self._derive(None if self.priors is None else check_priors(self.priors, n))
 
     def _state_shapes(self, n_classes, n_features):
         if getattr(self, "_fitted_covariance", "full") not in COVARIANCES:

@@ -13,10 +13,16 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import OUT_JLL, BaseClassifier, check_priors, spread
+from ._base import OUT_JLL, BaseClassifier, check_priors
 from ._core import jll as _jll
 from ._validation import check_sample_weight, check_X
-from .naive_bayes import MAX_SMOOTHING, CategoricalNB, GaussianNB, MultinomialNB, PoissonNB
+from .naive_bayes import (
+    MAX_SMOOTHING,
+    CategoricalNB,
+    GaussianNB,
+    MultinomialNB,
+    PoissonNB,
+)
 
 __all__ = ["MixedNB"]
 
@@ -274,10 +280,6 @@ class MixedNB(BaseClassifier):
                 other_part = copy.copy(other_part).set_params(priors=np.full(n, 1.0 / n))
                 part.set_params(priors=np.full(n, 1.0 / n))
             part.merge(other_part)
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
 
     def _rederive(self):
         n = len(self.classes_)

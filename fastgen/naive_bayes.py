@@ -163,8 +163,6 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
 
     def _merge(self, other, classes, mine, theirs):
         n = len(classes)
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
         self.feature_count_ = (spread(self.feature_count_, mine, n)
                                + spread(other.feature_count_, theirs, n))
         if self._counts_words:
@@ -175,8 +173,6 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                 total = total + sp.csr_matrix((part.data, (rows[part.row], part.col)),
                                               shape=(n, width))
             self._length_count = total.tocsr()
-        self.classes_ = classes
-        self._rederive()
 
     def _rederive(self):
         self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
@@ -961,14 +957,6 @@ class GaussianNB(_BaseDiagonalNB):
         self.observed_count_, self._mean, self._m2 = combine_moments(
             *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
             *(spread(getattr(other, a), theirs, n) for a in ("observed_count_", "_mean", "_m2")))
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
-
-    def _rederive(self):
-        n = len(self.classes_)
-        self._derive(None if self.priors is None else check_priors(self.priors, n))
 
     def _state_shapes(self, n_classes, n_features):
         return [("class_count_", (n_classes,))] + [
@@ -1110,11 +1098,9 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
 
     def _merge(self, other, classes, mine, theirs):
         n = len(classes)
-        for name in ("class_count_", "observed_count_", "feature_count_"):
+        for name in ("observed_count_", "feature_count_"):
             setattr(self, name, spread(getattr(self, name), mine, n)
                     + spread(getattr(other, name), theirs, n))
-        self.classes_ = classes
-        self._rederive()
 
     def _rederive(self):
         self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
@@ -1334,10 +1320,6 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         for j, (start, stop) in enumerate(zip(other._offsets[:-1], other._offsets[1:])):
             count[:, self._offsets[j]:self._offsets[j] + stop - start] = other._count[:, start:stop]
         self._count = spread(self._count, mine, n) + spread(count, theirs, n)
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
 
     def _rederive(self):
         self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
