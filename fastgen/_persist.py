@@ -38,23 +38,14 @@ _ARRAY_KINDS = "biufU"
 
 
 def _registry():
-    from . import (
-        BaselineClassifier,
-        BernoulliNB,
-        CategoricalNB,
-        ComplementNB,
-        GaussianNB,
-        LinearDiscriminantAnalysis,
-        MixedNB,
-        MultinomialNB,
-        PoissonNB,
-        QuadraticDiscriminantAnalysis,
-    )
+    """fastgen's public estimators by name: the only classes a model file can name."""
+    import fastgen
 
-    classes = (BaselineClassifier, BernoulliNB, CategoricalNB, ComplementNB, GaussianNB,
-               LinearDiscriminantAnalysis, MixedNB, MultinomialNB, PoissonNB,
-               QuadraticDiscriminantAnalysis)
-    return {cls.__name__: cls for cls in classes}
+    from ._base import BaseClassifier
+
+    exported = (getattr(fastgen, name) for name in fastgen.__all__)
+    return {cls.__name__: cls for cls in exported
+            if isinstance(cls, type) and issubclass(cls, BaseClassifier)}
 
 
 class _Writer:
