@@ -1,0 +1,695 @@
+# distutils: language = c++
+# Design: documents to CSR entries (token counts, hashed or looked up in a vocabulary).
+#  a) The caller (fastgen/text.py) hands over a list of str it owns for the call: bytes already
+#     decoded, types checked, and every non-ASCII document that must be lowercased already passed
+#     through ``str.lower`` (the exact mapping, final sigma and length-changing cases included).
+#     ASCII documents are lowercased here, byte by byte, while they are tokenised.
+#  b) The strings' internal buffers (1, 2 or 4 bytes per code point) are read without the GIL.
+#     A token is a maximal run of two or more word characters: exactly the matches of
+#     ``(?u)\b\w\w+\b`` under Python's ``re``, whose ``\w`` is ``str.isalnum() or "_"``.
+#  c) Tokens are written as UTF-8 into a per-thread buffer, separated by one space, so an n-gram
+#     is one contiguous slice ("new york" is the bytes scikit-learn joins with " "). Stop words are
+#     dropped before n-grams are formed, as scikit-learn does.
+#  d) Each n-gram is hashed with MurmurHash3_x86_32 (seed 0) of its UTF-8 bytes: the column of
+#     HashingVectorizer (scikit-learn's sign and modulus conventions), and the hash of the
+#     vocabulary table of CountVectorizer.
+#  e) A document's keys are sorted and run-length counted, so every row comes out with sorted
+#     columns and summed duplicates (scikit-learn's canonical CSR; a hashed column whose signs
+#     cancel keeps its explicit zero, as scipy's sum_duplicates does).
+#  f) Threads take contiguous ranges of documents (balanced by length) and write their own output
+#     vectors; ranges are concatenated in order, so the result does not depend on n_threads.
+#     While a vocabulary is being learned the shared table is read-only; tokens it lacks go to a
+#     per-thread table and are merged into the shared one in document order after the parallel
+#     part, so column ids are in order of first appearance, as scikit-learn's are.
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cython.parallel cimport prange
+from libc.math cimport fabs, sqrt
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from cython cimport floating
+
+from ._typedefs cimport index_t
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void *PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    bint PyUnicode_IS_ASCII(object)
+    bint Py_UNICODE_ISALNUM(Py_UCS4) noexcept nogil
+    object PyUnicode_DecodeUTF8(const char *, Py_ssize_t, const char *)
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    #include <algorithm>
+    #include <numeric>
+    #include <utility>
+    #include <vector>
+
+    static inline uint32_t fg_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+    /* MurmurHash3_x86_32 (Austin Appleby, public domain), the hash scikit-learn uses. */
+    static inline uint32_t fg_murmur3_32(const uint8_t *data, Py_ssize_t len, uint32_t seed) {
+        const Py_ssize_t nblocks = len / 4;
+        const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
+        uint32_t h1 = seed, k1;
+        for (Py_ssize_t i = 0; i < nblocks; i++) {
+            memcpy(&k1, data + 4 * i, 4);
+            k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2;
+            h1 ^= k1; h1 = fg_rotl32(h1, 13); h1 = h1 * 5 + 0xe6546b64u;
+        }
+        const uint8_t *tail = data + 4 * nblocks;
+        k1 = 0;
+        switch (len & 3) {
+        case 3: k1 ^= (uint32_t)tail[2] << 16; /* fall through */
+        case 2: k1 ^= (uint32_t)tail[1] << 8;  /* fall through */
+        case 1: k1 ^= tail[0];
+            k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2; h1 ^= k1;
+        }
+        h1 ^= (uint32_t)len;
+        h1 ^= h1 >> 16; h1 *= 0x85ebca6bu; h1 ^= h1 >> 13; h1 *= 0xc2b2ae35u; h1 ^= h1 >> 16;
+        return h1;
+    }
+
+    /* Python's \\w for ASCII: letters, digits and the underscore. */
+    static const uint8_t fg_ascii_word[128] = {
+        0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+        0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 1,1,1,1,1,1,1,1,1,1,0,0,0,0,0,0,
+        0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,0,0,0,0,1,
+        0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1,1,1,1,0,0,0,0,0};
+
+    /* ASCII word characters mapped to themselves (lowercase=false) or to their lowercase; 0 for
+       the other characters. */
+    static uint8_t fg_ascii_map[2][128];
+    static void fg_init_ascii_map(void) {
+        for (int c = 0; c < 128; c++) {
+            fg_ascii_map[0][c] = fg_ascii_word[c] ? (uint8_t)c : 0;
+            fg_ascii_map[1][c] = fg_ascii_word[c] ? (uint8_t)((c >= 'A' && c <= 'Z') ? c + 32 : c) : 0;
+        }
+    }
+
+    /* Byte strings -> ids 0..n-1 in insertion order: open addressing, linear probing, load <= 1/2.
+       A slot holds (hash << 32) | (id + 1); 0 is empty. */
+    struct fg_table {
+        std::vector<uint8_t> arena;
+        std::vector<int64_t> offset;
+        std::vector<uint32_t> hash;
+        std::vector<uint64_t> slots, packed;
+        fg_table() : offset(1, 0), slots(16, 0) {}
+        Py_ssize_t size() const { return (Py_ssize_t)hash.size(); }
+        const uint8_t *term(Py_ssize_t id) const { return arena.data() + offset[id]; }
+        Py_ssize_t term_len(Py_ssize_t id) const { return offset[id + 1] - offset[id]; }
+        int64_t find(const uint8_t *s, Py_ssize_t n, uint32_t h) const {
+            const size_t mask = slots.size() - 1;
+            for (size_t i = h & mask;; i = (i + 1) & mask) {
+                const uint64_t e = slots[i];
+                if (e == 0) return -1;
+                if ((uint32_t)(e >> 32) == h) {
+                    const int64_t id = (int64_t)(uint32_t)e - 1;
+                    if (term_len(id) == n && memcmp(term(id), s, n) == 0) return id;
+                }
+            }
+        }
+        void place(uint32_t h, int64_t id) {
+            const size_t mask = slots.size() - 1;
+            size_t i = h & mask;
+            while (slots[i]) i = (i + 1) & mask;
+            slots[i] = ((uint64_t)h << 32) | (uint64_t)(id + 1);
+        }
+        /* Append a term known to be absent; its id. */
+        int64_t add(const uint8_t *s, Py_ssize_t n, uint32_t h) {
+            if (2 * (hash.size() + 1) > slots.size()) {
+                std::vector<uint64_t> old(2 * slots.size(), 0);
+                old.swap(slots);
+                for (size_t i = 0; i < old.size(); i++)
+                    if (old[i]) place((uint32_t)(old[i] >> 32), (int64_t)(uint32_t)old[i] - 1);
+            }
+            const int64_t id = (int64_t)hash.size();
+            arena.insert(arena.end(), s, s + n);
+            offset.push_back((int64_t)arena.size());
+            hash.push_back(h);
+            place(h, id);
+            return id;
+        }
+        int64_t find_or_add(const uint8_t *s, Py_ssize_t n, uint32_t h) {
+            const int64_t id = find(s, n, h);
+            return id >= 0 ? id : add(s, n, h);
+        }
+        /* Ids in the order of their bytes: UTF-8 byte order is code point order, Python's str order. */
+        void sorted_ids(int64_t *out) const {
+            std::iota(out, out + size(), (int64_t)0);
+            std::sort(out, out + size(), [this](int64_t a, int64_t b) {
+                const Py_ssize_t la = term_len(a), lb = term_len(b);
+                const int c = memcmp(term(a), term(b), (size_t)std::min(la, lb));
+                return c != 0 ? c < 0 : la < lb;
+            });
+        }
+    };
+
+    /* One thread's state: the current document's tokens and keys, and its output entries. */
+    struct fg_worker {
+        std::vector<uint8_t> buf;
+        std::vector<int64_t> start, end;
+        std::vector<uint32_t> keys, used;
+        std::vector<uint64_t> slots, packed;
+        std::vector<int64_t> key_out, count_out, row_nnz;
+        fg_table local;
+    };
+
+    /* The document's keys (w->keys) counted in a small hash table of (key << 32 | count), then the
+       occupied slots sorted, which orders them by key: entries appended to key_out/count_out in
+       column order, and the row length to row_nnz. Hashed keys (hashed != 0) are 2 * column +
+       (sign is negative), and a column's value is its positive minus its negative count. */
+    static void fg_emit_counts(fg_worker *w, int hashed) {
+        const size_t m = w->keys.size();
+        int64_t nnz = 0;
+        if (m) {
+            size_t cap = 16;
+            int bits = 4;
+            while (cap < 2 * m) { cap <<= 1; bits++; }
+            const size_t mask = cap - 1;
+            const uint64_t EMPTY = ~(uint64_t)0;
+            std::vector<uint64_t> &slot = w->slots;
+            std::vector<uint32_t> &used = w->used;
+            slot.assign(cap, EMPTY);
+            used.clear();
+            for (size_t k = 0; k < m; k++) {
+                const uint32_t key = w->keys[k];
+                size_t i = (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+                while (slot[i] != EMPTY && (uint32_t)(slot[i] >> 32) != key) i = (i + 1) & mask;
+                if (slot[i] == EMPTY) {
+                    slot[i] = ((uint64_t)key << 32) | 1u;
+                    used.push_back((uint32_t)i);
+                } else {
+                    slot[i]++;
+                }
+            }
+            const size_t nd = used.size();
+            std::vector<uint64_t> &packed = w->packed;
+            packed.resize(nd);
+            for (size_t d = 0; d < nd; d++) packed[d] = slot[used[d]];
+            std::sort(packed.begin(), packed.end());
+            int64_t last = -1;
+            for (size_t d = 0; d < nd; d++) {
+                const uint32_t key = (uint32_t)(packed[d] >> 32);
+                int64_t col = key, value = (int64_t)(uint32_t)packed[d];
+                if (hashed) {
+                    col = key >> 1;
+                    if (key & 1) value = -value;
+                    if (col == last) { w->count_out.back() += value; continue; }
+                }
+                w->key_out.push_back(col);
+                w->count_out.push_back(value);
+                last = col;
+                nnz++;
+            }
+        }
+        w->row_nnz.push_back(nnz);
+    }
+
+    /* Keep the token out[begin:pos] unless it is a stop word (then drop it and the space before
+       it); the new write position. */
+    static inline Py_ssize_t fg_token_done(fg_worker *w, uint8_t *out, Py_ssize_t begin, Py_ssize_t pos,
+                                           const fg_table *stop) {
+        if (stop != NULL && stop->find(out + begin, pos - begin,
+                                       fg_murmur3_32(out + begin, pos - begin, 0)) >= 0)
+            return w->start.empty() ? 0 : begin - 1;
+        w->start.push_back(begin);
+        w->end.push_back(pos);
+        return pos;
+    }
+
+    /* Bit k set when s[k] (ASCII) is a word character, for the 64 bytes at s. */
+    static inline uint64_t fg_word_mask64(const uint8_t *s) {
+    #if defined(__SSE2__)
+        uint64_t m = 0;
+        const __m128i bias = _mm_set1_epi8((char)0x80);
+        for (int b = 0; b < 4; b++) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(s + 16 * b));
+            const __m128i d = _mm_xor_si128(_mm_sub_epi8(v, _mm_set1_epi8('0')), bias);
+            const __m128i l = _mm_xor_si128(
+                _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a')), bias);
+            const __m128i w = _mm_or_si128(
+                _mm_or_si128(_mm_cmplt_epi8(d, _mm_set1_epi8((char)(0x80 + 10))),
+                             _mm_cmplt_epi8(l, _mm_set1_epi8((char)(0x80 + 26)))),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+            m |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << (16 * b);
+        }
+        return m;
+    #else
+        uint64_t m = 0;
+        for (int k = 0; k < 64; k++) m |= (uint64_t)fg_ascii_word[s[k]] << k;
+        return m;
+    #endif
+    }
+
+    static inline int fg_ctz64(uint64_t x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #else
+        int k = 0; while (!(x & 1)) { x >>= 1; k++; } return k;
+    #endif
+    }
+
+    /* The tokens of an ASCII document: word-character masks 64 bytes at a time, so the cost is per
+       token rather than a branch per character. */
+    static void fg_tokenize_ascii(fg_worker *w, const uint8_t *s, Py_ssize_t n, int lower,
+                                  const fg_table *stop) {
+        const uint8_t *map = fg_ascii_map[lower ? 1 : 0];
+        uint8_t pad[64];
+        w->start.clear();
+        w->end.clear();
+        if ((Py_ssize_t)w->buf.size() < n + 16) w->buf.resize(n + 16);
+        uint8_t *out = w->buf.data();
+        Py_ssize_t pos = 0, tok = 0;
+        uint64_t carry = 0;
+        for (Py_ssize_t base = 0; base < n + 1; base += 64) {
+            uint64_t m;
+            if (base + 64 <= n) {
+                m = fg_word_mask64(s + base);
+            } else {  /* the last block, zero-padded: a zero byte is not a word character */
+                memset(pad, 0, 64);
+                if (n > base) memcpy(pad, s + base, (size_t)(n - base));
+                m = fg_word_mask64(pad);
+            }
+            const uint64_t prev = (m << 1) | carry;
+            uint64_t starts = m & ~prev, ends = ~m & prev;
+            carry = m >> 63;
+            while (starts | ends) {
+                const int ks = starts ? fg_ctz64(starts) : 64, ke = ends ? fg_ctz64(ends) : 64;
+                if (ks < ke) {
+                    tok = base + ks;
+                    starts &= starts - 1;
+                } else {
+                    const Py_ssize_t stop_at = base + ke;
+                    ends &= ends - 1;
+                    if (stop_at - tok < 2) continue;
+                    if (!w->start.empty()) out[pos++] = ' ';
+                    const Py_ssize_t begin = pos;
+    #if defined(__SSE2__)
+                    if (stop_at - tok <= 16 && tok + 16 <= n) {  /* one 16-byte copy, lowercased */
+                        __m128i v = _mm_loadu_si128((const __m128i *)(s + tok));
+                        if (lower) {
+                            const __m128i up = _mm_cmplt_epi8(
+                                _mm_xor_si128(_mm_sub_epi8(v, _mm_set1_epi8('A')), _mm_set1_epi8((char)0x80)),
+                                _mm_set1_epi8((char)(0x80 + 26)));
+                            v = _mm_add_epi8(v, _mm_and_si128(up, _mm_set1_epi8(0x20)));
+                        }
+                        _mm_storeu_si128((__m128i *)(out + pos), v);
+                        pos += stop_at - tok;
+                    } else
+    #endif
+                    for (Py_ssize_t i = tok; i < stop_at; i++) out[pos++] = map[s[i]];
+                    pos = fg_token_done(w, out, begin, pos, stop);
+                }
+            }
+        }
+    }
+
+    /* Sort each row's (key, count) entries by key unless it is sorted already. */
+    static void fg_sort_rows(int64_t *keys, int64_t *counts, const int64_t *row_nnz, Py_ssize_t n_rows) {
+        std::vector<std::pair<int64_t, int64_t> > tmp;
+        int64_t p = 0;
+        for (Py_ssize_t r = 0; r < n_rows; p += row_nnz[r], r++) {
+            const int64_t n = row_nnz[r];
+            if (std::is_sorted(keys + p, keys + p + n)) continue;
+            tmp.resize((size_t)n);
+            for (int64_t k = 0; k < n; k++) tmp[k] = std::make_pair(keys[p + k], counts[p + k]);
+            std::sort(tmp.begin(), tmp.end());
+            for (int64_t k = 0; k < n; k++) { keys[p + k] = tmp[k].first; counts[p + k] = tmp[k].second; }
+        }
+    }
+    """
+    uint32_t fg_murmur3_32(const uint8_t *data, Py_ssize_t length, uint32_t seed) noexcept nogil
+    const uint8_t fg_ascii_word[128]
+    void fg_init_ascii_map() noexcept nogil
+
+    cdef cppclass fg_table:
+        vector[uint32_t] hash
+        Py_ssize_t size() noexcept nogil
+        const uint8_t *term(Py_ssize_t) noexcept nogil
+        Py_ssize_t term_len(Py_ssize_t) noexcept nogil
+        int64_t find(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
+        int64_t add(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
+        int64_t find_or_add(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
+        void sorted_ids(int64_t *) noexcept nogil
+
+    cdef cppclass fg_worker:
+        vector[uint8_t] buf
+        vector[int64_t] start, end, key_out, count_out, row_nnz
+        vector[uint32_t] keys
+        fg_table local
+
+    void fg_emit_counts(fg_worker *, bint) noexcept nogil
+    Py_ssize_t fg_token_done(fg_worker *, uint8_t *, Py_ssize_t, Py_ssize_t, fg_table *) noexcept nogil
+    void fg_tokenize_ascii(fg_worker *, const uint8_t *, Py_ssize_t, bint, fg_table *) noexcept nogil
+    void fg_sort_rows(int64_t *, int64_t *, const int64_t *, Py_ssize_t) noexcept nogil
+
+# What a document's n-grams become (the `mode` argument).
+cdef enum:
+    HASH = 0      # a hashed column and sign
+    LOOKUP = 1    # an id in a fixed vocabulary; unknown n-grams are dropped
+    GROW = 2      # an id in a vocabulary that learns unknown n-grams
+MODES = {"hash": HASH, "lookup": LOOKUP, "grow": GROW}
+# Keys of n-grams found only in a thread's own table while growing (remapped after the merge);
+# vocabulary ids stay below it, so every key fits in 32 bits.
+cdef int64_t LOCAL = (<int64_t>1) << 31
+MAX_TERMS = LOCAL - 1
+
+ctypedef fused ucs_t:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef class Vocabulary:
+    """A table of terms (UTF-8 bytes) with ids 0..n-1; the vocabulary and stop words of the
+    vectorisers. Terms are added by the kernels or from Python bytes."""
+
+    cdef fg_table table
+
+    def __len__(self):
+        return self.table.size()
+
+    @staticmethod
+    def from_terms(list terms):
+        """A Vocabulary whose term ``terms[i]`` (bytes, distinct) has id i."""
+        cdef Vocabulary v = Vocabulary()
+        cdef bytes t
+        cdef const uint8_t *s
+        cdef Py_ssize_t n
+        for t in terms:
+            s = <const uint8_t *>PyBytes_AS_STRING(t)
+            n = PyBytes_GET_SIZE(t)
+            v.table.find_or_add(s, n, fg_murmur3_32(s, n, 0))
+        return v
+
+    def terms(self):
+        """The terms as str, in id order."""
+        cdef Py_ssize_t i
+        return [PyUnicode_DecodeUTF8(<const char *>self.table.term(i), self.table.term_len(i),
+                                     "surrogatepass") for i in range(self.table.size())]
+
+    def sorted_ids(self):
+        """Ids in the order of their terms under Python's str ordering."""
+        out = np.empty(self.table.size(), dtype=np.int64)
+        cdef int64_t[::1] o = out
+        if o.shape[0]:
+            self.table.sorted_ids(&o[0])
+        return out
+
+    def subset(self, const int64_t[::1] ids not None):
+        """A new Vocabulary whose id k is this one's term ``ids[k]`` (ids distinct and valid)."""
+        cdef Vocabulary v = Vocabulary()
+        cdef Py_ssize_t k
+        cdef int64_t i
+        for k in range(ids.shape[0]):
+            i = ids[k]
+            v.table.add(self.table.term(i), self.table.term_len(i), self.table.hash[i])
+        return v
+
+
+def murmurhash3_32(bytes key, uint32_t seed=0):
+    """MurmurHash3_x86_32 of ``key`` as a signed 32-bit int (as ``sklearn.utils.murmurhash3_32``)."""
+    return <int32_t>fg_murmur3_32(<const uint8_t *>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), seed)
+
+
+cdef inline Py_ssize_t _put_utf8(uint8_t *out, uint32_t c) noexcept nogil:
+    if c < 0x80:
+        out[0] = <uint8_t>c
+        return 1
+    if c < 0x800:
+        out[0] = <uint8_t>(0xC0 | (c >> 6))
+        out[1] = <uint8_t>(0x80 | (c & 0x3F))
+        return 2
+    if c < 0x10000:
+        out[0] = <uint8_t>(0xE0 | (c >> 12))
+        out[1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+        out[2] = <uint8_t>(0x80 | (c & 0x3F))
+        return 3
+    out[0] = <uint8_t>(0xF0 | (c >> 18))
+    out[1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+    out[2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+    out[3] = <uint8_t>(0x80 | (c & 0x3F))
+    return 4
+
+
+cdef inline bint _is_word(uint32_t c) noexcept nogil:
+    if c < 128:
+        return fg_ascii_word[c]
+    return Py_UNICODE_ISALNUM(c)
+
+
+fg_init_ascii_map()
+
+
+cdef void _tokenize(fg_worker *w, const ucs_t *s, Py_ssize_t n, fg_table *stop) noexcept nogil:
+    """The document's tokens, stop words removed, into w.buf / w.start / w.end (tokens as UTF-8,
+    one space apart). The document is already lowercased if it should be."""
+    cdef Py_ssize_t width = 2 if ucs_t is uint8_t else (3 if ucs_t is uint16_t else 4)
+    cdef Py_ssize_t need = n * width + n // 2 + 16
+    cdef Py_ssize_t i = 0, j, pos = 0, begin
+    cdef uint8_t *out
+    w.start.clear()
+    w.end.clear()
+    if <Py_ssize_t>w.buf.size() < need:
+        w.buf.resize(need)
+    out = w.buf.data()
+    while i < n:
+        if not _is_word(s[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and _is_word(s[j]):
+            j += 1
+        if j - i >= 2:
+            if w.start.size():
+                out[pos] = 32  # one space between tokens: an n-gram is a contiguous slice
+                pos += 1
+            begin = pos
+            while i < j:
+                pos += _put_utf8(out + pos, s[i])
+                i += 1
+            pos = fg_token_done(w, out, begin, pos, stop)
+        i = j
+
+
+cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int mode,
+                     fg_table *vocab, int64_t n_features, bint alternate_sign) noexcept nogil:
+    """Key every n-gram of the tokens w.start/w.end (slices of buf), then append the document's
+    sorted, counted entries to w.key_out / w.count_out and its entry count to w.row_nnz."""
+    cdef Py_ssize_t nt = w.start.size(), t
+    cdef int n
+    cdef int64_t a, b, key, col, id_
+    cdef uint32_t h
+    cdef int32_t hs
+    w.keys.clear()
+    for n in range(min_n, max_n + 1):
+        for t in range(nt - n + 1):
+            a = w.start[t]
+            b = w.end[t + n - 1]
+            h = fg_murmur3_32(buf + a, b - a, 0)
+            if mode == HASH:
+                hs = <int32_t>h
+                if hs == -2147483648:  # abs(-2**31) overflows: scikit-learn's special case
+                    col = (2147483647 - (n_features - 1)) % n_features
+                elif n_features & (n_features - 1) == 0:
+                    col = (-hs if hs < 0 else hs) & (n_features - 1)
+                else:
+                    col = <uint32_t>(-hs if hs < 0 else hs) % <uint32_t>n_features
+                key = 2 * col + (1 if alternate_sign and hs < 0 else 0)
+            else:
+                id_ = vocab.find(buf + a, b - a, h)
+                if id_ >= 0:
+                    key = id_
+                elif mode == GROW:
+                    key = LOCAL + w.local.find_or_add(buf + a, b - a, h)
+                else:
+                    continue
+            w.keys.push_back(key)
+    fg_emit_counts(w, mode == HASH)
+
+
+cdef void _tokenize_count(fg_worker *w, const void *data, int kind, bint ascii, Py_ssize_t n,
+                          bint lowercase,
+                          fg_table *stop, int min_n, int max_n, int mode, fg_table *vocab,
+                          int64_t n_features, bint alternate_sign) noexcept nogil:
+    if ascii:
+        fg_tokenize_ascii(w, <const uint8_t *>data, n, lowercase, stop)
+    elif kind == 1:
+        _tokenize(w, <const uint8_t *>data, n, stop)
+    elif kind == 2:
+        _tokenize(w, <const uint16_t *>data, n, stop)
+    else:
+        _tokenize(w, <const uint32_t *>data, n, stop)
+    _count_doc(w, w.buf.data(), min_n, max_n, mode, vocab, n_features, alternate_sign)
+
+
+cdef _chunks(const int64_t[::1] sizes, int n_threads):
+    """Boundaries of up to n_threads contiguous ranges of documents with similar total size."""
+    cdef Py_ssize_t n = sizes.shape[0]
+    total = np.cumsum(np.asarray(sizes) + 64)  # + a per-document overhead
+    n_chunks = max(1, min(n_threads, n))
+    if n == 0:
+        return np.zeros(2, dtype=np.intp)
+    cuts = np.searchsorted(total, total[n - 1] * np.arange(1, n_chunks) / n_chunks, side="right")
+    return np.unique(np.concatenate(([0], cuts, [n]))).astype(np.intp)
+
+
+cdef _reservations(sizes, bounds, int min_n, int max_n):
+    """Entries to reserve per range of documents: about one distinct n-gram per eight bytes of
+    text per n-gram length (growing past it is correct, only slower)."""
+    per_chunk = np.add.reduceat(np.asarray(sizes), np.asarray(bounds[:-1])) if sizes.shape[0] else \
+        np.zeros(1, dtype=np.int64)
+    return (per_chunk // 8 * (max_n - min_n + 1)).astype(np.int64)
+
+
+cdef _finish(vector[fg_worker] &workers, Py_ssize_t n_docs, int mode, Vocabulary vocab):
+    """Merge the per-thread tables into ``vocab`` (GROW), then concatenate the workers' entries
+    into (indptr, keys, counts) arrays."""
+    cdef Py_ssize_t t, i, k, n_workers = workers.size(), nnz = 0, pos = 0, row = 0
+    cdef vector[int64_t] remap
+    cdef fg_worker *w
+    with nogil:
+        for t in range(n_workers):
+            w = &workers[t]
+            if mode == GROW and w.local.size():
+                remap.resize(w.local.size())
+                for i in range(w.local.size()):
+                    remap[i] = vocab.table.find_or_add(w.local.term(i), w.local.term_len(i),
+                                                       w.local.hash[i])
+                for k in range(<Py_ssize_t>w.key_out.size()):
+                    if w.key_out[k] >= LOCAL:
+                        w.key_out[k] = remap[w.key_out[k] - LOCAL]
+                fg_sort_rows(w.key_out.data(), w.count_out.data(), w.row_nnz.data(),
+                             w.row_nnz.size())
+            nnz += w.key_out.size()
+    indptr = np.empty(n_docs + 1, dtype=np.int64)
+    keys = np.empty(nnz, dtype=np.int64)
+    counts = np.empty(nnz, dtype=np.int64)
+    cdef int64_t[::1] ip = indptr, ko = keys, co = counts
+    with nogil:
+        ip[0] = 0
+        for t in range(n_workers):
+            w = &workers[t]
+            for k in range(<Py_ssize_t>w.key_out.size()):
+                ko[pos + k] = w.key_out[k]
+                co[pos + k] = w.count_out[k]
+            for i in range(<Py_ssize_t>w.row_nnz.size()):
+                ip[row + 1] = ip[row] + w.row_nnz[i]
+                row += 1
+            pos += w.key_out.size()
+    return indptr, keys, counts
+
+
+def count_documents(
+    list docs,                # IN str documents (see Design a), n_docs
+    bint lowercase,           # lowercase ASCII documents while tokenising
+    Vocabulary stop,          # IN stop words, or None
+    int min_n, int max_n,     # n-gram range
+    int mode,                 # HASH, LOOKUP or GROW
+    Vocabulary vocab,         # IN (LOOKUP) / IN-OUT (GROW) vocabulary; None for HASH
+    int64_t n_features,       # HASH: number of columns
+    bint alternate_sign,      # HASH: signed counts
+    int n_threads,
+):
+    """Tokenise and count a batch of documents: (indptr, keys, counts) as int64 arrays, keys being
+    columns (HASH) or vocabulary ids (ids in first-appearance order while growing)."""
+    cdef Py_ssize_t n_docs = len(docs), i, t
+    cdef vector[void *] data
+    cdef vector[int] kind
+    cdef vector[Py_ssize_t] length
+    cdef vector[char] ascii
+    sizes = np.empty(n_docs, dtype=np.int64)
+    cdef int64_t[::1] sz = sizes
+    data.resize(n_docs)
+    kind.resize(n_docs)
+    length.resize(n_docs)
+    ascii.resize(n_docs)
+    for i in range(n_docs):
+        doc = docs[i]
+        data[i] = PyUnicode_DATA(doc)
+        kind[i] = PyUnicode_KIND(doc)
+        length[i] = PyUnicode_GET_LENGTH(doc)
+        ascii[i] = PyUnicode_IS_ASCII(doc)
+        sz[i] = length[i] * kind[i]
+    cdef Py_ssize_t[::1] bounds = _chunks(sizes, n_threads)
+    cdef Py_ssize_t n_chunks = bounds.shape[0] - 1
+    cdef vector[fg_worker] workers
+    workers.resize(n_chunks)
+    cdef fg_table *stop_table = &stop.table if stop is not None and len(stop) else NULL
+    cdef fg_table *vocab_table = &vocab.table if vocab is not None else NULL
+    cdef int64_t[::1] reserve = _reservations(sizes, bounds, min_n, max_n)
+    for t in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_chunks):
+        workers[t].key_out.reserve(reserve[t])
+        workers[t].count_out.reserve(reserve[t])
+        workers[t].row_nnz.reserve(bounds[t + 1] - bounds[t])
+        for i in range(bounds[t], bounds[t + 1]):
+            _tokenize_count(&workers[t], data[i], kind[i], ascii[i], length[i], lowercase, stop_table,
+                            min_n, max_n, mode, vocab_table, n_features, alternate_sign)
+    return _finish(workers, n_docs, mode, vocab)
+
+
+def count_tokens(
+    const uint8_t[::1] blob not None,       # IN the UTF-8 bytes of all tokens, concatenated
+    const int64_t[::1] token_ptr not None,  # IN (n_tokens + 1,) token k is blob[token_ptr[k]:token_ptr[k+1]]
+    const int64_t[::1] doc_ptr not None,    # IN (n_docs + 1,) document d has tokens doc_ptr[d]:doc_ptr[d+1]
+    int mode,
+    Vocabulary vocab,
+    int64_t n_features,
+    bint alternate_sign,
+    int n_threads,
+):
+    """count_documents for documents already analysed into features (the exact Python path for
+    analyzers the tokeniser does not implement): each token is one feature."""
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, t, i, k
+    sizes = np.diff(np.asarray(doc_ptr))
+    cdef Py_ssize_t[::1] bounds = _chunks(sizes, n_threads)
+    cdef Py_ssize_t n_chunks = bounds.shape[0] - 1
+    cdef vector[fg_worker] workers
+    workers.resize(n_chunks)
+    cdef fg_table *vocab_table = &vocab.table if vocab is not None else NULL
+    cdef const uint8_t *base = &blob[0] if blob.shape[0] else <const uint8_t *>b""
+    cdef fg_worker *w
+    for t in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_chunks):
+        w = &workers[t]
+        for i in range(bounds[t], bounds[t + 1]):
+            w.start.clear()
+            w.end.clear()
+            for k in range(doc_ptr[i], doc_ptr[i + 1]):
+                w.start.push_back(token_ptr[k])
+                w.end.push_back(token_ptr[k + 1])
+            _count_doc(w, base, 1, 1, mode, vocab_table, n_features, alternate_sign)
+    return _finish(workers, n_docs, mode, vocab)
+
+
+def csr_normalize_rows(
+    floating[::1] X_data not None,      # IN-OUT
+    const index_t[::1] X_indptr not None,
+    bint l1,                            # l1 (True) or l2 (False) norm
+    int n_threads,
+):
+    """Divide each row by its l1 or l2 norm in place, with scikit-learn's arithmetic (a float64
+    sum of the values' products; rows of norm zero are left alone)."""
+    cdef Py_ssize_t n_rows = X_indptr.shape[0] - 1, i
+    cdef index_t j
+    cdef double s
+    for i in prange(n_rows, nogil=True, schedule="static", num_threads=n_threads):
+        s = 0.0
+        for j in range(X_indptr[i], X_indptr[i + 1]):
+            if l1:
+                s = s + fabs(X_data[j])
+            else:
+                s = s + X_data[j] * X_data[j]
+        if s != 0.0:
+            if not l1:
+                s = sqrt(s)
+            for j in range(X_indptr[i], X_indptr[i + 1]):
+                X_data[j] = X_data[j] / s
