@@ -12,8 +12,8 @@ import time
 import numpy as np
 
 import fastgen
-from fastgen import _text
 from fastgen.data import load_sms_spam
+from fastgen.text import DEFAULT_TOKEN_PATTERN, CountVectorizer
 
 MODELS = ("MultinomialNB", "BernoulliNB", "ComplementNB")
 EXAMPLES = (
@@ -30,7 +30,7 @@ def stratified_split(y, test_fraction=0.2, seed=0):
     test = []
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
-        test.append(members[: int(round(test_fraction * members.size))])
+        test.append(members[: round(test_fraction * members.size)])
     test = np.sort(np.concatenate(test))
     train = np.setdiff1d(np.arange(y.shape[0]), test)
     return train, test
@@ -113,9 +113,10 @@ def run(seed=0, compare_sklearn=True, out=None):
     t_start = time.perf_counter()
     texts, labels = load_sms_spam()
     train, test = stratified_split(labels, seed=seed)
-    vocabulary = _text.build_vocabulary([texts[i] for i in train])
-    X_train = _text.count_matrix([texts[i] for i in train], vocabulary).astype(np.float64)
-    X_test = _text.count_matrix([texts[i] for i in test], vocabulary).astype(np.float64)
+    vectorizer = CountVectorizer(dtype=np.float64)
+    X_train = vectorizer.fit_transform([texts[i] for i in train])
+    X_test = vectorizer.transform([texts[i] for i in test])
+    vocabulary = vectorizer.vocabulary_
     y_train, y_test = labels[train], labels[test]
     words = np.array(sorted(vocabulary, key=vocabulary.get))
     rows = [X_test[i] for i in range(min(N_LATENCY_ROWS, X_test.shape[0]))]
@@ -129,8 +130,8 @@ def run(seed=0, compare_sklearn=True, out=None):
     say(f"{len(texts):,} messages ({int((labels == 'ham').sum()):,} ham / "
         f"{int((labels == 'spam').sum()):,} spam); stratified 80/20 split, seed {seed}: "
         f"{train.size:,} train / {test.size:,} test.")
-    say(f"Bag of words (lowercase, tokens r\"{_text.TOKEN_PATTERN}\", vocabulary from the training "
-        f"set): {len(vocabulary):,} words,")
+    say(f"Bag of words (fastgen.text.CountVectorizer: lowercase, tokens r\"{DEFAULT_TOKEN_PATTERN}\", "
+        f"vocabulary from the training set): {len(vocabulary):,} words,")
     say(f"float64 CSR matrices with {X_train.nnz:,} (train) and {X_test.nnz:,} (test) non-zeros.")
     say()
     say("fit: best of 5. predict: documents/s on the test set, best of 5. "
@@ -184,7 +185,7 @@ def run(seed=0, compare_sklearn=True, out=None):
         say("  " + ", ".join(f"{words[j]} ({log_odds[j]:.2f})" for j in chunk))
     say()
 
-    X_ex = _text.count_matrix(EXAMPLES, vocabulary).astype(np.float64)
+    X_ex = vectorizer.transform(EXAMPLES)
     say("P(spam | message) for a few new messages:")
     say(f"  {'Multinomial':>11} {'Bernoulli':>10} {'Complement':>10}  message")
     probs = [ours[name]["model"].predict_proba(X_ex)[:, spam] for name in MODELS]

@@ -1,12 +1,10 @@
-"""Tests for ``python -m fastgen`` (demo, info, usage), the bundled data and the demo tokenizer."""
+"""Tests for ``python -m fastgen`` (demo, info, usage) and the bundled data."""
 
 import re
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
-from fastgen import _text
 from fastgen.__main__ import USAGE, main
 from fastgen.data import load_sms_spam
 
@@ -20,62 +18,6 @@ def test_load_sms_spam():
     assert int((labels == "spam").sum()) == 747
     assert texts[0].startswith("Go until jurong point")
     assert all(isinstance(t, str) and "\t" not in t and "\n" not in t for t in texts)
-
-
-# --- tokenizer ----------------------------------------------------------------------------------
-
-EDGE_DOCS = [
-    "Hello, HELLO hello!! a I x_y __ 42 7 9am",
-    "Café ÉCOLE naïve façade — ünïcödé ½ ²² ١٢٣ 中文 文字",
-    "",
-    "   ",
-    "don't won't e-mail http://t.co/abc 2nd £1000 U+2028\u2028here",
-]
-
-
-def test_tokenize_basic():
-    assert _text.tokenize("Hello, WORLD! a bb 1 22 x_y") == ["hello", "world", "bb", "22", "x_y"]
-    with pytest.raises(TypeError):
-        _text.tokenize(b"bytes")
-
-
-def test_vocabulary_is_sorted_and_counts_are_exact():
-    X, vocabulary = _text.fit_transform(["b a aa bb aa", "cc bb", "a"])
-    assert vocabulary == {"aa": 0, "bb": 1, "cc": 2}
-    assert sp.issparse(X) and X.format == "csr" and X.dtype == np.int64
-    assert X.has_canonical_format
-    np.testing.assert_array_equal(X.toarray(), [[2, 1, 0], [0, 1, 1], [0, 0, 0]])
-    # Unknown words are ignored at transform time.
-    Xt = _text.count_matrix(["zz aa aa", "qq"], vocabulary)
-    np.testing.assert_array_equal(Xt.toarray(), [[2, 0, 0], [0, 0, 0]])
-
-
-def test_empty_vocabulary():
-    with pytest.raises(ValueError, match="empty vocabulary"):
-        _text.build_vocabulary(["a b", ""])
-
-
-def _assert_same_counts(X, X_sklearn):
-    assert X.shape == X_sklearn.shape
-    assert X.dtype == X_sklearn.dtype
-    assert (X != X_sklearn).nnz == 0
-
-
-@pytest.mark.parametrize("corpus", ["edge", "sms"])
-def test_tokenizer_matches_sklearn_countvectorizer(corpus):
-    text = pytest.importorskip("sklearn.feature_extraction.text")
-    if corpus == "edge":
-        train, test = EDGE_DOCS, EDGE_DOCS[::-1] + ["never seen words only"]
-    else:
-        texts, _ = load_sms_spam()
-        train, test = texts[:4500], texts[4500:]
-    cv = text.CountVectorizer()
-    X_sklearn = cv.fit_transform(train)
-    X, vocabulary = _text.fit_transform(train)
-    assert vocabulary == cv.vocabulary_
-    assert list(vocabulary) == list(cv.get_feature_names_out())
-    _assert_same_counts(X, X_sklearn)
-    _assert_same_counts(_text.count_matrix(test, vocabulary), cv.transform(test))
 
 
 # --- command line -------------------------------------------------------------------------------
