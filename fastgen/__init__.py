@@ -12,6 +12,7 @@ from .discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
 )
+from . import text  # raw documents to counts: fastgen.text.CountVectorizer, HashingVectorizer
 from .mixed import MixedNB
 from .naive_bayes import (
     BernoulliNB,
