@@ -40,6 +40,8 @@ MAX_CATEGORIES = 2**24  # per feature: CategoricalNB's count table has n_classes
 MAX_COUNT = 2.0**53
 MAX_VALUE = 1e150
 MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the smoothed sums
+# Smallest usable variance: -1/(2 var) must stay finite in float64.
+MIN_GAUSSIAN_VARIANCE = 1e-300
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
@@ -937,11 +939,12 @@ class GaussianNB(_BaseDiagonalNB):
         if not (np.isfinite(self.var_).all() and np.isfinite(self.theta_).all()):
             raise ValueError("The feature variances overflow float64 (values beyond about "
                              "1e150): rescale X.")
-        if (self.var_ <= 0).any():
-            c, j = np.argwhere(self.var_ <= 0)[0]
+        if (self.var_ < MIN_GAUSSIAN_VARIANCE).any():
+            c, j = np.argwhere(self.var_ < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
-                f"Feature {j} has zero variance in class {self.classes_[c]!r} and var_smoothing=0 "
-                "adds nothing: the Gaussian density is undefined. Use var_smoothing > 0."
+                f"Feature {j} has variance {self.var_[c, j]:.3g} in class {self.classes_[c]!r} even "
+                f"after var_smoothing={self.var_smoothing!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
+                "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
         if priors is not None:
             self.class_prior_ = priors

@@ -311,6 +311,9 @@ def test_gaussian_var_smoothing_zero_with_constant_feature_raises(gauss):
     X[:, 3] = 1.0
     with pytest.raises(ValueError, match="var_smoothing"):
         fastgen.GaussianNB(var_smoothing=0.0).fit(X, y)
+    # a subnormal var_smoothing leaves a variance whose -1/(2 var) overflows: also an error
+    with pytest.raises(ValueError, match="density overflows"):
+        fastgen.GaussianNB(var_smoothing=5e-324).fit(X, y)
     # without a constant feature var_smoothing=0 is fine
     est = fastgen.GaussianNB(var_smoothing=0.0).fit(np.delete(X, 3, axis=1), y)
     assert est.epsilon_ == 0.0
