@@ -17,13 +17,12 @@ in bounded memory.
 """
 from __future__ import annotations
 
-import functools
 import numbers
 import re
 import unicodedata
 import warnings
 from collections.abc import Iterable
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -131,13 +130,25 @@ def _select_columns(X, new_index):
                          shape=(X.shape[0], n_cols), copy=False)
 
 
+class _Settings(NamedTuple):
+    """The validated parameters, in the form the kernels take (made per call, never stored)."""
+
+    fast: bool                                 # the Cython tokeniser applies (default analyzer)
+    min_n: int
+    max_n: int
+    stop: frozenset | None                     # stop words, for the Python analyzer
+    stop_table: _text.Vocabulary | None        # the same, for the tokeniser
+    n_threads: int
+    n_columns: int = 0                         # hashing: n_features
+    signed: bool = False                       # hashing: alternate_sign
+
+
 class _Vectorizer(BaseEstimator):
     """What the two vectorisers share: parameters, decoding, the analyzers and the batching."""
 
-    _default_dtype: Any = np.float64
-
     # -- parameters ------------------------------------------------------------------------------
-    def _check_params(self):
+    def _settings(self) -> _Settings:
+        """Check every parameter (a ValueError/TypeError naming it); the kernels' settings."""
         _check_choice("input", self.input, ("content", "filename", "file"))
         _check_choice("decode_error", self.decode_error, ("strict", "ignore", "replace"))
         if not isinstance(self.encoding, str):
@@ -162,20 +173,21 @@ class _Vectorizer(BaseEstimator):
         for name in ("lowercase", "binary"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        self._ngrams = _check_ngram_range(self.ngram_range)
-        self._stop = _check_stop_words(self.stop_words)
+        min_n, max_n = _check_ngram_range(self.ngram_range)
+        stop = _check_stop_words(self.stop_words)
         try:
             dtype = np.dtype(self.dtype)
         except TypeError:
             raise TypeError(f"dtype must be a numeric NumPy dtype, got {self.dtype!r}") from None
         if dtype.kind not in "biuf":
             raise TypeError(f"dtype must be a numeric NumPy dtype, got {dtype}")
-        self._n_threads = effective_n_threads(self.n_threads)
-
-    def _fast_path(self):
-        """True when the default word analyzer applies: the Cython tokeniser reproduces it."""
-        return (self.analyzer == "word" and self.tokenizer is None and self.preprocessor is None
+        fast = (self.analyzer == "word" and self.tokenizer is None and self.preprocessor is None
                 and self.strip_accents is None and self.token_pattern == DEFAULT_TOKEN_PATTERN)
+        stop_table = None
+        if fast and stop:
+            stop_table = _text.Vocabulary.from_terms(
+                [w.encode("utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
+        return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads))
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --
     def decode(self, doc):
@@ -267,7 +279,9 @@ class _Vectorizer(BaseEstimator):
 
     def build_analyzer(self) -> Callable[[Any], list]:
         """Return the function from a raw document to its list of features, as scikit-learn's."""
-        self._check_params()
+        return self._analyzer(self._settings())
+
+    def _analyzer(self, settings):
         decode = self.decode
         if callable(self.analyzer):
             analyzer = self.analyzer
@@ -277,7 +291,7 @@ class _Vectorizer(BaseEstimator):
             return lambda doc: self._char_ngrams(preprocess(decode(doc)))
         if self.analyzer == "char_wb":
             return lambda doc: self._char_wb_ngrams(preprocess(decode(doc)))
-        tokenize, stop = self.build_tokenizer(), self._stop
+        tokenize, stop = self.build_tokenizer(), settings.stop
         return lambda doc: self._word_ngrams(tokenize(preprocess(decode(doc))), stop)
 
     # -- batches for the kernels -----------------------------------------------------------------
@@ -293,7 +307,7 @@ class _Vectorizer(BaseEstimator):
                             + (" (or files, with input='file')" if self.input == "content" else ""))
         return doc
 
-    def _batches(self, raw_documents, mode, vocab):
+    def _batches(self, raw_documents, settings, mode, vocab):
         """Run the kernel over ``raw_documents`` in batches: (n_docs, [(indptr, keys, counts)])."""
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
@@ -302,17 +316,9 @@ class _Vectorizer(BaseEstimator):
         except TypeError:
             raise TypeError(f"raw_documents must be an iterable of str, got "
                             f"{type(raw_documents).__name__}") from None
-        self._check_params()
-        fast = self._fast_path()
-        if fast:
-            stop = None
-            if self._stop:
-                stop = _text.Vocabulary.from_terms(
-                    [w.encode("utf-8", "surrogatepass") for w in self._stop if isinstance(w, str)])
-            call = functools.partial(self._count_batch, stop=stop)
-        else:
-            call = self._count_analyzed
-        analyze = None if fast else self.build_analyzer()
+        fast = settings.fast
+        call = self._count_batch if fast else self._count_analyzed
+        analyze = None if fast else self._analyzer(settings)
         parts, n_docs, batch, chars = [], 0, [], 0
         content = self.input == "content"
         lower = self.lowercase
@@ -327,19 +333,21 @@ class _Vectorizer(BaseEstimator):
             batch.append(doc)
             chars += len(doc)
             if chars >= BATCH_CHARS or len(batch) >= BATCH_DOCS:
-                parts.append(call(batch, mode, vocab))
+                parts.append(call(batch, settings, mode, vocab))
                 n_docs, batch, chars = n_docs + len(batch), [], 0
+                if mode == "grow" and len(vocab) > _text.MAX_TERMS:  # ids must stay below 2**31
+                    raise ValueError(f"the vocabulary has more than {_text.MAX_TERMS} terms")
         if batch:
-            parts.append(call(batch, mode, vocab))
+            parts.append(call(batch, settings, mode, vocab))
             n_docs += len(batch)
         return n_docs, parts
 
-    def _count_batch(self, docs, mode, vocab, stop):
-        min_n, max_n = self._ngrams
-        return _text.count_documents(docs, self.lowercase, stop, min_n, max_n, _text.MODES[mode],
-                                     vocab, self._n_columns(), self._signed(), self._n_threads)
+    def _count_batch(self, docs, settings, mode, vocab):
+        return _text.count_documents(docs, self.lowercase, settings.stop_table, settings.min_n,
+                                     settings.max_n, _text.MODES[mode], vocab, settings.n_columns,
+                                     settings.signed, settings.n_threads)
 
-    def _count_analyzed(self, analyzed, mode, vocab):
+    def _count_analyzed(self, analyzed, settings, mode, vocab):
         # scikit-learn hashes the UTF-8 bytes of a str feature (a lone surrogate cannot be
         # hashed); counted features are only compared, so surrogates are passed through.
         errors = "strict" if mode == "hash" else "surrogatepass"
@@ -359,13 +367,7 @@ class _Vectorizer(BaseEstimator):
         np.cumsum([len(b) for b in encoded], out=token_ptr[1:])
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         return _text.count_tokens(blob, token_ptr, doc_ptr, _text.MODES[mode], vocab,
-                                  self._n_columns(), self._signed(), self._n_threads)
-
-    def _n_columns(self):
-        return 0
-
-    def _signed(self):
-        return False
+                                  settings.n_columns, settings.signed, settings.n_threads)
 
     def __sklearn_is_fitted__(self):
         return True
@@ -464,20 +466,15 @@ class HashingVectorizer(_Vectorizer):
         self.dtype = dtype
         self.n_threads = n_threads
 
-    def _check_params(self):
-        super()._check_params()
+    def _settings(self):
+        settings = super()._settings()
         if (not isinstance(self.n_features, numbers.Integral) or isinstance(self.n_features, bool)
                 or not 1 <= self.n_features <= _INT32_MAX):
             raise ValueError(f"n_features must be an int in [1, 2**31 - 1], got {self.n_features!r}")
         _check_choice("norm", self.norm, ("l1", "l2", None))
         if not isinstance(self.alternate_sign, (bool, np.bool_)):
             raise TypeError(f"alternate_sign must be a bool, got {self.alternate_sign!r}")
-
-    def _n_columns(self):
-        return int(self.n_features)
-
-    def _signed(self):
-        return bool(self.alternate_sign)
+        return settings._replace(n_columns=int(self.n_features), signed=bool(self.alternate_sign))
 
     def fit(self, X: Iterable, y: Any = None) -> HashingVectorizer:
         """Check the parameters (the vectoriser is stateless).
@@ -495,7 +492,7 @@ class HashingVectorizer(_Vectorizer):
         """
         if isinstance(X, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
-        self._check_params()
+        self._settings()
         return self
 
     def partial_fit(self, X: Iterable, y: Any = None) -> HashingVectorizer:
@@ -514,7 +511,8 @@ class HashingVectorizer(_Vectorizer):
         -------
         X : scipy.sparse.csr_matrix
         """
-        n_docs, parts = self._batches(X, "hash", None)
+        settings = self._settings()
+        n_docs, parts = self._batches(X, settings, "hash", None)
         dtype = np.dtype(self.dtype)
         out = _assemble(parts, n_docs, int(self.n_features), dtype)
         if self.binary:
@@ -522,7 +520,7 @@ class HashingVectorizer(_Vectorizer):
         if self.norm is not None:
             if out.dtype not in (np.float32, np.float64):
                 out = out.astype(np.float64)  # as scikit-learn's normalize does
-            _text.csr_normalize_rows(out.data, out.indptr, self.norm == "l1", self._n_threads)
+            _text.csr_normalize_rows(out.data, out.indptr, self.norm == "l1", settings.n_threads)
         return out
 
     def fit_transform(self, X: Iterable, y: Any = None) -> sp.csr_matrix:
@@ -600,8 +598,8 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         self.dtype = dtype
         self.n_threads = n_threads
 
-    def _check_params(self):
-        super()._check_params()
+    def _settings(self):
+        settings = super()._settings()
         for name in ("max_df", "min_df"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -614,6 +612,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         mf = self.max_features
         if mf is not None and (isinstance(mf, bool) or not isinstance(mf, numbers.Integral) or mf < 1):
             raise ValueError(f"max_features must be None or a positive int, got {mf!r}")
+        return settings
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "vocabulary_")
@@ -697,15 +696,15 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
-        self._check_params()
+        settings = self._settings()
         self._validate_vocabulary()
         if self.fixed_vocabulary_:
             if self.lowercase and any(any(map(str.isupper, t)) for t in self.vocabulary_):
                 warnings.warn("Upper case characters found in vocabulary while 'lowercase' is True. "
                               "These entries will not be matched with any documents", stacklevel=2)
-            return self._transform(raw_documents)
+            return self._transform(raw_documents, settings)
         vocab = _text.Vocabulary()
-        n_docs, parts = self._batches(raw_documents, "grow", vocab)
+        n_docs, parts = self._batches(raw_documents, settings, "grow", vocab)
         if not len(vocab):
             raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
         X = _assemble(parts, n_docs, len(vocab), np.dtype(self.dtype))  # columns: first appearance
@@ -770,15 +769,15 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
+        settings = self._settings()
         if not hasattr(self, "vocabulary_"):
-            self._check_params()
             self._validate_vocabulary()
             if not self.fixed_vocabulary_:
                 check_is_fitted(self)
-        return self._transform(raw_documents)
+        return self._transform(raw_documents, settings)
 
-    def _transform(self, raw_documents):
-        n_docs, parts = self._batches(raw_documents, "lookup", self._lookup_table())
+    def _transform(self, raw_documents, settings):
+        n_docs, parts = self._batches(raw_documents, settings, "lookup", self._lookup_table())
         X = _assemble(parts, n_docs, len(self.vocabulary_), np.dtype(self.dtype))
         if self.binary:
             X.data.fill(1)

@@ -387,3 +387,20 @@ def test_check_estimator(Vectorizer):
     with pytest.warns(SkipTestWarning, match="requires input"):
         results = check_estimator(Vectorizer(), on_fail=None)
     assert results and all(r["status"] == "passed" for r in results)
+
+
+def test_bad_analyzer_output_stop_words_and_vocabulary_size(monkeypatch):
+    with pytest.raises(TypeError, match="feature of type int"):
+        ft.CountVectorizer(analyzer=lambda doc: [1, 2]).fit(["x"])
+    with pytest.raises(TypeError, match="feature of type NoneType"):
+        ft.HashingVectorizer(analyzer=lambda doc: [None]).transform(["x"])
+    with pytest.raises(TypeError, match="stop_words must be"):
+        ft.CountVectorizer(stop_words=5).fit(["x y"])
+    # lone surrogates are not word characters: they split tokens, as in Python's re
+    docs = ["ab\ud800cd \udfffef"]
+    assert_same_matrix(ft.CountVectorizer().fit_transform(docs), skt.CountVectorizer().fit_transform(docs))
+    # column ids must stay below 2**31: a vocabulary that grows past the bound is an error
+    monkeypatch.setattr(_text, "MAX_TERMS", 5)
+    monkeypatch.setattr(ft, "BATCH_CHARS", 10)
+    with pytest.raises(ValueError, match="more than 5 terms"):
+        ft.CountVectorizer().fit([f"w{i} v{i}" for i in range(20)])
