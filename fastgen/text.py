@@ -37,7 +37,7 @@ __all__ = ["DEFAULT_TOKEN_PATTERN", "CountVectorizer", "HashingVectorizer"]
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 # Documents are handed to the kernels in batches of about this many characters (or documents):
 # large enough to keep every core busy, small enough that a stream's memory stays bounded.
-BATCH_CHARS = 1 << 23
+BATCH_CHARS = 1 << 25
 BATCH_DOCS = 1 << 16
 _INT32_MAX = np.iinfo(np.int32).max
 _WHITE_SPACES = re.compile(r"\s\s+")
@@ -103,6 +103,10 @@ def _assemble(parts, n_rows, n_cols, dtype):
     """One CSR matrix from the kernels' (indptr, keys, counts) batches."""
     nnz = sum(p[1].shape[0] for p in parts)
     index_dtype = np.int32 if max(nnz, n_cols) <= _INT32_MAX else np.int64
+    if len(parts) == 1:  # one batch: its arrays are the matrix's
+        indptr, indices, data = parts[0]
+        return sp.csr_matrix((data.astype(dtype, copy=False), indices.astype(index_dtype, copy=False),
+                              indptr.astype(index_dtype)), shape=(n_rows, n_cols), copy=False)
     indptr = np.empty(n_rows + 1, dtype=index_dtype)
     indptr[0] = 0
     indices = np.empty(nnz, dtype=index_dtype)
@@ -139,6 +143,7 @@ class _Settings(NamedTuple):
     stop: frozenset | None                     # stop words, for the Python analyzer
     stop_table: _text.Vocabulary | None        # the same, for the tokeniser
     n_threads: int
+    dtype: np.dtype
     n_columns: int = 0                         # hashing: n_features
     signed: bool = False                       # hashing: alternate_sign
 
@@ -187,7 +192,8 @@ class _Vectorizer(BaseEstimator):
         if fast and stop:
             stop_table = _text.Vocabulary.from_terms(
                 [w.encode("utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
-        return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads))
+        return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
+                         dtype)
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --
     def decode(self, doc):
@@ -345,7 +351,7 @@ class _Vectorizer(BaseEstimator):
     def _count_batch(self, docs, settings, mode, vocab):
         return _text.count_documents(docs, self.lowercase, settings.stop_table, settings.min_n,
                                      settings.max_n, _text.MODES[mode], vocab, settings.n_columns,
-                                     settings.signed, settings.n_threads)
+                                     settings.signed, settings.dtype, settings.n_threads)
 
     def _count_analyzed(self, analyzed, settings, mode, vocab):
         # scikit-learn hashes the UTF-8 bytes of a str feature (a lone surrogate cannot be
@@ -367,7 +373,8 @@ class _Vectorizer(BaseEstimator):
         np.cumsum([len(b) for b in encoded], out=token_ptr[1:])
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         return _text.count_tokens(blob, token_ptr, doc_ptr, _text.MODES[mode], vocab,
-                                  settings.n_columns, settings.signed, settings.n_threads)
+                                  settings.n_columns, settings.signed, settings.dtype,
+                                  settings.n_threads)
 
     def __sklearn_is_fitted__(self):
         return True

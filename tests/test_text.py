@@ -404,3 +404,15 @@ def test_bad_analyzer_output_stop_words_and_vocabulary_size(monkeypatch):
     monkeypatch.setattr(ft, "BATCH_CHARS", 10)
     with pytest.raises(ValueError, match="more than 5 terms"):
         ft.CountVectorizer().fit([f"w{i} v{i}" for i in range(20)])
+
+
+def test_clustered_vocabulary_ids_are_sorted():
+    """Columns are bucket-sorted on the assumption that they spread over the vocabulary; a
+    document using only a narrow band of a large fixed vocabulary (every key in one bucket, many
+    out-of-order keys) must still come out exactly sorted."""
+    rng = np.random.default_rng(1)
+    vocabulary = [f"w{i:07d}" for i in range(200_000)]
+    docs = [" ".join(f"w{i:07d}" for i in rng.integers(0, 3000, 5000)),
+            " ".join(f"w{i:07d}" for i in rng.permutation(2000)[::-1]), "w0000001 w0199999"]
+    assert_same_matrix(ft.CountVectorizer(vocabulary=vocabulary).transform(docs),
+                       skt.CountVectorizer(vocabulary=vocabulary).transform(docs))

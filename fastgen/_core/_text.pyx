@@ -13,9 +13,11 @@
 #  d) Each n-gram is hashed with MurmurHash3_x86_32 (seed 0) of its UTF-8 bytes: the column of
 #     HashingVectorizer (scikit-learn's sign and modulus conventions), and the hash of the
 #     vocabulary table of CountVectorizer.
-#  e) A document's keys are sorted and run-length counted, so every row comes out with sorted
-#     columns and summed duplicates (scikit-learn's canonical CSR; a hashed column whose signs
-#     cancel keeps its explicit zero, as scipy's sum_duplicates does).
+#  e) Every row comes out with sorted columns and summed duplicates (scikit-learn's canonical CSR;
+#     a hashed column whose signs cancel keeps its explicit zero, as scipy's sum_duplicates does).
+#     Hashed columns, and the ids of a fixed vocabulary (sorted terms), are spread evenly, so they
+#     are bucket-sorted and run-length counted; the ids of a growing vocabulary are counted in a
+#     small hash table and the distinct ones sorted.
 #  f) Threads take contiguous ranges of documents (balanced by length) and write their own output
 #     vectors; ranges are concatenated in order, so the result does not depend on n_threads.
 #     While a vocabulary is being learned the shared table is read-only; tokens it lacks go to a
@@ -24,14 +26,14 @@
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cython.parallel cimport prange
 from libc.math cimport fabs, sqrt
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 import numpy as np
 
 from cython cimport floating
 
-from ._typedefs cimport index_t
+from ._typedefs cimport data_t, float32_t, float64_t, index_t
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object)
@@ -73,6 +75,31 @@ cdef extern from *:
         case 1: k1 ^= tail[0];
             k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2; h1 ^= k1;
         }
+        h1 ^= (uint32_t)len;
+        h1 ^= h1 >> 16; h1 *= 0x85ebca6bu; h1 ^= h1 >> 13; h1 *= 0xc2b2ae35u; h1 ^= h1 >> 16;
+        return h1;
+    }
+
+    /* The same hash, seed 0, for a key followed by at least 16 readable bytes (the tokeniser's
+       buffers): keys of up to 16 bytes are hashed without branches on their length, whose
+       mispredictions cost more than the hash itself. Mixing a zero tail block changes nothing,
+       and blocks past the key are computed and discarded. */
+    static inline uint32_t fg_murmur3_32_padded(const uint8_t *data, Py_ssize_t len) {
+        if (len > 16) return fg_murmur3_32(data, len, 0);
+        static const uint32_t tail_mask[4] = {0u, 0xFFu, 0xFFFFu, 0xFFFFFFu};
+        const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
+        const Py_ssize_t nblocks = len / 4;
+        uint32_t h1 = 0, k1;
+        for (Py_ssize_t i = 0; i < 4; i++) {
+            memcpy(&k1, data + 4 * i, 4);
+            k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2;
+            uint32_t h = h1 ^ k1;
+            h = fg_rotl32(h, 13); h = h * 5 + 0xe6546b64u;
+            h1 = i < nblocks ? h : h1;
+        }
+        memcpy(&k1, data + 4 * nblocks, 4);
+        k1 &= tail_mask[len & 3];
+        k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2; h1 ^= k1;
         h1 ^= (uint32_t)len;
         h1 ^= h1 >> 16; h1 *= 0x85ebca6bu; h1 ^= h1 >> 13; h1 *= 0xc2b2ae35u; h1 ^= h1 >> 16;
         return h1;
@@ -157,17 +184,66 @@ cdef extern from *:
     struct fg_worker {
         std::vector<uint8_t> buf;
         std::vector<int64_t> start, end;
-        std::vector<uint32_t> keys, used;
+        std::vector<uint32_t> keys, used, tmp, bucket;
         std::vector<uint64_t> slots, packed;
         std::vector<int64_t> key_out, count_out, row_nnz;
         fg_table local;
     };
 
-    /* The document's keys (w->keys) counted in a small hash table of (key << 32 | count), then the
-       occupied slots sorted, which orders them by key: entries appended to key_out/count_out in
-       column order, and the row length to row_nnz. Hashed keys (hashed != 0) are 2 * column +
-       (sign is negative), and a column's value is its positive minus its negative count. */
-    static void fg_emit_counts(fg_worker *w, int hashed) {
+    /* Sort keys spread uniformly over [0, bound) (hashed columns): a stable scatter into about one
+       bucket per key by the key's leading part, then an insertion sort that only has to order
+       keys within buckets. Keys crafted to collide cannot make it quadratic: past a budget of
+       moves it hands over to std::sort. */
+    static void fg_sort_uniform(std::vector<uint32_t> &keys, uint64_t bound,
+                                std::vector<uint32_t> &tmp, std::vector<uint32_t> &bucket) {
+        const size_t m = keys.size();
+        if (m < 2) return;
+        size_t nb = 16;
+        while (nb < m) nb <<= 1;
+        const uint64_t scale = ((uint64_t)nb << 32) / bound;  /* key * scale >> 32 < nb, monotone */
+        bucket.assign(nb + 1, 0);
+        for (size_t k = 0; k < m; k++) bucket[(((uint64_t)keys[k] * scale) >> 32) + 1]++;
+        for (size_t b = 0; b < nb; b++) bucket[b + 1] += bucket[b];
+        tmp.resize(m);
+        for (size_t k = 0; k < m; k++) tmp[bucket[((uint64_t)keys[k] * scale) >> 32]++] = keys[k];
+        const size_t budget = 8 * m + 64;
+        size_t moves = 0;
+        for (size_t i = 1; i < m; i++) {
+            const uint32_t x = tmp[i];
+            size_t j = i;
+            while (j > 0 && tmp[j - 1] > x) { tmp[j] = tmp[j - 1]; j--; }
+            tmp[j] = x;
+            moves += i - j;
+            if (moves > budget) { std::sort(tmp.begin(), tmp.end()); break; }
+        }
+        keys.swap(tmp);
+    }
+
+    /* A document's keys below `bound`, sorted and run-length counted: entries appended to
+       key_out/count_out in column order and the row length to row_nnz. Signed keys are
+       2 * column + (sign is negative) and a column's value is its positive minus its negative
+       count; other keys are columns. */
+    static void fg_emit_sorted(fg_worker *w, uint64_t bound, int is_signed) {
+        fg_sort_uniform(w->keys, bound, w->tmp, w->bucket);
+        const size_t m = w->keys.size();
+        const int shift = is_signed ? 1 : 0;
+        int64_t nnz = 0;
+        for (size_t k = 0; k < m;) {
+            const uint32_t col = w->keys[k] >> shift;
+            int64_t value = 0;
+            for (; k < m && (w->keys[k] >> shift) == col; k++)
+                value += (is_signed && (w->keys[k] & 1)) ? -1 : 1;
+            w->key_out.push_back(col);
+            w->count_out.push_back(value);
+            nnz++;
+        }
+        w->row_nnz.push_back(nnz);
+    }
+
+    /* A document's keys (vocabulary ids while it grows: not uniform) counted in a small hash
+       table of (key << 32 | count), then the occupied slots sorted, which orders them by id:
+       entries appended to key_out/count_out in column order, and the row length to row_nnz. */
+    static void fg_emit_counts(fg_worker *w) {
         const size_t m = w->keys.size();
         int64_t nnz = 0;
         if (m) {
@@ -196,20 +272,11 @@ cdef extern from *:
             packed.resize(nd);
             for (size_t d = 0; d < nd; d++) packed[d] = slot[used[d]];
             std::sort(packed.begin(), packed.end());
-            int64_t last = -1;
             for (size_t d = 0; d < nd; d++) {
-                const uint32_t key = (uint32_t)(packed[d] >> 32);
-                int64_t col = key, value = (int64_t)(uint32_t)packed[d];
-                if (hashed) {
-                    col = key >> 1;
-                    if (key & 1) value = -value;
-                    if (col == last) { w->count_out.back() += value; continue; }
-                }
-                w->key_out.push_back(col);
-                w->count_out.push_back(value);
-                last = col;
-                nnz++;
+                w->key_out.push_back((int64_t)(packed[d] >> 32));
+                w->count_out.push_back((int64_t)(uint32_t)packed[d]);
             }
+            nnz = (int64_t)nd;
         }
         w->row_nnz.push_back(nnz);
     }
@@ -219,7 +286,7 @@ cdef extern from *:
     static inline Py_ssize_t fg_token_done(fg_worker *w, uint8_t *out, Py_ssize_t begin, Py_ssize_t pos,
                                            const fg_table *stop) {
         if (stop != NULL && stop->find(out + begin, pos - begin,
-                                       fg_murmur3_32(out + begin, pos - begin, 0)) >= 0)
+                                       fg_murmur3_32_padded(out + begin, pos - begin)) >= 0)
             return w->start.empty() ? 0 : begin - 1;
         w->start.push_back(begin);
         w->end.push_back(pos);
@@ -328,6 +395,7 @@ cdef extern from *:
     }
     """
     uint32_t fg_murmur3_32(const uint8_t *data, Py_ssize_t length, uint32_t seed) noexcept nogil
+    uint32_t fg_murmur3_32_padded(const uint8_t *data, Py_ssize_t length) noexcept nogil
     const uint8_t fg_ascii_word[128]
     void fg_init_ascii_map() noexcept nogil
 
@@ -347,7 +415,8 @@ cdef extern from *:
         vector[uint32_t] keys
         fg_table local
 
-    void fg_emit_counts(fg_worker *, bint) noexcept nogil
+    void fg_emit_counts(fg_worker *) noexcept nogil
+    void fg_emit_sorted(fg_worker *, uint64_t, bint) noexcept nogil
     Py_ssize_t fg_token_done(fg_worker *, uint8_t *, Py_ssize_t, Py_ssize_t, fg_table *) noexcept nogil
     void fg_tokenize_ascii(fg_worker *, const uint8_t *, Py_ssize_t, bint, fg_table *) noexcept nogil
     void fg_sort_rows(int64_t *, int64_t *, const int64_t *, Py_ssize_t) noexcept nogil
@@ -495,7 +564,7 @@ cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int
         for t in range(nt - n + 1):
             a = w.start[t]
             b = w.end[t + n - 1]
-            h = fg_murmur3_32(buf + a, b - a, 0)
+            h = fg_murmur3_32_padded(buf + a, b - a)
             if mode == HASH:
                 hs = <int32_t>h
                 if hs == -2147483648:  # abs(-2**31) overflows: scikit-learn's special case
@@ -514,7 +583,12 @@ cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int
                 else:
                     continue
             w.keys.push_back(key)
-    fg_emit_counts(w, mode == HASH)
+    if mode == HASH:
+        fg_emit_sorted(w, 2 * n_features, True)
+    elif mode == LOOKUP:
+        fg_emit_sorted(w, max(vocab.size(), 1), False)
+    else:
+        fg_emit_counts(w)
 
 
 cdef void _tokenize_count(fg_worker *w, const void *data, int kind, bint ascii, Py_ssize_t n,
@@ -546,15 +620,34 @@ cdef _chunks(const int64_t[::1] sizes, int n_threads):
 cdef _reservations(sizes, bounds, int min_n, int max_n):
     """Entries to reserve per range of documents: about one distinct n-gram per eight bytes of
     text per n-gram length (growing past it is correct, only slower)."""
-    per_chunk = np.add.reduceat(np.asarray(sizes), np.asarray(bounds[:-1])) if sizes.shape[0] else \
+    per_chunk = np.add.reduceat(np.asarray(sizes), np.asarray(bounds)[:len(bounds) - 1]) if sizes.shape[0] else \
         np.zeros(1, dtype=np.int64)
     return (per_chunk // 8 * (max_n - min_n + 1)).astype(np.int64)
 
 
-cdef _finish(vector[fg_worker] &workers, Py_ssize_t n_docs, int mode, Vocabulary vocab):
+cdef void _gather(vector[fg_worker] &workers, int32_t[::1] keys, data_t[::1] counts,
+                  int64_t[::1] indptr) noexcept nogil:
+    """Concatenate the workers' entries: columns, counts (cast to the output type) and row ends."""
+    cdef Py_ssize_t t, i, k, pos = 0, row = 0
+    cdef fg_worker *w
+    indptr[0] = 0
+    for t in range(<Py_ssize_t>workers.size()):
+        w = &workers[t]
+        for k in range(<Py_ssize_t>w.key_out.size()):
+            keys[pos + k] = <int32_t>w.key_out[k]
+            counts[pos + k] = <data_t>w.count_out[k]
+        for i in range(<Py_ssize_t>w.row_nnz.size()):
+            indptr[row + 1] = indptr[row] + w.row_nnz[i]
+            row += 1
+        pos += w.key_out.size()
+
+
+cdef _finish(vector[fg_worker] &workers, Py_ssize_t n_docs, int mode, Vocabulary vocab, dtype):
     """Merge the per-thread tables into ``vocab`` (GROW), then concatenate the workers' entries
-    into (indptr, keys, counts) arrays."""
-    cdef Py_ssize_t t, i, k, n_workers = workers.size(), nnz = 0, pos = 0, row = 0
+    into (indptr, keys, counts) arrays: int64 row ends, int32 columns (every key is below 2**31)
+    and counts of ``dtype`` when it is float32/64 or int32/64 (else int64, for the caller to
+    cast)."""
+    cdef Py_ssize_t t, i, k, n_workers = workers.size(), nnz = 0
     cdef vector[int64_t] remap
     cdef fg_worker *w
     with nogil:
@@ -571,21 +664,30 @@ cdef _finish(vector[fg_worker] &workers, Py_ssize_t n_docs, int mode, Vocabulary
                 fg_sort_rows(w.key_out.data(), w.count_out.data(), w.row_nnz.data(),
                              w.row_nnz.size())
             nnz += w.key_out.size()
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float64, np.float32, np.int64, np.int32):
+        dtype = np.dtype(np.int64)
     indptr = np.empty(n_docs + 1, dtype=np.int64)
-    keys = np.empty(nnz, dtype=np.int64)
-    counts = np.empty(nnz, dtype=np.int64)
-    cdef int64_t[::1] ip = indptr, ko = keys, co = counts
-    with nogil:
-        ip[0] = 0
-        for t in range(n_workers):
-            w = &workers[t]
-            for k in range(<Py_ssize_t>w.key_out.size()):
-                ko[pos + k] = w.key_out[k]
-                co[pos + k] = w.count_out[k]
-            for i in range(<Py_ssize_t>w.row_nnz.size()):
-                ip[row + 1] = ip[row] + w.row_nnz[i]
-                row += 1
-            pos += w.key_out.size()
+    keys = np.empty(nnz, dtype=np.int32)
+    counts = np.empty(nnz, dtype=dtype)
+    cdef int32_t[::1] key_view = keys
+    cdef int64_t[::1] ip = indptr
+    cdef float64_t[::1] c_f64
+    cdef float32_t[::1] c_f32
+    cdef int64_t[::1] c_i64
+    cdef int32_t[::1] c_i32
+    if dtype == np.float64:
+        c_f64 = counts
+        _gather(workers, key_view, c_f64, ip)
+    elif dtype == np.float32:
+        c_f32 = counts
+        _gather(workers, key_view, c_f32, ip)
+    elif dtype == np.int64:
+        c_i64 = counts
+        _gather(workers, key_view, c_i64, ip)
+    else:
+        c_i32 = counts
+        _gather(workers, key_view, c_i32, ip)
     return indptr, keys, counts
 
 
@@ -598,10 +700,11 @@ def count_documents(
     Vocabulary vocab,         # IN (LOOKUP) / IN-OUT (GROW) vocabulary; None for HASH
     int64_t n_features,       # HASH: number of columns
     bint alternate_sign,      # HASH: signed counts
+    dtype,                    # type of the counts returned
     int n_threads,
 ):
-    """Tokenise and count a batch of documents: (indptr, keys, counts) as int64 arrays, keys being
-    columns (HASH) or vocabulary ids (ids in first-appearance order while growing)."""
+    """Tokenise and count a batch of documents: (indptr, keys, counts) as _finish returns them,
+    keys being columns (HASH) or vocabulary ids (ids in first-appearance order while growing)."""
     cdef Py_ssize_t n_docs = len(docs), i, t
     cdef vector[void *] data
     cdef vector[int] kind
@@ -634,7 +737,7 @@ def count_documents(
         for i in range(bounds[t], bounds[t + 1]):
             _tokenize_count(&workers[t], data[i], kind[i], ascii[i], length[i], lowercase, stop_table,
                             min_n, max_n, mode, vocab_table, n_features, alternate_sign)
-    return _finish(workers, n_docs, mode, vocab)
+    return _finish(workers, n_docs, mode, vocab, dtype)
 
 
 def count_tokens(
@@ -645,6 +748,7 @@ def count_tokens(
     Vocabulary vocab,
     int64_t n_features,
     bint alternate_sign,
+    dtype,
     int n_threads,
 ):
     """count_documents for documents already analysed into features (the exact Python path for
@@ -656,7 +760,11 @@ def count_tokens(
     cdef vector[fg_worker] workers
     workers.resize(n_chunks)
     cdef fg_table *vocab_table = &vocab.table if vocab is not None else NULL
-    cdef const uint8_t *base = &blob[0] if blob.shape[0] else <const uint8_t *>b""
+    # the hash reads up to 16 bytes past a feature: a zero-padded copy makes that safe
+    padded = np.zeros(blob.shape[0] + 16, dtype=np.uint8)
+    padded[:blob.shape[0]] = blob
+    cdef const uint8_t[::1] padded_view = padded
+    cdef const uint8_t *base = &padded_view[0]
     cdef fg_worker *w
     for t in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_chunks):
         w = &workers[t]
@@ -667,7 +775,7 @@ def count_tokens(
                 w.start.push_back(token_ptr[k])
                 w.end.push_back(token_ptr[k + 1])
             _count_doc(w, base, 1, 1, mode, vocab_table, n_features, alternate_sign)
-    return _finish(workers, n_docs, mode, vocab)
+    return _finish(workers, n_docs, mode, vocab, dtype)
 
 
 def csr_normalize_rows(
