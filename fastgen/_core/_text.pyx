@@ -33,7 +33,7 @@ import numpy as np
 
 from cython cimport floating
 
-from ._typedefs cimport data_t, float32_t, float64_t, index_t
+from ._typedefs cimport data_t, fastgen_prefetch, float32_t, float64_t, index_t
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object)
@@ -122,49 +122,64 @@ cdef extern from *:
         }
     }
 
+    /* A term of up to 7 bytes, with its length, packed in 64 bits (longer terms share one marker
+       and are compared with the stored bytes). */
+    static inline uint64_t fg_head(const uint8_t *s, Py_ssize_t n) {
+        if (n > 7) return (uint64_t)0xFF << 56;
+        uint64_t v = (uint64_t)n << 56;
+        for (Py_ssize_t i = 0; i < n; i++) v |= (uint64_t)s[i] << (8 * i);
+        return v;
+    }
+
     /* Byte strings -> ids 0..n-1 in insertion order: open addressing, linear probing, load <= 1/2.
-       A slot holds (hash << 32) | (id + 1); 0 is empty. */
+       A slot holds (hash << 32) | (id + 1), 0 when empty, and the term's head: a short term (most
+       words) is matched in the slot itself, without reading the stored bytes. */
+    struct fg_slot { uint64_t key, head; };
+
     struct fg_table {
         std::vector<uint8_t> arena;
         std::vector<int64_t> offset;
         std::vector<uint32_t> hash;
-        std::vector<uint64_t> slots, packed;
-        fg_table() : offset(1, 0), slots(16, 0) {}
+        std::vector<fg_slot> slots;
+        fg_table() : offset(1, 0), slots(16, fg_slot{0, 0}) {}
         Py_ssize_t size() const { return (Py_ssize_t)hash.size(); }
         const uint8_t *term(Py_ssize_t id) const { return arena.data() + offset[id]; }
         Py_ssize_t term_len(Py_ssize_t id) const { return offset[id + 1] - offset[id]; }
         int64_t find(const uint8_t *s, Py_ssize_t n, uint32_t h) const {
             const size_t mask = slots.size() - 1;
+            const uint64_t head = fg_head(s, n);
             for (size_t i = h & mask;; i = (i + 1) & mask) {
-                const uint64_t e = slots[i];
-                if (e == 0) return -1;
-                if ((uint32_t)(e >> 32) == h) {
-                    const int64_t id = (int64_t)(uint32_t)e - 1;
-                    if (term_len(id) == n && memcmp(term(id), s, n) == 0) return id;
+                const fg_slot &e = slots[i];
+                if (e.key == 0) return -1;
+                if ((uint32_t)(e.key >> 32) == h && e.head == head) {
+                    const int64_t id = (int64_t)(uint32_t)e.key - 1;
+                    if (n <= 7 || (term_len(id) == n && memcmp(term(id), s, n) == 0)) return id;
                 }
             }
         }
-        void place(uint32_t h, int64_t id) {
+        void place(const fg_slot &slot) {
             const size_t mask = slots.size() - 1;
-            size_t i = h & mask;
-            while (slots[i]) i = (i + 1) & mask;
-            slots[i] = ((uint64_t)h << 32) | (uint64_t)(id + 1);
+            size_t i = (uint32_t)(slot.key >> 32) & mask;
+            while (slots[i].key) i = (i + 1) & mask;
+            slots[i] = slot;
         }
         /* Append a term known to be absent; its id. */
         int64_t add(const uint8_t *s, Py_ssize_t n, uint32_t h) {
             if (2 * (hash.size() + 1) > slots.size()) {
-                std::vector<uint64_t> old(2 * slots.size(), 0);
+                std::vector<fg_slot> old(2 * slots.size(), fg_slot{0, 0});
                 old.swap(slots);
                 for (size_t i = 0; i < old.size(); i++)
-                    if (old[i]) place((uint32_t)(old[i] >> 32), (int64_t)(uint32_t)old[i] - 1);
+                    if (old[i].key) place(old[i]);
             }
             const int64_t id = (int64_t)hash.size();
             arena.insert(arena.end(), s, s + n);
             offset.push_back((int64_t)arena.size());
             hash.push_back(h);
-            place(h, id);
+            place(fg_slot{((uint64_t)h << 32) | (uint64_t)(id + 1), fg_head(s, n)});
             return id;
         }
+        /* Start loading the slot a lookup of hash h reads first. */
+        void prefetch(uint32_t h) const { fastgen_prefetch(&slots[h & (slots.size() - 1)]); }
         int64_t find_or_add(const uint8_t *s, Py_ssize_t n, uint32_t h) {
             const int64_t id = find(s, n, h);
             return id >= 0 ? id : add(s, n, h);
@@ -184,7 +199,7 @@ cdef extern from *:
     struct fg_worker {
         std::vector<uint8_t> buf;
         std::vector<int64_t> start, end;
-        std::vector<uint32_t> keys, used, tmp, bucket;
+        std::vector<uint32_t> keys, hashes, used, tmp, bucket;
         std::vector<uint64_t> slots, packed;
         std::vector<int64_t> key_out, count_out, row_nnz;
         fg_table local;
@@ -407,12 +422,13 @@ cdef extern from *:
         int64_t find(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
         int64_t add(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
         int64_t find_or_add(const uint8_t *, Py_ssize_t, uint32_t) noexcept nogil
+        void prefetch(uint32_t) noexcept nogil
         void sorted_ids(int64_t *) noexcept nogil
 
     cdef cppclass fg_worker:
         vector[uint8_t] buf
         vector[int64_t] start, end, key_out, count_out, row_nnz
-        vector[uint32_t] keys
+        vector[uint32_t] keys, hashes
         fg_table local
 
     void fg_emit_counts(fg_worker *) noexcept nogil
@@ -554,12 +570,17 @@ cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int
                      fg_table *vocab, int64_t n_features, bint alternate_sign) noexcept nogil:
     """Key every n-gram of the tokens w.start/w.end (slices of buf), then append the document's
     sorted, counted entries to w.key_out / w.count_out and its entry count to w.row_nnz."""
-    cdef Py_ssize_t nt = w.start.size(), t
+    cdef Py_ssize_t nt = w.start.size(), t, k = 0, m = 0
     cdef int n
     cdef int64_t a, b, key, col, id_
     cdef uint32_t h
     cdef int32_t hs
-    w.keys.clear()
+    for n in range(min_n, max_n + 1):
+        m += max(nt - n + 1, 0)
+    w.keys.resize(m)  # written by index: push_back is not inlined
+    if mode != HASH:
+        w.hashes.resize(m)
+    m = 0
     for n in range(min_n, max_n + 1):
         for t in range(nt - n + 1):
             a = w.start[t]
@@ -573,8 +594,20 @@ cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int
                     col = (-hs if hs < 0 else hs) & (n_features - 1)
                 else:
                     col = <uint32_t>(-hs if hs < 0 else hs) % <uint32_t>n_features
-                key = 2 * col + (1 if alternate_sign and hs < 0 else 0)
-            else:
+                w.keys[m] = 2 * col + (1 if alternate_sign and hs < 0 else 0)
+                m += 1
+            else:  # looked up in a second pass, once the table slots are on their way to cache
+                w.hashes[k] = h
+                k += 1
+                vocab.prefetch(h)
+    if mode != HASH:
+        k = 0
+        for n in range(min_n, max_n + 1):
+            for t in range(nt - n + 1):
+                a = w.start[t]
+                b = w.end[t + n - 1]
+                h = w.hashes[k]
+                k += 1
                 id_ = vocab.find(buf + a, b - a, h)
                 if id_ >= 0:
                     key = id_
@@ -582,7 +615,9 @@ cdef void _count_doc(fg_worker *w, const uint8_t *buf, int min_n, int max_n, int
                     key = LOCAL + w.local.find_or_add(buf + a, b - a, h)
                 else:
                     continue
-            w.keys.push_back(key)
+                w.keys[m] = key
+                m += 1
+    w.keys.resize(m)
     if mode == HASH:
         fg_emit_sorted(w, 2 * n_features, True)
     elif mode == LOOKUP:
