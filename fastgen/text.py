@@ -190,8 +190,14 @@ class _Vectorizer(BaseEstimator):
                 and self.strip_accents is None and self.token_pattern == DEFAULT_TOKEN_PATTERN)
         stop_table = None
         if fast and stop:
-            stop_table = _text.Vocabulary.from_terms(
-                [w.encode("utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
+            # the tokeniser's copy of the stop words is cached with the set it was made from
+            cached = self.__dict__.get("_stop_table")
+            if cached is not None and cached[0] == stop:
+                stop_table = cached[1]
+            else:
+                stop_table = _text.Vocabulary.from_terms(
+                    [w.encode("utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
+                self._stop_table = (stop, stop_table)
         return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
                          dtype)
 
@@ -378,6 +384,12 @@ class _Vectorizer(BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return True
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        for cache in ("_table", "_stop_table"):  # C tables, rebuilt when needed
+            state.pop(cache, None)
+        return state
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
@@ -624,10 +636,6 @@ token_pattern, ngram_range, analyzer, binary, n_threads
     def __sklearn_is_fitted__(self):
         return hasattr(self, "vocabulary_")
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_table", None)  # a C table, rebuilt from vocabulary_ when needed
-        return state
 
     def _validate_vocabulary(self):
         """Set vocabulary_ and fixed_vocabulary_ from the ``vocabulary`` parameter."""

@@ -416,3 +416,16 @@ def test_clustered_vocabulary_ids_are_sorted():
             " ".join(f"w{i:07d}" for i in rng.permutation(2000)[::-1]), "w0000001 w0199999"]
     assert_same_matrix(ft.CountVectorizer(vocabulary=vocabulary).transform(docs),
                        skt.CountVectorizer(vocabulary=vocabulary).transform(docs))
+
+
+def test_stop_word_cache_follows_the_parameter():
+    """The tokeniser's copy of the stop words is cached, keyed by their content: a list changed
+    in place is still honoured, and a vectoriser with the cache pickles."""
+    stop = ["the", "dog"]
+    cv = ft.CountVectorizer(stop_words=stop).fit(["the dog fox cat"])
+    assert cv.transform(["the dog fox"]).sum() == 1
+    stop.append("fox")
+    assert cv.transform(["the dog fox"]).sum() == 0
+    hv = ft.HashingVectorizer(stop_words=stop, norm=None)
+    X = hv.transform(["the dog fox cat"])
+    assert_same_matrix(pickle.loads(pickle.dumps(hv)).transform(["the dog fox cat"]), X)

@@ -641,23 +641,37 @@ cdef void _tokenize_count(fg_worker *w, const void *data, int kind, bint ascii, 
     _count_doc(w, w.buf.data(), min_n, max_n, mode, vocab, n_features, alternate_sign)
 
 
-cdef _chunks(const int64_t[::1] sizes, int n_threads):
-    """Boundaries of up to n_threads contiguous ranges of documents with similar total size."""
-    cdef Py_ssize_t n = sizes.shape[0]
-    total = np.cumsum(np.asarray(sizes) + 64)  # + a per-document overhead
-    n_chunks = max(1, min(n_threads, n))
-    if n == 0:
-        return np.zeros(2, dtype=np.intp)
-    cuts = np.searchsorted(total, total[n - 1] * np.arange(1, n_chunks) / n_chunks, side="right")
-    return np.unique(np.concatenate(([0], cuts, [n]))).astype(np.intp)
+cdef vector[Py_ssize_t] _chunks(const vector[int64_t] &sizes, int n_threads) noexcept nogil:
+    """Boundaries of up to n_threads non-empty contiguous ranges of documents with similar total
+    size (each document counts 64 more, for its fixed costs); [0] when there are none."""
+    cdef Py_ssize_t n = sizes.size(), i, cut = 1
+    cdef Py_ssize_t n_chunks = max(1, min(<Py_ssize_t>n_threads, n))
+    cdef int64_t total = 0, running = 0
+    cdef vector[Py_ssize_t] bounds
+    for i in range(n):
+        total += sizes[i] + 64
+    bounds.push_back(0)
+    for i in range(n):
+        running += sizes[i] + 64
+        if cut < n_chunks and running * n_chunks >= total * cut:
+            bounds.push_back(i + 1)
+            cut += 1
+    if n and bounds.back() != n:
+        bounds.push_back(n)
+    return bounds
 
 
-cdef _reservations(sizes, bounds, int min_n, int max_n):
-    """Entries to reserve per range of documents: about one distinct n-gram per eight bytes of
+cdef void _reserve(fg_worker *w, const vector[int64_t] &sizes, Py_ssize_t begin, Py_ssize_t end,
+                   int n_lengths) noexcept nogil:
+    """Reserve the output of documents begin:end: about one distinct n-gram per eight bytes of
     text per n-gram length (growing past it is correct, only slower)."""
-    per_chunk = np.add.reduceat(np.asarray(sizes), np.asarray(bounds)[:len(bounds) - 1]) if sizes.shape[0] else \
-        np.zeros(1, dtype=np.int64)
-    return (per_chunk // 8 * (max_n - min_n + 1)).astype(np.int64)
+    cdef int64_t total = 0
+    cdef Py_ssize_t i
+    for i in range(begin, end):
+        total += sizes[i]
+    w.key_out.reserve(total // 8 * n_lengths)
+    w.count_out.reserve(total // 8 * n_lengths)
+    w.row_nnz.reserve(end - begin)
 
 
 cdef void _gather(vector[fg_worker] &workers, int32_t[::1] keys, data_t[::1] counts,
@@ -745,30 +759,27 @@ def count_documents(
     cdef vector[int] kind
     cdef vector[Py_ssize_t] length
     cdef vector[char] ascii
-    sizes = np.empty(n_docs, dtype=np.int64)
-    cdef int64_t[::1] sz = sizes
+    cdef vector[int64_t] sizes
     data.resize(n_docs)
     kind.resize(n_docs)
     length.resize(n_docs)
     ascii.resize(n_docs)
+    sizes.resize(n_docs)
     for i in range(n_docs):
         doc = docs[i]
         data[i] = PyUnicode_DATA(doc)
         kind[i] = PyUnicode_KIND(doc)
         length[i] = PyUnicode_GET_LENGTH(doc)
         ascii[i] = PyUnicode_IS_ASCII(doc)
-        sz[i] = length[i] * kind[i]
-    cdef Py_ssize_t[::1] bounds = _chunks(sizes, n_threads)
-    cdef Py_ssize_t n_chunks = bounds.shape[0] - 1
+        sizes[i] = length[i] * kind[i]
+    cdef vector[Py_ssize_t] bounds = _chunks(sizes, n_threads)
+    cdef Py_ssize_t n_chunks = bounds.size() - 1
     cdef vector[fg_worker] workers
     workers.resize(n_chunks)
     cdef fg_table *stop_table = &stop.table if stop is not None and len(stop) else NULL
     cdef fg_table *vocab_table = &vocab.table if vocab is not None else NULL
-    cdef int64_t[::1] reserve = _reservations(sizes, bounds, min_n, max_n)
     for t in prange(n_chunks, nogil=True, schedule="static", chunksize=1, num_threads=n_chunks):
-        workers[t].key_out.reserve(reserve[t])
-        workers[t].count_out.reserve(reserve[t])
-        workers[t].row_nnz.reserve(bounds[t + 1] - bounds[t])
+        _reserve(&workers[t], sizes, bounds[t], bounds[t + 1], max_n - min_n + 1)
         for i in range(bounds[t], bounds[t + 1]):
             _tokenize_count(&workers[t], data[i], kind[i], ascii[i], length[i], lowercase, stop_table,
                             min_n, max_n, mode, vocab_table, n_features, alternate_sign)
@@ -789,9 +800,11 @@ def count_tokens(
     """count_documents for documents already analysed into features (the exact Python path for
     analyzers the tokeniser does not implement): each token is one feature."""
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, t, i, k
-    sizes = np.diff(np.asarray(doc_ptr))
-    cdef Py_ssize_t[::1] bounds = _chunks(sizes, n_threads)
-    cdef Py_ssize_t n_chunks = bounds.shape[0] - 1
+    cdef vector[int64_t] sizes
+    for i in range(n_docs):
+        sizes.push_back(doc_ptr[i + 1] - doc_ptr[i])
+    cdef vector[Py_ssize_t] bounds = _chunks(sizes, n_threads)
+    cdef Py_ssize_t n_chunks = bounds.size() - 1
     cdef vector[fg_worker] workers
     workers.resize(n_chunks)
     cdef fg_table *vocab_table = &vocab.table if vocab is not None else NULL
