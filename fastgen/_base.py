@@ -6,6 +6,7 @@ protocol (get_params/set_params/clone/repr/tags) -- lives here once.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from typing import TYPE_CHECKING, Any, Union
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from ._core._openmp import effective_n_threads
+from ._dask import is_dask_collection
 from ._validation import (
     check_is_fitted,
     check_sample_weight,
@@ -233,6 +235,20 @@ class BaseEstimator:
         raise ValueError(message)
 
 
+def maps_dask(method):
+    """Let a ``method(self, X, ...)`` of a fitted model take a dask collection: it then returns
+    a lazy dask array computed partition by partition (fastgen._dask.predict)."""
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if is_dask_collection(X):
+            from . import _dask
+
+            check_is_fitted(self)
+            return _dask.predict(self, method.__name__, X, *args, **kwargs)
+        return method(self, X, *args, **kwargs)
+    return wrapper
+
+
 class BaseClassifier(BaseEstimator):
     """Shared prediction paths of every fastgen classifier.
 
@@ -281,10 +297,12 @@ class BaseClassifier(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
             Training vectors. CSR is used as is where the model takes sparse input; other sparse
-            formats are converted once; float32 stays float32.
-        y : array-like of shape (n_samples,)
+            formats are converted once; float32 stays float32. A dask collection is fitted
+            partition by partition on its workers and the partitions' models are merged (see
+            ``merge``); the result is an ordinary in-memory model.
+        y : array-like or dask array/Series of shape (n_samples,)
             Target labels (any hashable values).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights applied to individual samples (1 for unweighted).
@@ -295,6 +313,8 @@ class BaseClassifier(BaseEstimator):
             Fitted estimator.
         """
         effective_n_threads(self.n_threads)
+        if is_dask_collection(X) or is_dask_collection(y):
+            return self._adopt(self._fit_dask(X, y, sample_weight, None))
         X_valid, has_nan = self._validate_X(X, reset=True)
         y = check_y(y, X_valid.shape[0])
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -311,9 +331,9 @@ class BaseClassifier(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training vectors.
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            Training vectors (a dask collection is fitted as in ``fit`` and merged in).
+        y : array-like or dask array/Series of shape (n_samples,)
             Target labels, each of them in ``classes``.
         classes : array-like of shape (n_classes,), default=None
             Every label that can ever occur. Required on the first call, optional (and then must
@@ -340,6 +360,9 @@ class BaseClassifier(BaseEstimator):
                     f"`classes={classes!r}` is not the same as on last call to partial_fit, "
                     f"was: {self.classes_!r}"
                 )
+        if is_dask_collection(X) or is_dask_collection(y):
+            part = self._fit_dask(X, y, sample_weight, classes if first else self.classes_)
+            return self._adopt(part) if first else self.merge(part)
         X_valid, has_nan = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
         y = check_y(y, X_valid.shape[0])
         known = classes if first else self.classes_
@@ -359,6 +382,19 @@ class BaseClassifier(BaseEstimator):
 
     def _finish_fit(self):
         """Run at the end of ``fit`` (not of ``partial_fit``); nothing by default."""
+
+    def _fit_dask(self, X, y, sample_weight, classes):
+        """A model of this kind fitted on dask collections (fastgen._dask.fit)."""
+        from . import _dask
+
+        return _dask.fit(self, X, y, sample_weight, classes)
+
+    def _adopt(self, model):
+        """Become ``model`` (a fitted model with this one's parameters), as a fit would."""
+        self.__dict__.clear()
+        self.__dict__.update(model.__dict__)
+        self._finish_fit()
+        return self
 
     # ----------------------------------------------------------------- combining models
     def merge(self, other):
@@ -503,13 +539,15 @@ class BaseClassifier(BaseEstimator):
                 return np.asarray(getattr(self, name), dtype=np.float64)
         return np.exp(self.class_log_prior_)
 
+    @maps_dask
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the joint log-likelihood log P(x, y=c) of each sample and class.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples. For a dask collection the result is a lazy dask array, computed
+            partition by partition.
 
         Returns
         -------
@@ -518,13 +556,15 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_JLL)
 
+    @maps_dask
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return log P(y=c | x), normalised by a max-shifted log-sum-exp (never underflows).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples. For a dask collection the result is a lazy dask array, computed
+            partition by partition.
 
         Returns
         -------
@@ -533,13 +573,15 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_LOG_PROBA)
 
+    @maps_dask
     def predict_proba(self, X: MatrixLike) -> NDArray[np.floating]:
         """Return the posterior probabilities P(y=c | x).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples. For a dask collection the result is a lazy dask array, computed
+            partition by partition.
 
         Returns
         -------
@@ -548,13 +590,15 @@ class BaseClassifier(BaseEstimator):
         """
         return self._predict_output(X, OUT_PROBA)
 
+    @maps_dask
     def predict(self, X: MatrixLike, loss: ArrayLike | None = None) -> NDArray[Any]:
         """Predict the class of minimum expected loss (maximum posterior under 0-1 loss).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples. For a dask collection the result is a lazy dask array, computed
+            partition by partition.
         loss : array-like of shape (n_classes, n_classes), default=None
             ``loss[true, predicted]``, in ``classes_`` order: the cost of predicting class k when
             the truth is c. The prediction minimises the conditional risk
@@ -578,13 +622,15 @@ class BaseClassifier(BaseEstimator):
         risk = self._predict_output(X, OUT_PROBA).astype(np.float64) @ loss
         return self.classes_[np.argmin(risk, axis=1)]
 
+    @maps_dask
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
         """Posterior log-odds (two classes) or log-posteriors (more classes).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples. For a dask collection the result is a lazy dask array, computed
+            partition by partition.
 
         Returns
         -------

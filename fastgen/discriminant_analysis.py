@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import linalg
 
-from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors, spread
+from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors, maps_dask, spread
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -454,6 +454,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
+    @maps_dask
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
         """Linear decision function: log-posterior differences, as scikit-learn's.
 

@@ -1,0 +1,163 @@
+"""Dask collections in fit, partial_fit and predict*: training is a map over partitions followed
+by a tree of merges; prediction is map_blocks.
+
+Imported only when a dask collection is passed in (dask is an optional extra). Each partition is
+fitted by an ordinary in-memory model (``partial_fit`` with the global classes, so the Cython
+kernels count it), the per-partition models are combined by ``merge`` pairwise, level by level, on
+the workers, and one in-memory fitted model comes back: the statistics are additive, so it equals
+the in-memory fit up to the order of floating-point sums.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_dask_collection(obj) -> bool:
+    """True for dask arrays, DataFrames and Series (without importing dask)."""
+    return hasattr(obj, "__dask_graph__") and hasattr(obj, "__dask_keys__")
+
+
+def _is_frame(obj) -> bool:
+    """A dask DataFrame (a Series has divisions too, but one dimension)."""
+    return hasattr(obj, "divisions") and getattr(obj, "ndim", 0) == 2
+
+
+def _row_parts(X):
+    """The row partitions of a dask array (all columns in each block) or DataFrame, as delayed
+    objects, and the number of rows of each when known (None for DataFrames)."""
+    if _is_frame(X):
+        return list(X.to_delayed()), None
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    return [block[0] for block in X.to_delayed()], X.chunks[0]
+
+
+def _label_parts(y, n_parts, row_chunks, what):
+    """Labels (or weights) split like the rows of X: a dask array or Series with the same
+    partitioning, or an in-memory array cut at X's chunk boundaries."""
+    if y is None:
+        return [None] * n_parts
+    if is_dask_collection(y):
+        if _is_frame(y):
+            raise ValueError(f"{what} must be one-dimensional: a dask array or Series.")
+        if hasattr(y, "divisions"):  # Series
+            parts = list(y.to_delayed())
+        else:
+            if y.ndim != 1:
+                raise ValueError(f"{what} must be one-dimensional, got {y.ndim} dimensions.")
+            if row_chunks is not None and not any(np.isnan(row_chunks)):
+                if y.shape[0] != sum(row_chunks):
+                    raise ValueError(f"Found input variables with inconsistent numbers of "
+                                     f"samples: [{int(sum(row_chunks))}, {y.shape[0]}]")
+                y = y.rechunk((row_chunks,))
+            parts = list(y.to_delayed())
+        if len(parts) != n_parts:
+            raise ValueError(f"{what} has {len(parts)} partitions and X has {n_parts}: they must "
+                             "be partitioned alike.")
+        return parts
+    if row_chunks is None or any(np.isnan(row_chunks)):
+        raise ValueError(f"{what} must be a dask collection partitioned like X when X's partition "
+                         "sizes are unknown.")
+    y = np.asarray(y)
+    if y.shape[0] != int(sum(row_chunks)):
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                         f"[{int(sum(row_chunks))}, {y.shape[0]}]")
+    bounds = np.cumsum((0,) + tuple(row_chunks)).astype(int)
+    return [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _global_categories(X):
+    """For a DataFrame given to MixedNB: each label column's categories over all partitions, so
+    that every partition encodes labels alike (and the merged model equals the in-memory fit)."""
+    import pandas as pd
+
+    wanted = [c for c, dtype in X.dtypes.items()
+              if str(dtype) in ("category", "boolean", "string") or dtype.kind in "bOSU"]
+    if not wanted:
+        return {}
+    import dask
+
+    uniques = dask.compute(*[X[c].dropna().drop_duplicates() for c in wanted])
+    return {c: pd.CategoricalDtype(pd.Categorical(np.asarray(u)).categories)
+            for c, u in zip(wanted, uniques)}
+
+
+def _fit_part(kind, params, X, y, w, classes, dtypes):
+    """One partition's model (None for an empty partition)."""
+    if X.shape[0] == 0:
+        return None
+    if dtypes:
+        X = X.astype(dtypes)
+    return kind(**params).partial_fit(X, np.asarray(y), classes=classes,
+                             sample_weight=None if w is None else np.asarray(w))
+
+
+def _merge_pair(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a.merge(b)
+
+
+def fit(estimator, X, y, sample_weight=None, classes=None):
+    """Fit (or, with ``classes`` of a fitted estimator, add to) ``estimator`` from dask
+    collections; returns the in-memory model fitted on all partitions."""
+    from dask import delayed
+
+    parts, row_chunks = _row_parts(X)
+    ys = _label_parts(y, len(parts), row_chunks, "y")
+    ws = _label_parts(sample_weight, len(parts), row_chunks, "sample_weight")
+    if classes is None:
+        if is_dask_collection(y):
+            import dask.array as da
+
+            classes = np.unique(np.asarray(y.drop_duplicates().compute() if hasattr(y, "divisions")
+                                           else da.unique(y).compute()))
+        else:
+            classes = np.unique(np.asarray(y))
+    dtypes = _global_categories(X) if _is_frame(X) and type(estimator).__name__ == "MixedNB" \
+        else {}
+    kind, params = type(estimator), estimator.get_params()
+    level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes)
+             for Xp, yp, wp in zip(parts, ys, ws)]
+    while len(level) > 1:  # a tree of merges: log2(partitions) rounds, all on the workers
+        level = [delayed(_merge_pair)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
+                 for i in range(0, len(level), 2)]
+    model = level[0].compute() if level else None
+    if model is None:
+        raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+    return model
+
+
+def predict(estimator, method, X, *args, **kwargs):
+    """``estimator.<method>(X)`` on each row partition of a dask array or DataFrame: a lazy dask
+    array with one row per sample (and one column per class where the method gives one)."""
+    import dask.array as da
+    from dask import delayed
+
+    def block(part):
+        return getattr(estimator, method)(part, *args, **kwargs)
+
+    n_classes = len(estimator.classes_)
+    if method == "predict":
+        tail, dtype = (), estimator.classes_.dtype
+    elif method == "decision_function" and n_classes == 2:
+        tail, dtype = (), np.dtype(np.float64)
+    else:
+        tail, dtype = (n_classes,), (np.dtype(np.float64) if method == "decision_function"
+                                     else estimator._dtype)
+    if _is_frame(X):  # whole partitions: MixedNB reads the DataFrame's columns and dtypes
+        return da.concatenate([da.from_delayed(delayed(block)(part), shape=(np.nan,) + tail,
+                                               dtype=dtype)
+                               for part in X.to_delayed()], axis=0)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    meta = np.empty((0,) + tail, dtype=dtype)
+    if tail:
+        return X.map_blocks(block, dtype=dtype, chunks=(X.chunks[0], tail), meta=meta)
+    return X.map_blocks(block, dtype=dtype, drop_axis=1, meta=meta)

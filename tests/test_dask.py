@@ -1,0 +1,145 @@
+"""Dask collections: fit / partial_fit over partitions merged in a tree, lazy predictions; run on
+a real dask.distributed LocalCluster with worker processes on loopback."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from test_merge_sample import CASES, IDS, Y
+
+CHUNK = 130  # 600 rows: five partitions of 130 and one of 80
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def to_dask(X):
+    """A dask array of X's rows in CHUNK-row partitions (CSR chunks for a CSR matrix)."""
+    if sp.issparse(X):
+        dense = da.from_array(X.toarray(), chunks=(CHUNK, X.shape[1]))
+        return dense.map_blocks(sp.csr_matrix, dtype=X.dtype, meta=sp.csr_matrix((0, 0)))
+    return da.from_array(X, chunks=(CHUNK, X.shape[1]))
+
+
+@pytest.mark.parametrize("cls, params, X", CASES, ids=IDS)
+def test_fit_on_dask_equals_in_memory_fit(client, cls, params, X):
+    dX, dy = to_dask(X), da.from_array(Y, chunks=CHUNK)
+    ours, reference = cls(**params).fit(dX, dy), cls(**params).fit(X, Y)
+    assert isinstance(ours, cls) and not fastgen._dask.is_dask_collection(ours.classes_)
+    assert_array_equal(ours.classes_, reference.classes_)
+    assert_allclose(ours.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                    rtol=1e-9, atol=1e-9)
+    # lazy predictions, partition by partition
+    lazy = ours.predict_proba(dX)
+    assert isinstance(lazy, da.Array) and lazy.chunks[0] == dX.chunks[0]
+    assert_allclose(lazy.compute(), reference.predict_proba(X), rtol=1e-9, atol=1e-12)
+    assert_allclose(ours.predict_log_proba(dX).compute(), reference.predict_log_proba(X),
+                    rtol=1e-9, atol=1e-9)
+    assert_array_equal(ours.predict(dX).compute(), reference.predict(X))
+    assert_allclose(ours.decision_function(dX).compute(), reference.decision_function(X),
+                    rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls, params, X", CASES[:1] + CASES[4:5], ids=IDS[:1] + IDS[4:5])
+def test_partial_fit_and_weights_on_dask(client, cls, params, X):
+    w = np.random.default_rng(1).uniform(0.5, 2.0, Y.shape[0])
+    half = Y.shape[0] // 2
+    model = cls(**params)
+    model.partial_fit(to_dask(X[:half]), da.from_array(Y[:half], chunks=CHUNK), classes=[0, 1, 2],
+                      sample_weight=da.from_array(w[:half], chunks=CHUNK))
+    model.partial_fit(to_dask(X[half:]), Y[half:], sample_weight=w[half:])  # in-memory labels
+    reference = cls(**params).fit(X, Y, sample_weight=w)
+    assert_allclose(model.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                    rtol=1e-9, atol=1e-9)
+
+
+def test_string_labels_and_mixed_dataframe(client):
+    rng = np.random.default_rng(2)
+    n = 900
+    labels = rng.choice(["ham", "spam", "eggs"], n)
+    df = pd.DataFrame({
+        "height": rng.normal(size=n) + (labels == "spam"),
+        "colour": rng.choice(["red", "green", "blue", "violet"], n),
+        "flag": rng.choice([True, False], n),
+        "visits": rng.poisson(2, n),
+    })
+    df.loc[::7, "colour"] = None
+    df.loc[3::11, "height"] = np.nan
+    df.loc[:200, "colour"] = "red"  # the first partition sees only one label
+    ddf, dlabels = dd.from_pandas(df, npartitions=5), dd.from_pandas(pd.Series(labels), npartitions=5)
+    ours = fastgen.MixedNB().fit(ddf, dlabels)
+    reference = fastgen.MixedNB().fit(df, labels)
+    assert ours.feature_types_ == reference.feature_types_
+    assert {j: list(c) for j, c in ours.categories_.items()} == \
+        {j: list(c) for j, c in reference.categories_.items()}
+    assert_allclose(ours.predict_log_proba(df), reference.predict_log_proba(df), rtol=1e-9, atol=1e-9)
+    assert_array_equal(ours.predict(ddf).compute(), reference.predict(df))
+    assert_allclose(ours.predict_proba(ddf).compute(), reference.predict_proba(df), atol=1e-12)
+
+
+def test_sparse_text_partitions(client):
+    rng = np.random.default_rng(3)
+    X = sp.random(2000, 500, density=0.02, format="csr", random_state=4, dtype=np.float64)
+    X.data = np.ceil(X.data * 5)
+    y = rng.integers(0, 4, 2000)
+    dX = da.from_array(X.toarray(), chunks=(300, 500)).map_blocks(sp.csr_matrix,
+                                                                  meta=sp.csr_matrix((0, 0)))
+    ours = fastgen.MultinomialNB().fit(dX, da.from_array(y, chunks=300))
+    reference = fastgen.MultinomialNB().fit(X, y)
+    assert_allclose(ours.feature_count_, reference.feature_count_)
+    assert_allclose(ours.predict_proba(dX).compute(), reference.predict_proba(X), atol=1e-12)
+
+
+def test_columns_split_over_blocks_are_joined(client):
+    X = np.random.default_rng(5).normal(size=(400, 6))
+    y = np.arange(400) % 2
+    dX = da.from_array(X, chunks=(100, 2))  # three column blocks
+    ours = fastgen.GaussianNB().fit(dX, da.from_array(y, chunks=100))
+    assert_allclose(ours.theta_, fastgen.GaussianNB().fit(X, y).theta_, rtol=1e-12)
+    assert ours.predict_proba(dX).shape == (400, 2)
+
+
+def test_bad_dask_input(client):
+    X = da.from_array(np.ones((100, 3)), chunks=(25, 3))
+    # labels chunked differently are aligned to X's partitions; a different length is an error
+    y = np.arange(100) % 2
+    aligned = fastgen.GaussianNB().fit(X + np.arange(100)[:, None], da.from_array(y, chunks=(30, 70)))
+    assert_allclose(aligned.theta_, fastgen.GaussianNB().fit(np.ones((100, 3)) + np.arange(100)[:, None], y).theta_)
+    for bad_y in (np.arange(99) % 2, da.from_array(np.arange(99) % 2, chunks=50)):
+        with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+            fastgen.GaussianNB().fit(X, bad_y)
+    frame = dd.from_pandas(pd.DataFrame(np.ones((100, 3))), npartitions=4)
+    with pytest.raises(ValueError, match="partitioned alike"):
+        fastgen.GaussianNB().fit(frame, dd.from_pandas(pd.Series(y), npartitions=2))
+    with pytest.raises(ValueError, match="partitioned like X"):
+        fastgen.GaussianNB().fit(frame, y)
+    with pytest.raises(ValueError, match="2-D"):
+        fastgen.GaussianNB().fit(da.ones(10, chunks=5), np.arange(10) % 2)
+    with pytest.raises(ValueError, match="do not exist in the initial classes"):
+        fastgen.GaussianNB().partial_fit(X, np.arange(100) % 3, classes=[0, 1])
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        fastgen.GaussianNB().fit(X * np.inf, np.arange(100) % 2)
+    model = fastgen.GaussianNB()
+    with pytest.raises(fastgen.NotFittedError):
+        model.predict(X)
+
+
+def test_import_fastgen_does_not_import_dask():
+    code = "import sys, fastgen; print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
