@@ -12,7 +12,7 @@ from .discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
 )
-from . import text  # raw documents to counts: fastgen.text.CountVectorizer, HashingVectorizer
+from . import io, text  # streamed svmlight/CSV batches; raw documents to counts
 from .mixed import MixedNB
 from .naive_bayes import (
     BernoulliNB,

@@ -1,0 +1,236 @@
+"""Out-of-core training data: batches streamed from svmlight/libsvm and CSV files.
+
+Each reader yields ``(X, y)`` batches of at most ``batch_size`` rows and never holds more than one
+batch, so a file of any size trains a model through ``partial_fit`` in memory bounded by the batch
+size::
+
+    model = fastgen.MultinomialNB()
+    for X, y in fastgen.io.iter_svmlight("train.svm", n_features=130_000):
+        model.partial_fit(X, y, classes=[0, 1])
+
+A malformed line is a ``ValueError`` naming the file and the line, like ``train.svm:17: ...``.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import os
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["iter_csv", "iter_svmlight", "svmlight_n_features"]
+
+BATCH_SIZE = 65_536
+
+
+def _error(path, line_no, message):
+    return ValueError(f"{os.fspath(path)}:{line_no}: {message}")
+
+
+def _label(text, path, line_no):
+    try:
+        value = float(text)
+    except ValueError:
+        raise _error(path, line_no, f"label {text!r} is not a number") from None
+    return int(value) if value.is_integer() else value
+
+
+def _svmlight_rows(path, zero_based):
+    """(line number, label, [(column, value), ...]) for each data line; comments and blank
+    lines skipped."""
+    offset = 0 if zero_based else 1
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, start=1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            tokens = line.split()
+            label = _label(tokens[0], path, line_no)
+            pairs = []
+            previous = -1
+            for token in tokens[1:]:
+                key, sep, value = token.partition(":")
+                if not sep:
+                    raise _error(path, line_no, f"{token!r} is not index:value")
+                if key == "qid":
+                    continue
+                try:
+                    column, x = int(key) - offset, float(value)
+                except ValueError:
+                    raise _error(path, line_no, f"{token!r} is not index:value") from None
+                if column < 0:
+                    raise _error(path, line_no, f"index {key} is below "
+                                 f"{offset} ({'zero' if zero_based else 'one'}-based indices)")
+                if column <= previous:
+                    raise _error(path, line_no, f"index {key} is not in increasing order")
+                if not math.isfinite(x):
+                    raise _error(path, line_no, f"value {value!r} is not finite")
+                pairs.append((column, x))
+                previous = column
+            yield line_no, label, pairs
+
+
+def svmlight_n_features(path: str | os.PathLike, zero_based: bool = False) -> int:
+    """The number of columns of an svmlight file (one streaming pass: 1 + the largest index).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    zero_based : bool, default=False
+        Whether column indices start at 0 (libsvm's start at 1).
+
+    Returns
+    -------
+    n_features : int
+    """
+    largest = -1
+    for _, _, pairs in _svmlight_rows(path, zero_based):
+        if pairs:
+            largest = max(largest, pairs[-1][0])
+    return largest + 1
+
+
+def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
+                  batch_size: int = BATCH_SIZE, zero_based: bool = False,
+                  dtype=np.float64) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
+    """Stream an svmlight/libsvm file as ``(X, y)`` batches: X a CSR matrix of
+    ``batch_size`` rows at most, y its labels.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Lines ``label index:value index:value ...`` (``qid:`` pairs and ``#`` comments ignored).
+    n_features : int, default=None
+        Columns of every batch. None reads the file once first to find them
+        (``svmlight_n_features``).
+    batch_size : int, default=65536
+        Rows per batch: the memory bound.
+    zero_based : bool, default=False
+        Whether column indices start at 0.
+    dtype : numpy dtype, default=np.float64
+        Type of the values.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+    y : ndarray of shape (n_rows,)
+    """
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if n_features is None:
+        n_features = svmlight_n_features(path, zero_based)
+    elif not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 0:
+        raise ValueError(f"n_features must be a non-negative int, got {n_features!r}")
+    rows = _svmlight_rows(path, zero_based)
+    while True:
+        batch = list(itertools.islice(rows, batch_size))
+        if not batch:
+            return
+        indptr = np.zeros(len(batch) + 1, dtype=np.int64)
+        np.cumsum([len(pairs) for _, _, pairs in batch], out=indptr[1:])
+        indices = np.fromiter((c for _, _, pairs in batch for c, _ in pairs), dtype=np.int64,
+                              count=int(indptr[-1]))
+        too_wide = np.flatnonzero(indices >= n_features)
+        if too_wide.size:
+            row = int(np.searchsorted(indptr, too_wide[0], side="right")) - 1
+            raise _error(path, batch[row][0], f"index {indices[too_wide[0]] + (0 if zero_based else 1)}"
+                         f" is beyond n_features={n_features}")
+        data = np.fromiter((x for _, _, pairs in batch for _, x in pairs), dtype=dtype,
+                           count=int(indptr[-1]))
+        index_dtype = np.int32 if max(indptr[-1], n_features) < 2**31 else np.int64
+        X = sp.csr_matrix((data, indices.astype(index_dtype), indptr.astype(index_dtype)),
+                          shape=(len(batch), n_features))
+        yield X, np.array([label for _, label, _ in batch])
+
+
+def _csv_label(text):
+    """A label as a number when it reads as one (int when integral), else the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() else value
+
+
+def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,
+             delimiter: str = ",", batch_size: int = BATCH_SIZE,
+             dtype=np.float64) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Stream a CSV file of numbers as ``(X, y)`` batches; an empty field is a missing value
+    (NaN), which fastgen's models marginalise.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    label_column : int or str, default=-1
+        The column of the labels: a position (negative counts from the end) or, with a header,
+        a name. A label that reads as a number becomes one (an int when integral); others stay
+        text (a batch mixing both is an object array).
+    header : bool, default=True
+        Whether the first line names the columns.
+    delimiter : str, default=","
+        The field separator.
+    batch_size : int, default=65536
+        Rows per batch: the memory bound.
+    dtype : numpy dtype, default=np.float64
+        Type of X.
+
+    Yields
+    ------
+    X : ndarray of shape (n_rows, n_columns - 1)
+    y : ndarray of shape (n_rows,)
+    """
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        names = next(reader, None) if header else None
+        width = len(names) if names is not None else None
+        label_at = None
+        if isinstance(label_column, str):
+            if names is None or label_column not in names:
+                raise ValueError(f"{os.fspath(path)}: no column named {label_column!r}")
+            label_at = names.index(label_column)
+        batch = []
+        for row in reader:
+            if not row:
+                continue  # a blank line
+            if width is None:
+                width = len(row)
+            if label_at is None:
+                if not -width <= label_column < width:
+                    raise ValueError(f"{os.fspath(path)}: label_column={label_column} is outside "
+                                     f"the {width} columns")
+                label_at = label_column % width
+            batch.append((reader.line_num, row))
+            if len(batch) == batch_size:
+                yield _csv_batch(path, batch, width, label_at, dtype)
+                batch = []
+        if batch:
+            yield _csv_batch(path, batch, width, label_at, dtype)
+
+
+def _csv_batch(path, batch, width, label_at, dtype):
+    X = np.empty((len(batch), width - 1), dtype=dtype)
+    labels = []
+    for i, (line_no, row) in enumerate(batch):
+        if len(row) != width:
+            raise _error(path, line_no, f"{len(row)} fields, expected {width}")
+        labels.append(_csv_label(row[label_at].strip()))
+        for j, field in enumerate(row[:label_at] + row[label_at + 1:]):
+            field = field.strip()
+            try:
+                value = float(field) if field else math.nan
+            except ValueError:
+                raise _error(path, line_no, f"field {j + 1 if j < label_at else j + 2} ({field!r}) "
+                             "is not a number") from None
+            if math.isinf(value):
+                raise _error(path, line_no, f"field {field!r} is infinite")
+            X[i, j] = value
+    kinds = {type(label) for label in labels}
+    # numbers, or text; a batch mixing both keeps each label's own type
+    return X, np.array(labels, dtype=object if str in kinds and len(kinds) > 1 else None)
