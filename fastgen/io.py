@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["iter_csv", "iter_svmlight", "svmlight_n_features"]
+__all__ = ["iter_csv", "iter_svmlight", "scan_csv", "scan_svmlight"]
 
 BATCH_SIZE = 65_536
 
@@ -73,8 +73,10 @@ def _svmlight_rows(path, zero_based):
             yield line_no, label, pairs
 
 
-def svmlight_n_features(path: str | os.PathLike, zero_based: bool = False) -> int:
-    """The number of columns of an svmlight file (one streaming pass: 1 + the largest index).
+def scan_svmlight(path: str | os.PathLike,
+                  zero_based: bool = False) -> tuple[int, int, np.ndarray]:
+    """One streaming pass over an svmlight file: its rows, columns (1 + the largest index) and
+    distinct labels, what ``iter_svmlight`` and ``partial_fit`` need to know in advance.
 
     Parameters
     ----------
@@ -85,13 +87,18 @@ def svmlight_n_features(path: str | os.PathLike, zero_based: bool = False) -> in
 
     Returns
     -------
+    n_rows : int
     n_features : int
+    classes : ndarray
+        The sorted distinct labels.
     """
-    largest = -1
-    for _, _, pairs in _svmlight_rows(path, zero_based):
+    largest, n_rows, labels = -1, 0, set()
+    for _, label, pairs in _svmlight_rows(path, zero_based):
+        n_rows += 1
+        labels.add(label)
         if pairs:
             largest = max(largest, pairs[-1][0])
-    return largest + 1
+    return n_rows, largest + 1, np.array(sorted(labels))
 
 
 def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
@@ -106,7 +113,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
         Lines ``label index:value index:value ...`` (``qid:`` pairs and ``#`` comments ignored).
     n_features : int, default=None
         Columns of every batch. None reads the file once first to find them
-        (``svmlight_n_features``).
+        (``scan_svmlight``).
     batch_size : int, default=65536
         Rows per batch: the memory bound.
     zero_based : bool, default=False
@@ -122,7 +129,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if n_features is None:
-        n_features = svmlight_n_features(path, zero_based)
+        n_features = scan_svmlight(path, zero_based)[1]
     elif not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 0:
         raise ValueError(f"n_features must be a non-negative int, got {n_features!r}")
     rows = _svmlight_rows(path, zero_based)
@@ -212,6 +219,35 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
                 batch = []
         if batch:
             yield _csv_batch(path, batch, width, label_at, dtype)
+
+
+def scan_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,
+             delimiter: str = ",") -> tuple[int, int, np.ndarray]:
+    """One streaming pass over a CSV file: its rows, feature columns and distinct labels (as
+    ``iter_csv`` reads them), what ``partial_fit`` needs to know in advance.
+
+    Parameters
+    ----------
+    path, label_column, header, delimiter
+        As for ``iter_csv``.
+
+    Returns
+    -------
+    n_rows : int
+    n_features : int
+    classes : ndarray
+        The sorted distinct labels.
+    """
+    n_rows, n_features, labels = 0, 0, set()
+    for X, y in iter_csv(path, label_column=label_column, header=header, delimiter=delimiter):
+        n_rows += X.shape[0]
+        n_features = X.shape[1]
+        labels.update(y.tolist())
+    try:
+        classes = sorted(labels)
+    except TypeError:  # numbers and text
+        raise ValueError(f"{os.fspath(path)}: the labels mix numbers and text") from None
+    return n_rows, n_features, np.array(classes)
 
 
 def _csv_batch(path, batch, width, label_at, dtype):

@@ -53,7 +53,7 @@ def test_unknown_command_subprocess(tmp_path):
     for command in commands:
         proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
         assert proc.returncode == 2, (command, proc.stderr)
-        assert "unknown command" in proc.stderr
+        assert "invalid choice: 'nope'" in proc.stderr
 
 
 def test_info(capsys):

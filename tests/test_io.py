@@ -30,7 +30,8 @@ def test_svmlight_batches_equal_sklearns_reader(svm_file):
     assert all(b[0].shape[1] == 40 for b in batches)  # n_features found by a first pass
     assert_allclose(sp.vstack([b[0] for b in batches]).toarray(), X_sk.toarray())
     assert_array_equal(np.concatenate([b[1] for b in batches]), y_sk)
-    assert fio.svmlight_n_features(path) == 40
+    n_rows, n_features, classes = fio.scan_svmlight(path)
+    assert (n_rows, n_features, classes.tolist()) == (1000, 40, [0, 1, 2])
 
 
 def test_streamed_partial_fit_equals_fit(svm_file):
@@ -95,6 +96,8 @@ def test_csv_missing_values_and_labels(tmp_path):
     for X_batch, y_batch in fio.iter_csv(path, batch_size=1):
         model.partial_fit(X_batch, y_batch, classes=["ham", "spam"])
     assert model.class_count_.tolist() == [2.0, 1.0]
+    n_rows, n_features, classes = fio.scan_csv(path)
+    assert (n_rows, n_features, classes.tolist()) == (3, 2, ["ham", "spam"])
 
 
 def test_csv_without_header_and_numeric_labels(tmp_path):

@@ -1,0 +1,141 @@
+"""The command line: train / predict / evaluate / bench on svmlight and CSV files, and its
+one-line errors naming the file and line."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
+from fastgen.__main__ import USAGE, build_parser, main
+
+datasets = pytest.importorskip("sklearn.datasets")
+
+
+@pytest.fixture
+def text_files(tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.arange(900) % 3
+    X = sp.csr_matrix(rng.poisson(0.3 + (np.arange(30) % 3 == y[:, None]), size=(900, 30))
+                      .astype(np.float64))
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    datasets.dump_svmlight_file(X[:600], y[:600], str(train), zero_based=False)
+    datasets.dump_svmlight_file(X[600:], y[600:], str(test), zero_based=False)
+    return train, test, X, y
+
+
+@pytest.fixture
+def csv_files(tmp_path):
+    rng = np.random.default_rng(1)
+    y = np.where(np.arange(400) % 2, "yes", "no")
+    X = rng.normal(size=(400, 3)) + (y == "yes")[:, None]
+    path = tmp_path / "d.csv"
+    lines = ["a,b,c,answer"] + [",".join(["" if (i + j) % 17 == 0 else f"{v:.6f}"
+                                          for j, v in enumerate(row)] + [label])
+                                for i, (row, label) in enumerate(zip(X, y))]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_train_predict_evaluate_svmlight(text_files, tmp_path, capsys):
+    train, test, X, y = text_files
+    model_file = tmp_path / "m.fgm"
+    assert main(["train", "MultinomialNB", str(train), "-o", str(model_file), "--batch-size", "128",
+                 "--param", "alpha=0.5"]) == 0
+    assert "trained MultinomialNB on 600 rows x 30 features, 3 classes" in capsys.readouterr().out
+    model = fastgen.load(model_file)
+    reference = fastgen.MultinomialNB(alpha=0.5).fit(X[:600], y[:600])
+    assert_allclose(model.feature_log_prob_, reference.feature_log_prob_)
+
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model_file), str(test), "-o", str(out), "--proba"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "label,proba_0,proba_1,proba_2" and len(lines) == 301
+    assert_array_equal([int(line.split(",")[0]) for line in lines[1:]], reference.predict(X[600:]))
+    assert_allclose([[float(v) for v in line.split(",")[1:]] for line in lines[1:]],
+                    reference.predict_proba(X[600:]), rtol=1e-12)
+
+    jsonl = tmp_path / "p.jsonl"
+    assert main(["predict", str(model_file), str(test), "-o", str(jsonl)]) == 0
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [r["label"] for r in records] == reference.predict(X[600:]).tolist()
+
+    capsys.readouterr()
+    assert main(["evaluate", str(model_file), str(test)]) == 0
+    report = capsys.readouterr().out
+    accuracy = np.mean(reference.predict(X[600:]) == y[600:])
+    assert f"accuracy  {accuracy:.4f}" in report and "confusion matrix" in report
+
+
+def test_train_and_evaluate_csv_with_missing_values(csv_files, tmp_path, capsys):
+    model_file = tmp_path / "g.fgm"
+    assert main(["train", "GaussianNB", str(csv_files), "-o", str(model_file),
+                 "--batch-size", "50", "--quiet"]) == 0
+    model = fastgen.load(model_file)
+    assert model.classes_.tolist() == ["no", "yes"]
+    X, y = next(fastgen.io.iter_csv(csv_files, batch_size=1000))
+    assert np.isnan(X).any()
+    assert_allclose(model.theta_, fastgen.GaussianNB().fit(X, y).theta_, rtol=1e-12)
+    assert main(["evaluate", str(model_file), str(csv_files), "--label-column", "answer"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+
+
+def test_bench_prints_a_table(text_files, capsys):
+    train, test, _, _ = text_files
+    assert main(["bench", "MultinomialNB", str(train), str(test), "--repeat", "1",
+                 "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "fastgen" in out and "scikit-learn" in out and "speed-up" in out
+    assert main(["bench", "PoissonNB", str(train), "--repeat", "1", "--no-plot"]) == 0
+    assert "scikit-learn has no PoissonNB" in capsys.readouterr().out
+
+
+def test_bench_plot(text_files, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    train, test, _, _ = text_files
+    plot = tmp_path / "b.png"
+    assert main(["bench", "BernoulliNB", str(train), str(test), "--repeat", "1",
+                 "--plot", str(plot)]) == 0
+    assert plot.stat().st_size > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "NoSuchNB", "x.svm"], "unknown model 'NoSuchNB'"),
+    (["train", "MultinomialNB", "missing.svm"], "missing.svm: no such file"),
+    (["train", "MultinomialNB", "{bad}", "--param", "alpha"], "--param expects NAME=VALUE"),
+    (["train", "MultinomialNB", "{bad}", "--param", "beta=1"], "has no parameter 'beta'"),
+    (["train", "MultinomialNB", "{bad}"], "bad.svm:3: index 0 is below 1"),
+    (["train", "MultinomialNB", "{good}", "--param", "alpha=-1"], "alpha"),
+    (["train", "MultinomialNB"], "train needs a model and a data file"),
+    (["predict", "{good}", "{good}"], "good.svm: "),
+    (["train", "MultinomialNB", "{good}", "--batch-size", "0"], "--batch-size must be positive"),
+])
+def test_errors_are_one_line(tmp_path, capsys, argv, message):
+    good, bad = tmp_path / "good.svm", tmp_path / "bad.svm"
+    good.write_text("0 1:1\n1 2:3\n")
+    bad.write_text("0 1:1\n1 2:3\n1 0:2\n")
+    argv = [a.format(good=good, bad=bad) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fastgen: error:") and message in err and "\n" not in err
+
+
+def test_predict_rejects_wider_data_than_the_model(text_files, tmp_path, capsys):
+    train, _, _, _ = text_files
+    model_file = tmp_path / "m.fgm"
+    assert main(["train", "BernoulliNB", str(train), "-o", str(model_file)]) == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text("0 1:1 31:1\n")
+    assert main(["predict", str(model_file), str(wide)]) == 2
+    assert "wide.svm:1: index 31 is beyond n_features=30" in capsys.readouterr().err
+
+
+def test_help_for_every_command(capsys):
+    assert main(["--help"]) == 0 and capsys.readouterr().out == USAGE
+    for command in ("train", "predict", "evaluate", "bench", "demo", "info"):
+        assert main([command, "--help"]) == 0
+        assert "usage: fastgen " + command in capsys.readouterr().out
+    assert main(["train", "--list-models"]) == 0
+    assert "LinearDiscriminantAnalysis" in capsys.readouterr().out.split()
+    assert build_parser().prog == "fastgen"
