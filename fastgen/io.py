@@ -30,6 +30,11 @@ def _error(path, line_no, message):
     return ValueError(f"{os.fspath(path)}:{line_no}: {message}")
 
 
+def _check_batch_size(batch_size):
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+
+
 def _label(text, path, line_no):
     try:
         value = float(text)
@@ -126,8 +131,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
     y : ndarray of shape (n_rows,)
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    _check_batch_size(batch_size)
     if n_features is None:
         n_features = scan_svmlight(path, zero_based)[1]
     elif not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 0:
@@ -191,8 +195,7 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X : ndarray of shape (n_rows, n_columns - 1)
     y : ndarray of shape (n_rows,)
     """
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    _check_batch_size(batch_size)
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f, delimiter=delimiter)
         names = next(reader, None) if header else None
