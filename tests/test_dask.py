@@ -135,3 +135,16 @@ def test_bad_dask_input(client):
     with pytest.raises(fastgen.NotFittedError):
         model.predict(X)
 
+
+
+@pytest.mark.parametrize("cls", [fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis,
+                                 fastgen.QuadraticDiscriminantAnalysis, fastgen.CategoricalNB])
+def test_partitions_that_see_different_classes(client, cls):
+    """fit gives each partition only its own classes; merging unites them."""
+    rng = np.random.default_rng(6)
+    y = np.repeat(["a", "b", "c"], 200)  # sorted: most partitions see one class
+    X = np.abs(np.round(rng.normal(size=(600, 3)) + (y == "b")[:, None] * 2))
+    ours = cls().fit(to_dask(X), da.from_array(y, chunks=CHUNK))
+    reference = cls().fit(X, y)
+    assert_array_equal(ours.classes_, ["a", "b", "c"])
+    assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9, atol=1e-9)
