@@ -90,10 +90,7 @@ def _fit_part(kind, params, X, y, w, classes, dtypes):
         return None
     if dtypes:
         X = X.astype(dtypes)
-    y = np.asarray(y)
-    # fit: each partition knows only its own classes, and merge unites them (no pass over the
-    # labels first); partial_fit: the model's classes
-    return kind(**params).partial_fit(X, y, classes=np.unique(y) if classes is None else classes,
+    return kind(**params).partial_fit(X, np.asarray(y), classes=classes,
                              sample_weight=None if w is None else np.asarray(w))
 
 
@@ -113,6 +110,14 @@ def fit(estimator, X, y, sample_weight=None, classes=None):
     parts, row_chunks = _row_parts(X)
     ys = _label_parts(y, len(parts), row_chunks, "y")
     ws = _label_parts(sample_weight, len(parts), row_chunks, "sample_weight")
+    if classes is None:  # every partition is fitted with all classes (LDA needs two or more)
+        if is_dask_collection(y):
+            import dask.array as da
+
+            classes = np.unique(np.asarray(y.drop_duplicates().compute() if hasattr(y, "divisions")
+                                           else da.unique(y).compute()))
+        else:
+            classes = np.unique(np.asarray(y))
     dtypes = _global_categories(X) if _is_frame(X) and type(estimator).__name__ == "MixedNB" \
         else {}
     kind, params = type(estimator), estimator.get_params()

@@ -140,7 +140,8 @@ def test_bad_dask_input(client):
 @pytest.mark.parametrize("cls", [fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis,
                                  fastgen.QuadraticDiscriminantAnalysis, fastgen.CategoricalNB])
 def test_partitions_that_see_different_classes(client, cls):
-    """fit gives each partition only its own classes; merging unites them."""
+    """Partitions that each see one class still give the model fitted on all of them (every
+    partition is fitted with all the classes: LDA and QDA need two or more)."""
     rng = np.random.default_rng(6)
     y = np.repeat(["a", "b", "c"], 200)  # sorted: most partitions see one class
     X = np.abs(np.round(rng.normal(size=(600, 3)) + (y == "b")[:, None] * 2))
