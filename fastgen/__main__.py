@@ -274,10 +274,12 @@ def _predict(args):
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
-        n_rows = _scan(args, args.data)[0]
-        progress = _Progress("predict", n_rows, args.quiet or not args.output)
-        first = True
+        quiet = args.quiet or not args.output or not sys.stderr.isatty()
+        # the bar needs the row count: a scanning pass, only when the bar is shown
+        progress = _Progress("predict", 0 if quiet else _scan(args, args.data)[0], quiet)
+        first, n_rows = True, 0
         for X, _ in _batches(args, args.data, model.n_features_in_):
+            n_rows += X.shape[0]
             proba = model.predict_proba(X) if args.proba else None
             labels = model.classes_[np.argmax(proba, axis=1)] if args.proba else model.predict(X)
             _write_predictions(out, fmt, model, labels, proba, first)
