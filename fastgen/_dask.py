@@ -24,14 +24,16 @@ def _is_frame(obj) -> bool:
 
 def _row_parts(X):
     """The row partitions of a dask array (all columns in each block) or DataFrame, as delayed
-    objects, and the number of rows of each when known (None for DataFrames)."""
+    objects, and the number of rows of each when known (None for DataFrames). X's and y's
+    partitions are taken with optimize_graph=False: optimised separately, a source they share
+    would be computed twice, and workers would hold extra chunks."""
     if _is_frame(X):
-        return list(X.to_delayed()), None
+        return list(X.to_delayed(optimize_graph=False)), None
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D dask array, got {X.ndim} dimension(s).")
     if X.numblocks[1] > 1:
         X = X.rechunk({1: -1})
-    return [block[0] for block in X.to_delayed()], X.chunks[0]
+    return [block[0] for block in X.to_delayed(optimize_graph=False)], X.chunks[0]
 
 
 def _label_parts(y, n_parts, row_chunks, what):
@@ -43,7 +45,7 @@ def _label_parts(y, n_parts, row_chunks, what):
         if _is_frame(y):
             raise ValueError(f"{what} must be one-dimensional: a dask array or Series.")
         if hasattr(y, "divisions"):  # Series
-            parts = list(y.to_delayed())
+            parts = list(y.to_delayed(optimize_graph=False))
         else:
             if y.ndim != 1:
                 raise ValueError(f"{what} must be one-dimensional, got {y.ndim} dimensions.")
@@ -52,7 +54,7 @@ def _label_parts(y, n_parts, row_chunks, what):
                     raise ValueError(f"Found input variables with inconsistent numbers of "
                                      f"samples: [{int(sum(row_chunks))}, {y.shape[0]}]")
                 y = y.rechunk((row_chunks,))
-            parts = list(y.to_delayed())
+            parts = list(y.to_delayed(optimize_graph=False))
         if len(parts) != n_parts:
             raise ValueError(f"{what} has {len(parts)} partitions and X has {n_parts}: they must "
                              "be partitioned alike.")
