@@ -45,7 +45,9 @@ def group_by_class(y_idx, n_classes):
     """Row numbers grouped by class (stable) and the class boundaries: rows of class c are
     ``order[class_ptr[c]:class_ptr[c + 1]]``, the layout the per-class kernels take."""
     y_idx = np.asarray(y_idx, dtype=np.intp)
-    order = np.argsort(y_idx, kind="stable")
+    # a stable sort of 16-bit keys is a radix sort (linear), of wider keys a merge sort
+    keys = y_idx.astype(np.uint16) if n_classes <= 2**16 else y_idx
+    order = np.argsort(keys, kind="stable")
     class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
     np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
     return order, class_ptr

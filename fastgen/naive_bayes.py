@@ -151,17 +151,18 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     # document lengths, P(N | c) (seed 002), as weights per (class, rounded length).
     _counts_words = False
 
-    def _add_lengths(self, X, y_idx, sample_weight):
+    def _add_lengths(self, lengths, y_idx, sample_weight):
         # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
-        lengths = np.minimum(np.rint(np.asarray(X.sum(axis=1, dtype=np.float64)).ravel()),
-                             2.0**53).astype(np.intp)
+        lengths = np.minimum(np.rint(lengths), 2.0**53).astype(np.intp)
         n_classes = len(self.classes_)
         width = max(self._length_count.shape[1], int(lengths.max(initial=0)) + 1)
         batch = sp.csr_matrix((sample_weight, (np.asarray(y_idx), lengths)),
                               shape=(n_classes, width))
-        current = self._length_count.tocsr(copy=True)
-        current.resize((n_classes, width))
-        self._length_count = (current + batch).tocsr()
+        if self._length_count.nnz:
+            current = self._length_count.tocsr(copy=True)
+            current.resize((n_classes, width))
+            batch = (current + batch).tocsr()
+        self._length_count = batch
 
     def _merge(self, other, classes, mine, theirs):
         n = len(classes)
@@ -227,15 +228,18 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         binarize, threshold = self._binarize_args()
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1])
+            # the document lengths come with the counting pass
+            lengths = np.empty(X.shape[0] if self._counts_words else 0)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
                               binarize, threshold, self.feature_count_, self.class_count_,
-                              n_threads)
+                              lengths, n_threads)
         else:
             n_threads = self._n_threads_for(X.size)
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
                                 self.feature_count_, self.class_count_, n_threads)
+            lengths = X.sum(axis=1, dtype=np.float64) if self._counts_words else None
         if self._counts_words:
-            self._add_lengths(X, y_idx, sample_weight)
+            self._add_lengths(lengths, y_idx, sample_weight)
         self._update_class_log_prior(class_prior)
         self._derived = _Derived(alpha)
 
@@ -1068,7 +1072,7 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             feature_count = np.zeros_like(self.feature_count_)
             order, class_ptr = group_by_class(y_idx, n_classes)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              False, 0.0, feature_count, np.zeros(n_classes),
+                              False, 0.0, feature_count, np.zeros(n_classes), np.empty(0),
                               self._n_threads_for(X.indptr[-1]))
             observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
         else:

@@ -7,10 +7,17 @@
 #  b) nonzero_counts lists the nonzero counts class by class (class_ptr, feature, value), in
 #     feature order within a class, so per-class sums over them (segment_sums) are deterministic.
 #  c) Every argument was validated by the caller; the kernels only read and write.
+import numpy as np
+
 from cython cimport floating
 from cython.parallel cimport prange
+from libc.math cimport fabs, fmax
 
 from ._typedefs cimport float64_t, intp_t
+
+cdef enum:
+    # features per block of fill_table: a block of the table stays in cache while it is written
+    FILL_BLOCK = 512
 
 
 cdef inline intp_t _compact_row(const float64_t *row, intp_t n, double total,
@@ -101,34 +108,73 @@ def fill_table(
 ):
     """table_out[j, c] = feature_term[j] + class_term[c], except at the listed nonzero counts:
     table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1].
-    Returns the number of entries written that are not finite (0: the scoring kernels may
-    multiply zeros through instead of skipping them)."""
+    Returns a positive number when some entry written is not finite (0: the scoring kernels may
+    multiply zeros through instead of skipping them). The sums of the two terms are judged from
+    the terms (any not finite, or the largest magnitudes' sum overflowing the table's type), so
+    that filling stays a plain vectorised loop; a positive answer may thus be cautious."""
     cdef intp_t n_features = table_out.shape[0], n_classes = table_out.shape[1]
-    cdef intp_t j, c, k
+    cdef intp_t n_blocks = (n_features + FILL_BLOCK - 1) // FILL_BLOCK
+    cdef intp_t block, part, n_parts, j, j0, j1, c, k, stop
     cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
     cdef floating *out
-    cdef double vt, x
-    for j in prange(n_features, nogil=True, schedule="static", num_threads=n_threads):
-        nonfinite += _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
+    cdef double vt, x, big = 0.0
+    if n_classes == 0:
+        return 0
     with nogil:
-        out = &table_out[0, 0]
+        for j in range(n_features):
+            x = feature_term[j]
+            nonfinite += (x - x) != 0  # NaN for NaN and +-inf, 0 otherwise
+            big = fmax(big, fabs(x))
+        vt = 0.0
         for c in range(n_classes):
-            vt = value_class_term[c]
-            for k in range(class_ptr[c], class_ptr[c + 1]):
-                x = value[k] + vt
-                out[feature[k] * n_classes + c] = <floating> x
-                nonfinite += (x - x) != 0
+            x = ct[c]
+            nonfinite += (x - x) != 0
+            vt = fmax(vt, fabs(x))
+        x = <floating> (big + vt)
+        nonfinite += (x - x) != 0
+    # One pass over the table, a block of features at a time (the block stays in cache while
+    # every class's entries in it are written). Each thread takes a contiguous range of blocks and
+    # keeps a cursor per class into that class's (feature-sorted) entries.
+    n_parts = max(1, min(n_threads, n_blocks))
+    cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
+    for part in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
+        j = part * n_blocks // n_parts * FILL_BLOCK
+        for c in range(n_classes):
+            cursor[part, c] = _lower_bound(&feature[0], class_ptr[c], class_ptr[c + 1], j)
+        for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
+            j0 = block * FILL_BLOCK
+            j1 = min(j0 + FILL_BLOCK, n_features)
+            for j in range(j0, j1):
+                _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
+            out = &table_out[0, 0]
+            for c in range(n_classes):
+                vt = value_class_term[c]
+                stop = class_ptr[c + 1]
+                k = cursor[part, c]
+                while k < stop and feature[k] < j1:
+                    x = <floating> (value[k] + vt)
+                    out[feature[k] * n_classes + c] = <floating> x
+                    nonfinite += (x - x) != 0
+                    k = k + 1
+                cursor[part, c] = k
     return nonfinite
 
 
-cdef inline intp_t _fill_row(floating *out, double t, const float64_t *class_term,
-                             intp_t n) noexcept nogil:
-    """Fill one row; return how many of its entries are not finite."""
-    cdef intp_t c, nonfinite = 0
-    cdef double x
+cdef inline intp_t _lower_bound(const intp_t *a, intp_t lo, intp_t hi, intp_t v) noexcept nogil:
+    """The first position in the sorted a[lo:hi] whose value is >= v (hi if none)."""
+    cdef intp_t mid
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void _fill_row(floating *out, double t, const float64_t *class_term,
+                           intp_t n) noexcept nogil:
+    cdef intp_t c
     for c in range(n):
-        x = t + class_term[c]
-        out[c] = <floating> x
-        nonfinite += (x - x) != 0  # NaN for NaN and +-inf, 0 otherwise
-    return nonfinite
+        out[c] = <floating> (t + class_term[c])

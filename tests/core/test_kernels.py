@@ -56,14 +56,59 @@ def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_thr
     data, indices, indptr = _readonly(X.data, X.indices, X.indptr)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
     fc, cc = np.zeros((4, 25)), np.zeros(4)
-    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, n_threads)
+    row_sum = np.empty(60)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, row_sum,
+                      n_threads)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
+    np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
+                               rtol=1e-12)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-12)
     fc_dense, cc_dense = np.zeros((4, 25)), np.zeros(4)
     Xd = _readonly(X.toarray())[0]
     _counts.count_dense(Xd, order, class_ptr, w, binarize, 1.5, fc_dense, cc_dense, n_threads)
     np.testing.assert_array_equal(fc_dense, fc)
     np.testing.assert_array_equal(cc_dense, cc)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_count_csr_large_and_small_classes_add_batch_sums(n_threads):
+    """Classes with as many entries as half the features go through the scratch row, the others
+    are counted in place; either way the totals are the old ones plus the batch's sums."""
+    rng = np.random.default_rng(5)
+    X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
+    y_idx = np.zeros(80, dtype=np.intp)
+    y_idx[0] = 1    # one row each: below the threshold of 20 entries
+    y_idx[1] = 2
+    y_idx[40:] = 3  # large
+    w = rng.uniform(0.1, 3.0, 80)
+    order, class_ptr = _grouping(y_idx, 5)  # class 4 has no rows
+    entries = np.diff(X.indptr)
+    assert entries[y_idx == 0].sum() >= 20 and entries[y_idx == 1].sum() < 20 > entries[1]
+    old = rng.uniform(0, 5, (5, 40))
+    fc, cc = old.copy(), np.zeros(5)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                      np.empty(0), n_threads)
+    batch, cc_ref = count_reference(X, y_idx, w, 5)
+    np.testing.assert_allclose(fc, old + batch, rtol=1e-13)
+    np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
+    np.testing.assert_array_equal(fc[4], old[4])
+    # a second batch into the same totals: the scratch row was left zero
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                      np.empty(0), n_threads)
+    np.testing.assert_allclose(fc, old + 2 * batch, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
+    """Finite terms whose sum overflows the table's type make entries infinite: reported."""
+    big = float(np.finfo(dtype).max) * 0.75
+    empty = np.zeros(3, dtype=np.intp)
+    table = np.empty((4, 2), dtype=dtype)
+    args = (empty, np.empty(0, np.intp), np.empty(0), np.zeros(2), table, 1)
+    assert _tables.fill_table(np.full(4, big), np.array([0.0, big * 0.1]), *args) == 0
+    assert _tables.fill_table(np.full(4, big), np.array([0.0, big]), *args) > 0
+    assert np.isinf(table[:, 1]).all()
+    assert _tables.fill_table(np.r_[0.0, np.nan, 0.0, 0.0], np.zeros(2), *args) > 0
 
 
 def test_count_adds_to_existing_totals():
@@ -73,7 +118,7 @@ def test_count_adds_to_existing_totals():
     order, class_ptr = _grouping(y_idx, 3)
     fc, cc = np.ones((3, 10)), np.ones(3)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(30), False, 0.0,
-                      fc, cc, 1)
+                      fc, cc, np.empty(0), 1)
     fc_ref, cc_ref = count_reference(X, y_idx, np.ones(30), 3)
     np.testing.assert_allclose(fc, fc_ref + 1)
     np.testing.assert_allclose(cc, cc_ref + 1)
