@@ -22,6 +22,7 @@ from ._validation import (
     check_sample_weight,
     check_X,
     check_y,
+    encode_labels,
     get_feature_names,
 )
 
@@ -319,11 +320,11 @@ class BaseClassifier(BaseEstimator):
             return self._adopt(self._fit_dask(X, y, sample_weight, None))
         X_valid, has_nan = self._validate_X(X, reset=True)
         y = check_y(y, X_valid.shape[0])
-        classes, y_idx = np.unique(y, return_inverse=True)
+        classes, y_idx = encode_labels(y)
         checked = self._check_batch(X_valid, len(classes), sample_weight)
         self._set_input_features(X, X_valid)
         self._reset(classes, X_valid)
-        self._accumulate(X_valid, y_idx.reshape(-1), has_nan, *checked)
+        self._accumulate(X_valid, y_idx, has_nan, *checked)
         self._finish_fit()
         return self
 

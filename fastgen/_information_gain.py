@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._base import PARALLEL_MIN_WORK, MatrixLike, group_by_class
 from ._core import _counts
 from ._core._openmp import effective_n_threads
-from ._validation import check_sample_weight, check_X, check_y, has_duplicates
+from ._validation import check_sample_weight, check_X, check_y, encode_labels, has_duplicates
 
 __all__ = ["information_gain"]
 
@@ -93,9 +93,9 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     else:
         sample_weight = np.ones(n_samples, dtype=np.float64)
 
-    classes, y_idx = np.unique(y, return_inverse=True)
+    classes, y_idx = encode_labels(y)
     n_classes = len(classes)
-    order, class_ptr = group_by_class(y_idx.reshape(-1), n_classes)
+    order, class_ptr = group_by_class(y_idx, n_classes)
     present = np.zeros((n_classes, n_features), dtype=np.float64)  # N_c1
     class_count = np.zeros(n_classes, dtype=np.float64)            # N_c
     if sp.issparse(X):

@@ -282,6 +282,23 @@ def check_y(y, n_samples):
     return y
 
 
+def encode_labels(y):
+    """``np.unique(y, return_inverse=True)`` for a validated 1-D y: the sorted distinct labels and
+    each sample's index among them (intp), without NumPy's argsort of y, which is slow for labels
+    with few distinct values (0.4 ms for 10,000 labels). Integers of a compact range are counted
+    (linear time); anything else is sorted once and looked up."""
+    if y.dtype.kind in "iu" and y.size:
+        low, high = y.min(), y.max()
+        if int(high) - int(low) <= 4 * y.size + 1024:
+            # in intp, where the small differences come out right even if the casts wrap
+            shifted = y.astype(np.intp) - np.asarray(low).astype(np.intp)
+            present = np.bincount(shifted) > 0
+            code = np.cumsum(present, dtype=np.intp) - 1
+            return np.flatnonzero(present).astype(y.dtype) + low, code[shifted]  # wraps back
+    classes = np.unique(y)
+    return classes, np.searchsorted(classes, y).astype(np.intp, copy=False)
+
+
 def check_sample_weight(sample_weight, n_samples):
     """Validate sample_weight: None (all ones), a number, or n_samples finite non-negative values,
     not all zero. Returns a contiguous float64 array."""

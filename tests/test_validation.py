@@ -690,3 +690,37 @@ def test_partial_fit_on_read_only_statistics(Estimator):
         getattr(est, name).setflags(write=False)
     est.partial_fit(X, y)
     np.testing.assert_allclose(est.feature_count_, 2 * Estimator().fit(X, y).feature_count_)
+
+
+_INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@settings(max_examples=150, deadline=None)
+@given(dtype=st.sampled_from(_INT_DTYPES), data=st.data())
+def test_encode_labels_equals_numpy_unique_for_integers(dtype, data):
+    """Counted (compact range) and sorted (wide range) paths, at the ends of every integer type,
+    give np.unique's classes (same dtype) and inverse."""
+    from fastgen._validation import encode_labels
+
+    info = np.iinfo(dtype)
+    base = data.draw(st.integers(int(info.min), int(info.max)))
+    spread = data.draw(st.sampled_from([3, 300, int(info.max) - int(info.min)]))
+    values = st.integers(max(int(info.min), base - spread), min(int(info.max), base + spread))
+    y = np.array(data.draw(st.lists(values, min_size=1, max_size=60)), dtype=dtype)
+    classes, y_idx = encode_labels(y)
+    expected, inverse = np.unique(y, return_inverse=True)
+    assert classes.dtype == expected.dtype
+    np.testing.assert_array_equal(classes, expected)
+    assert y_idx.dtype == np.intp
+    np.testing.assert_array_equal(y_idx, inverse.ravel())
+
+
+@pytest.mark.parametrize("y", [np.array(["b", "a", "b", "c"]), np.array([2.0, -1.0, 2.0]),
+                               np.array([True, False, True]), np.array(["x", "y", "x"], dtype=object)])
+def test_encode_labels_equals_numpy_unique_for_other_labels(y):
+    from fastgen._validation import encode_labels
+
+    classes, y_idx = encode_labels(y)
+    expected, inverse = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(classes, expected)
+    np.testing.assert_array_equal(y_idx, inverse.ravel())
