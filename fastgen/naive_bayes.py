@@ -44,6 +44,9 @@ MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the sm
 MIN_GAUSSIAN_VARIANCE = 1e-300
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
+# Document lengths of this many batches, or rows, are added into the length statistics.
+MAX_LENGTH_PARTS = 64
+MAX_LENGTH_ROWS = 2**20
 
 
 class _Params:
@@ -146,6 +149,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         state = self.__dict__.copy()
         if "_derived" in state:
             state["_derived"] = _Derived(self._derived.alpha)
+        if state.pop("_length_parts", None):
+            state["_length_count"] = self._lengths()
         return state
 
     def _more_input_tags(self):
@@ -168,44 +173,61 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._derived = _Derived(None)
         if self._counts_words:
-            self._length_count = sp.csr_matrix((n_classes, 1))
+            self._length_count, self._length_parts = None, []  # None: no lengths yet
 
     # Multinomial and complement models draw documents: they keep each class's distribution of
-    # document lengths, P(N | c) (seed 002), as weights per (class, rounded length).
+    # document lengths, P(N | c) (seed 002), as weights per (class, rounded length). That is a CSR
+    # matrix (_length_count) plus the batches added since it was built (_length_parts, arrays of
+    # class, length and weight): fit and partial_fit only append, and readers add them up.
     _counts_words = False
+    _length_parts: tuple | list = ()  # none in model files and pickles (see __getstate__)
 
     def _add_lengths(self, lengths, y_idx, sample_weight):
         # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
         lengths = np.minimum(np.rint(lengths), 2.0**53).astype(np.intp)
-        n_classes = len(self.classes_)
-        width = max(self._length_count.shape[1], int(lengths.max(initial=0)) + 1)
-        batch = _length_histogram(np.asarray(y_idx, dtype=np.intp), lengths, sample_weight,
-                                  (n_classes, width))
-        if self._length_count.nnz:
-            current = self._length_count.tocsr(copy=True)
-            current.resize((n_classes, width))
+        parts = [*self._length_parts, (np.array(y_idx, dtype=np.intp), lengths,
+                                       np.array(sample_weight, dtype=np.float64))]
+        if len(parts) > MAX_LENGTH_PARTS or sum(len(p[0]) for p in parts) > MAX_LENGTH_ROWS:
+            self._length_count, parts = self._lengths(parts), []
+        self._length_parts = parts
+
+    def _lengths(self, parts=None):
+        """The length statistics with the pending parts (default: this model's) added in."""
+        parts = self._length_parts if parts is None else parts
+        current = self._length_count
+        if current is None:
+            current = sp.csr_matrix((len(self.classes_), 1))
+        if not len(parts):
+            return current
+        y_idx, lengths, weight = (np.concatenate(arrays) for arrays in zip(*parts))
+        width = max(current.shape[1], int(lengths.max(initial=0)) + 1)
+        batch = _length_histogram(y_idx, lengths, weight, (current.shape[0], width))
+        if current.nnz:
+            current = current.tocsr(copy=True)
+            current.resize(batch.shape)
             batch = (current + batch).tocsr()
-        self._length_count = batch
+        return batch
 
     def _merge(self, other, classes, mine, theirs):
         n = len(classes)
         self.feature_count_ = (spread(self.feature_count_, mine, n)
                                + spread(other.feature_count_, theirs, n))
         if self._counts_words:
-            width = max(self._length_count.shape[1], other._length_count.shape[1])
+            mine_count, theirs_count = self._lengths(), other._lengths()
+            width = max(mine_count.shape[1], theirs_count.shape[1])
             total = sp.csr_matrix((n, width))
-            for part, rows in ((self._length_count, mine), (other._length_count, theirs)):
+            for part, rows in ((mine_count, mine), (theirs_count, theirs)):
                 part = part.tocoo()
                 total = total + sp.csr_matrix((part.data, (rows[part.row], part.col)),
                                               shape=(n, width))
-            self._length_count = total.tocsr()
+            self._length_count, self._length_parts = total.tocsr(), []
 
     def _rederive(self):
         self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
         self._derived = _Derived(self._check_alpha(self.n_features_in_))
 
     def _state_shapes(self, n_classes, n_features):
-        if self._counts_words and self._length_count.shape[0] != n_classes:
+        if self._counts_words and self._lengths().shape[0] != n_classes:
             raise ValueError("the document-length statistics do not match the classes")
         return [("class_count_", (n_classes,)), ("feature_count_", (n_classes, n_features))]
 
@@ -217,7 +239,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         the class's word distribution (a CSR document-term matrix)."""
         theta = self._word_probabilities()
         theta = theta / theta.sum(axis=1, keepdims=True)
-        lengths = self._length_count.tocsr()
+        lengths = self._lengths()
         data, indices, indptr = [], [], [0]
         for c in y_idx:
             start, stop = lengths.indptr[c], lengths.indptr[c + 1]
