@@ -72,11 +72,13 @@ class _Derived:
     time see complete parameters or none (at worst two of them derive the same thing).
     """
 
-    __slots__ = ("alpha", "params", "feature_log_prob")
+    __slots__ = ("alpha", "params", "feature_log_prob", "nonzero")
 
     def __init__(self, alpha):
         self.alpha = alpha
         self.params = self.feature_log_prob = None
+        # the nonzero counts listed by the counting kernel (_accumulate), for one use
+        self.nonzero = []
 
 
 class _ClassPriorMixin:
@@ -165,10 +167,10 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         self._params()  # fit derives eagerly; partial_fit leaves it to the first use
 
     def _reset(self, classes, X):
-        n_classes, n_features = len(classes), X.shape[1]
+        n_classes = len(classes)
         self.classes_ = classes
         self.class_count_ = np.zeros(n_classes, dtype=np.float64)
-        self.feature_count_ = np.zeros((n_classes, n_features), dtype=np.float64)
+        self.feature_count_ = None  # written whole by the first batch (_accumulate)
         # parameters and outputs keep float32 input's dtype; counts and float64 give float64
         self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._derived = _Derived(None)
@@ -263,30 +265,53 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                 self._check_alpha(X.shape[1]), self._check_class_prior(n_classes))
 
     def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior):
-        """Add a validated batch to the statistics and mark the derived parameters stale."""
-        n_classes = len(self.classes_)
-        self._check_statistics(n_classes, X.shape[1])  # before the counting kernel writes
+        """Add a validated batch to the statistics and mark the derived parameters stale.
+
+        The first batch after _reset writes the statistics instead of adding to zeros, and the
+        counting kernel lists the nonzero counts it wrote for the first derivation (see
+        _nonzero_counts) while they are in cache."""
+        n_classes, n_features = len(self.classes_), X.shape[1]
+        first = self.feature_count_ is None
+        if first:
+            self.feature_count_ = np.empty((n_classes, n_features))
+        self._check_statistics(n_classes, n_features)  # before the counting kernel writes
         for name in ("class_count_", "feature_count_"):  # e.g. a model loaded read-only (mmap)
             if not getattr(self, name).flags.writeable:
                 setattr(self, name, getattr(self, name).copy())
         order, class_ptr = group_by_class(y_idx, n_classes)
         binarize, threshold = self._binarize_args()
+        derived = _Derived(alpha)
         if sp.issparse(X):
-            n_threads = self._n_threads_for(X.indptr[-1])
             # the document lengths come with the counting pass
-            lengths = np.empty(X.shape[0] if self._counts_words else 0)
+            lengths = np.empty(X.shape[0]) if self._counts_words else None
+            listing = {}
+            if first:
+                # room for each class's nonzeros: at most its entries, and at most n_features
+                entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
+                room = np.zeros(n_classes + 1, dtype=np.intp)
+                np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
+                listing = {"nz_room": room, "nz_ptr_out": np.empty(n_classes + 1, np.intp),
+                           "nz_feature_out": np.empty(room[-1], np.intp),
+                           "nz_value_out": np.empty(room[-1]), "nz_sum_out": np.empty(n_classes)}
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
                               binarize, threshold, self.feature_count_, self.class_count_,
-                              lengths, n_threads)
+                              self._n_threads_for(X.indptr[-1]), overwrite=first,
+                              row_sum_out=lengths, **listing)
+            if listing:
+                n = listing["nz_ptr_out"][-1]
+                derived.nonzero.append((listing["nz_ptr_out"], listing["nz_feature_out"][:n],
+                                        listing["nz_value_out"][:n], listing["nz_sum_out"]))
         else:
-            n_threads = self._n_threads_for(X.size)
+            if first:
+                self.feature_count_.fill(0.0)
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
-                                self.feature_count_, self.class_count_, n_threads)
+                                self.feature_count_, self.class_count_,
+                                self._n_threads_for(X.size))
             lengths = X.sum(axis=1, dtype=np.float64) if self._counts_words else None
         if self._counts_words:
             self._add_lengths(lengths, y_idx, sample_weight)
         self._update_class_log_prior(class_prior)
-        self._derived = _Derived(alpha)
+        self._derived = derived
 
     def _check_statistics(self, n_classes, n_features, with_prior=False):
         """The counting kernels write into these unchecked, and derivation reads them (with the
@@ -343,6 +368,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
             self._check_statistics(len(self.classes_), self.n_features_in_, with_prior=True)
             params = self._derive(derived.alpha)
             derived.params = params  # published whole, in one store
+            derived.nonzero.clear()  # unused when derivation took another way
         return params
 
     @property
@@ -371,6 +397,16 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
         (with_rest) class_count_ - count, and the sum of each class's counts. See
         _tables.nonzero_counts."""
+        try:  # listed by the counting kernel: taken once (list.pop is atomic), as callers
+            class_ptr, feature, count, class_sum = self._derived.nonzero.pop()  # write in them
+        except IndexError:
+            pass
+        else:
+            rest = np.empty(0)
+            if with_rest:  # as _tables.nonzero_counts computes it
+                rest = np.repeat(self.class_count_, np.diff(class_ptr)) - count
+                np.maximum(rest, 0.0, out=rest)
+            return class_ptr, feature, count, rest, class_sum
         capacity = self.feature_count_.size  # only the pages actually written are touched
         n_classes = len(self.classes_)
         class_ptr = np.empty(n_classes + 1, dtype=np.intp)
@@ -1114,11 +1150,11 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
         n_classes = len(self.classes_)
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
         if sp.issparse(X):
-            feature_count = np.zeros_like(self.feature_count_)
+            feature_count = np.empty_like(self.feature_count_)
             order, class_ptr = group_by_class(y_idx, n_classes)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              False, 0.0, feature_count, np.zeros(n_classes), np.empty(0),
-                              self._n_threads_for(X.indptr[-1]))
+                              False, 0.0, feature_count, np.empty(n_classes),
+                              self._n_threads_for(X.indptr[-1]), overwrite=True)
             observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
         else:
             observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,

@@ -4,7 +4,8 @@
 #     `class_ptr` (rows of class c are order[class_ptr[c]:class_ptr[c+1]]).
 #  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
 #     row order: results are identical for any n_threads.
-#  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
+#  c) Counts are added into the float64 outputs (they are running totals for partial_fit); the first
+#     batch may write them instead, and list the nonzeros it wrote for the first derivation.
 #  d) The caller validated structure, dtypes, finiteness and sign; nothing is checked here.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
@@ -12,8 +13,87 @@
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.stdlib cimport calloc, free
+from libc.string cimport memmove, memset
 
 from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t
+
+
+cdef intp_t _count_class(
+    const data_t *X_data, const index_t *X_indices, const index_t *X_indptr,
+    const intp_t *rows, intp_t n_rows, const float64_t *sample_weight,
+    bint binarize, double threshold, bint overwrite, intp_t n_features,
+    float64_t *fc_row, float64_t *class_count, float64_t *row_sum, float64_t *scratch,
+    intp_t *nz_feature, float64_t *nz_value, float64_t *nz_sum,
+) noexcept nogil:
+    """Count one class's rows (rows[0:n_rows]) into fc_row and *class_count (added to, or
+    written when overwrite), through scratch (all zero, and left so; NULL: none) when the class
+    has enough entries (design note e). row_sum (indexed by row number) gets the rows' sums unless
+    NULL. With nz_feature (requires overwrite), the nonzeros of the finished row are listed there
+    and in nz_value, in feature order (room for min(n_features, entries) + 1), and their sum in
+    *nz_sum; returns how many (0 without nz_feature)."""
+    cdef intp_t p, r, k, j, next_row, n_entries = 0, m = 0
+    cdef double w, v, s
+    cdef float64_t *target = fc_row
+    for p in range(n_rows):
+        r = rows[p]
+        n_entries = n_entries + X_indptr[r + 1] - X_indptr[r]
+    if scratch != NULL and 2 * n_entries >= n_features:
+        target = scratch
+    elif overwrite:
+        memset(fc_row, 0, n_features * sizeof(float64_t))
+    if overwrite:
+        class_count[0] = 0.0
+    for p in range(n_rows):
+        r = rows[p]
+        if p + 1 < n_rows:  # the next row is elsewhere in X: start fetching it now
+            next_row = rows[p + 1]
+            fastgen_prefetch(&X_data[X_indptr[next_row]])
+            fastgen_prefetch(&X_indices[X_indptr[next_row]])
+        w = sample_weight[r]
+        class_count[0] += w
+        s = 0.0
+        if binarize:
+            for k in range(X_indptr[r], X_indptr[r + 1]):
+                v = X_data[k]
+                s = s + v
+                if v > threshold:
+                    target[X_indices[k]] += w
+        else:
+            for k in range(X_indptr[r], X_indptr[r + 1]):
+                v = X_data[k]
+                s = s + v
+                target[X_indices[k]] += w * v
+        if row_sum != NULL:
+            row_sum[r] = s
+    if target != fc_row:  # one pass: the class's sums into its row, the scratch back to zero
+        if overwrite and nz_feature != NULL:
+            for j in range(n_features):
+                v = target[j]
+                fc_row[j] = v
+                target[j] = 0.0
+                nz_feature[m] = j  # branch-free listing: the slot advances past nonzeros only
+                nz_value[m] = v
+                m += v != 0
+        elif overwrite:
+            for j in range(n_features):
+                fc_row[j] = target[j]
+                target[j] = 0.0
+        else:
+            for j in range(n_features):
+                fc_row[j] += target[j]
+                target[j] = 0.0
+    elif nz_feature != NULL:
+        for j in range(n_features):
+            v = fc_row[j]
+            nz_feature[m] = j
+            nz_value[m] = v
+            m += v != 0
+    if nz_feature != NULL:
+        s = 0.0
+        for k in range(m):  # still in cache
+            s = s + nz_value[k]
+        nz_sum[0] = s
+    return m
 
 
 def count_csr(
@@ -25,14 +105,28 @@ def count_csr(
     const float64_t[::1] sample_weight not None,  # IN (n_samples,)
     bint binarize,
     double threshold,
-    float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features), added to
-    float64_t[::1] class_count_out not None,       # OUT (n_classes,), added to
-    float64_t[::1] row_sum_out not None,           # OUT (n_samples,) or (0,): sum of each row
+    float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features)
+    float64_t[::1] class_count_out not None,       # OUT (n_classes,)
     int n_threads,
+    *,
+    bint overwrite=False,
+    float64_t[::1] row_sum_out=None,               # OUT (n_samples,): sum of each row
+    const intp_t[::1] nz_room=None,                # IN (n_classes + 1,): see below
+    intp_t[::1] nz_ptr_out=None,                   # OUT (n_classes + 1,)
+    intp_t[::1] nz_feature_out=None,               # OUT (nz_room[-1],)
+    float64_t[::1] nz_value_out=None,              # OUT (nz_room[-1],)
+    float64_t[::1] nz_sum_out=None,                # OUT (n_classes,)
 ):
     """feature_count_out[c, j] += sum of w_i * x_ij over rows i of class c (x_ij > threshold when
-    binarize); class_count_out[c] += sum of w_i; row_sum_out[i] = sum_j x_ij (unweighted, not
-    binarized) unless it is empty. CSR input validated by the caller; thread-safe.
+    binarize); class_count_out[c] += sum of w_i; with overwrite, both are written instead (= the
+    batch's sums; a class without rows gets zeros). row_sum_out[i] = sum_j x_ij (unweighted, not
+    binarized) if given. Arguments validated by the caller; thread-safe.
+
+    Listing (nz_room and the other nz_ arrays given; requires overwrite): the nonzeros of the rows
+    written are listed class by class, as _tables.nonzero_counts lists them, while each row is
+    still in cache: class c's in nz_ptr_out[c]:nz_ptr_out[c + 1] of nz_feature_out and nz_value_out, their sum in
+    nz_sum_out[c]. nz_room[c]:nz_room[c + 1] is class c's working room, at least
+    min(n_features, its entries) + 1 slots.
 
     A class whose rows hold at least half as many entries as there are features is summed into a
     scratch row of its thread first, then added to its output row in one sequential pass (design
@@ -42,52 +136,58 @@ def count_csr(
     as scikit-learn's feature_count_ += Y.T @ X."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
     cdef intp_t n_features = feature_count_out.shape[1]
-    cdef bint row_sums = row_sum_out.shape[0] != 0
+    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
+    cdef bint listing = nz_room is not None
     # no class can reach the scratch threshold when all rows together do not
     cdef bint any_scratch = 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features > 0
-    cdef intp_t c, p, r, k, j, start, stop, next_row, n_entries
-    cdef double w, v, s
-    cdef float64_t *fc_row
-    cdef float64_t *target
+    cdef intp_t c, m, position = 0
     cdef float64_t *scratch
+    cdef intp_t *nz_feature = &nz_feature_out[0] if listing else NULL
+    cdef float64_t *nz_value = &nz_value_out[0] if listing else NULL
+    cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
+    cdef const index_t *indices = &X_indices[0] if X_indices.shape[0] else NULL
+    if n_threads == 1 or n_classes < 2:
+        # one thread lists the classes in order, each right after the one before
+        with nogil:
+            scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
+            for c in range(n_classes):
+                m = _count_class(data, indices, &X_indptr[0],
+                                 &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
+                                 &sample_weight[0], binarize, threshold, overwrite, n_features,
+                                 &feature_count_out[c, 0], &class_count_out[c], row_sum, scratch,
+                                 nz_feature + position if listing else NULL,
+                                 nz_value + position if listing else NULL,
+                                 &nz_sum_out[c] if listing else NULL)
+                if listing:
+                    nz_ptr_out[c] = position
+                    position += m
+            free(scratch)
+        if listing:
+            nz_ptr_out[n_classes] = position
+        return
     with nogil, parallel(num_threads=n_threads):
         # NULL when out of memory: then every class is counted in place, as small classes are
         scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
         for c in prange(n_classes, schedule="dynamic"):
-            fc_row = &feature_count_out[c, 0]
-            start, stop = class_ptr[c], class_ptr[c + 1]
-            n_entries = 0
-            for p in range(start, stop):
-                r = order[p]
-                n_entries = n_entries + X_indptr[r + 1] - X_indptr[r]
-            target = scratch if scratch != NULL and 2 * n_entries >= n_features else fc_row
-            for p in range(start, stop):
-                r = order[p]
-                if p + 1 < stop:  # the next row is elsewhere in X: start fetching it now
-                    next_row = order[p + 1]
-                    fastgen_prefetch(&X_data[X_indptr[next_row]])
-                    fastgen_prefetch(&X_indices[X_indptr[next_row]])
-                w = sample_weight[r]
-                class_count_out[c] += w
-                s = 0.0
-                if binarize:
-                    for k in range(X_indptr[r], X_indptr[r + 1]):
-                        v = X_data[k]
-                        s = s + v
-                        if v > threshold:
-                            target[X_indices[k]] += w
-                else:
-                    for k in range(X_indptr[r], X_indptr[r + 1]):
-                        v = X_data[k]
-                        s = s + v
-                        target[X_indices[k]] += w * v
-                if row_sums:
-                    row_sum_out[r] = s
-            if target != fc_row:  # add the class's sums in one pass, leaving the scratch zero
-                for j in range(n_features):
-                    fc_row[j] += target[j]
-                    target[j] = 0.0
+            m = _count_class(data, indices, &X_indptr[0],
+                             &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
+                             &sample_weight[0], binarize, threshold, overwrite, n_features,
+                             &feature_count_out[c, 0], &class_count_out[c], row_sum, scratch,
+                             nz_feature + nz_room[c] if listing else NULL,
+                             nz_value + nz_room[c] if listing else NULL,
+                             &nz_sum_out[c] if listing else NULL)
+            if listing:
+                nz_ptr_out[c + 1] = m  # a count for now
         free(scratch)
+    if listing:  # close the gaps between the classes' rooms, in class order
+        with nogil:
+            for c in range(n_classes):
+                m = nz_ptr_out[c + 1]
+                nz_ptr_out[c] = position
+                memmove(nz_feature + position, nz_feature + nz_room[c], m * sizeof(intp_t))
+                memmove(nz_value + position, nz_value + nz_room[c], m * sizeof(float64_t))
+                position += m
+            nz_ptr_out[n_classes] = position
 
 
 def count_dense(

@@ -57,8 +57,8 @@ def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_thr
     fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
     fc, cc = np.zeros((4, 25)), np.zeros(4)
     row_sum = np.empty(60)
-    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, row_sum,
-                      n_threads)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, n_threads,
+                      row_sum_out=row_sum)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
     np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
                                rtol=1e-12)
@@ -87,14 +87,14 @@ def test_count_csr_large_and_small_classes_add_batch_sums(n_threads):
     old = rng.uniform(0, 5, (5, 40))
     fc, cc = old.copy(), np.zeros(5)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
-                      np.empty(0), n_threads)
+                      n_threads)
     batch, cc_ref = count_reference(X, y_idx, w, 5)
     np.testing.assert_allclose(fc, old + batch, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     np.testing.assert_array_equal(fc[4], old[4])
     # a second batch into the same totals: the scratch row was left zero
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
-                      np.empty(0), n_threads)
+                      n_threads)
     np.testing.assert_allclose(fc, old + 2 * batch, rtol=1e-13)
 
 
@@ -111,6 +111,40 @@ def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
     assert _tables.fill_table(np.r_[0.0, np.nan, 0.0, 0.0], np.zeros(2), *args) > 0
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("binarize", [False, True])
+def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize):
+    """overwrite writes the batch's sums over anything (rows of classes without samples too);
+    listing gives exactly what nonzero_counts lists from the written table, whether a class went
+    through the scratch row or not, with rooms of the documented minimum size."""
+    rng = np.random.default_rng(6)
+    X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
+    X.data[::7] = 0.0  # stored zeros: entries that list nothing
+    y_idx = np.zeros(80, dtype=np.intp)
+    y_idx[0], y_idx[1], y_idx[40:] = 1, 2, 3  # 2 small classes, 2 large, class 4 empty
+    order, class_ptr = _grouping(y_idx, 5)
+    w = rng.uniform(0.1, 3.0, 80)
+    fc, cc = np.full((5, 40), np.nan), np.full(5, np.nan)
+    entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=5)
+    room = np.r_[0, np.cumsum(np.minimum(entries, 40).astype(np.intp) + 1)]
+    ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
+    value, sums = np.full(room[-1], np.nan), np.empty(5)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
+                      n_threads, overwrite=True, nz_room=room, nz_ptr_out=ptr,
+                      nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+    fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
+    np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
+    np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
+    ref_ptr, ref_feature = np.empty(6, np.intp), np.empty(fc.size, np.intp)
+    ref_value, ref_rest, ref_sums = np.empty(fc.size), np.empty(fc.size), np.empty(5)
+    _tables.nonzero_counts(fc, cc, False, ref_ptr, ref_feature, ref_value, ref_rest, ref_sums)
+    n = ref_ptr[-1]
+    np.testing.assert_array_equal(ptr, ref_ptr)
+    np.testing.assert_array_equal(feature[:n], ref_feature[:n])
+    np.testing.assert_array_equal(value[:n], ref_value[:n])
+    np.testing.assert_array_equal(sums, ref_sums)
+
+
 def test_count_adds_to_existing_totals():
     rng = np.random.default_rng(1)
     X = _sparse_counts(rng, 30, 10, np.float64, np.int32)
@@ -118,7 +152,7 @@ def test_count_adds_to_existing_totals():
     order, class_ptr = _grouping(y_idx, 3)
     fc, cc = np.ones((3, 10)), np.ones(3)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(30), False, 0.0,
-                      fc, cc, np.empty(0), 1)
+                      fc, cc, 1)
     fc_ref, cc_ref = count_reference(X, y_idx, np.ones(30), 3)
     np.testing.assert_allclose(fc, fc_ref + 1)
     np.testing.assert_allclose(cc, cc_ref + 1)
