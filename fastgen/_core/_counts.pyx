@@ -56,8 +56,7 @@ cdef intp_t _count_class(
             for k in range(X_indptr[r], X_indptr[r + 1]):
                 v = X_data[k]
                 s = s + v
-                if v > threshold:
-                    target[X_indices[k]] += w
+                target[X_indices[k]] += w if v > threshold else 0.0  # no branch to mispredict
         else:
             for k in range(X_indptr[r], X_indptr[r + 1]):
                 v = X_data[k]
