@@ -284,19 +284,22 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         if sp.issparse(X):
             # the document lengths come with the counting pass
             lengths = np.empty(X.shape[0]) if self._counts_words else None
+            n_threads = self._n_threads_for(X.indptr[-1])
             listing = {}
             if first:
-                # room for each class's nonzeros: at most its entries, and at most n_features
-                entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
-                room = np.zeros(n_classes + 1, dtype=np.intp)
-                np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
+                # a class lists at most min(its entries, n_features) nonzeros (+ 1 slot of room)
+                room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
+                if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
+                    entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
+                    room = np.zeros(n_classes + 1, dtype=np.intp)
+                    np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
+                    size = room[-1]
                 listing = {"nz_room": room, "nz_ptr_out": np.empty(n_classes + 1, np.intp),
-                           "nz_feature_out": np.empty(room[-1], np.intp),
-                           "nz_value_out": np.empty(room[-1]), "nz_sum_out": np.empty(n_classes)}
+                           "nz_feature_out": np.empty(size, np.intp),
+                           "nz_value_out": np.empty(size), "nz_sum_out": np.empty(n_classes)}
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
                               binarize, threshold, self.feature_count_, self.class_count_,
-                              self._n_threads_for(X.indptr[-1]), overwrite=first,
-                              row_sum_out=lengths, **listing)
+                              n_threads, overwrite=first, row_sum_out=lengths, **listing)
             if listing:
                 n = listing["nz_ptr_out"][-1]
                 derived.nonzero.append((listing["nz_ptr_out"], listing["nz_feature_out"][:n],

@@ -121,11 +121,12 @@ def count_csr(
     batch's sums; a class without rows gets zeros). row_sum_out[i] = sum_j x_ij (unweighted, not
     binarized) if given. Arguments validated by the caller; thread-safe.
 
-    Listing (nz_room and the other nz_ arrays given; requires overwrite): the nonzeros of the rows
-    written are listed class by class, as _tables.nonzero_counts lists them, while each row is
-    still in cache: class c's in nz_ptr_out[c]:nz_ptr_out[c + 1] of nz_feature_out and nz_value_out, their sum in
-    nz_sum_out[c]. nz_room[c]:nz_room[c + 1] is class c's working room, at least
-    min(n_features, its entries) + 1 slots.
+    Listing (the nz_ outputs given; requires overwrite): the nonzeros of the rows written are
+    listed class by class, as _tables.nonzero_counts lists them, while each row is still in cache:
+    class c's in nz_ptr_out[c]:nz_ptr_out[c + 1] of nz_feature_out and nz_value_out, their sum in
+    nz_sum_out[c]. The outputs need room for min(n_features, c's entries) + 1 slots per class c.
+    Threads share the classes only when nz_room gives each class its room (nz_room[c]:nz_room[c +
+    1]); otherwise the classes are counted and listed in order, on one thread.
 
     A class whose rows hold at least half as many entries as there are features is summed into a
     scratch row of its thread first, then added to its output row in one sequential pass (design
@@ -136,7 +137,7 @@ def count_csr(
     cdef intp_t n_classes = class_ptr.shape[0] - 1
     cdef intp_t n_features = feature_count_out.shape[1]
     cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
-    cdef bint listing = nz_room is not None
+    cdef bint listing = nz_feature_out is not None
     # no class can reach the scratch threshold when all rows together do not
     cdef bint any_scratch = 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features > 0
     cdef intp_t c, m, position = 0
@@ -145,7 +146,7 @@ def count_csr(
     cdef float64_t *nz_value = &nz_value_out[0] if listing else NULL
     cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
     cdef const index_t *indices = &X_indices[0] if X_indices.shape[0] else NULL
-    if n_threads == 1 or n_classes < 2:
+    if n_threads == 1 or n_classes < 2 or (listing and nz_room is None):
         # one thread lists the classes in order, each right after the one before
         with nogil:
             scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL

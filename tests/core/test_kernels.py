@@ -113,7 +113,8 @@ def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("binarize", [False, True])
-def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize):
+@pytest.mark.parametrize("rooms", [True, False])
+def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     """overwrite writes the batch's sums over anything (rows of classes without samples too);
     listing gives exactly what nonzero_counts lists from the written table, whether a class went
     through the scratch row or not, with rooms of the documented minimum size."""
@@ -130,7 +131,7 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize):
     ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
     value, sums = np.full(room[-1], np.nan), np.empty(5)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
-                      n_threads, overwrite=True, nz_room=room, nz_ptr_out=ptr,
+                      n_threads, overwrite=True, nz_room=room if rooms else None, nz_ptr_out=ptr,
                       nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
