@@ -386,6 +386,13 @@ class BaseClassifier(BaseEstimator):
     def _finish_fit(self):
         """Run at the end of ``fit`` (not of ``partial_fit``); nothing by default."""
 
+    def _fits_partitions_alone(self):
+        """Whether a partition that sees only some of the classes can be fitted on its own, its
+        model merged with the others' into the model of all the data: not with a parameter given
+        per class (priors) or, in the discriminant models, a partition may hold a single class."""
+        params = self.get_params(deep=False)
+        return params.get("priors") is None and params.get("class_prior") is None
+
     def _fit_dask(self, X, y, sample_weight, classes):
         """A model of this kind fitted on dask collections (fastgen._dask.fit)."""
         from . import _dask

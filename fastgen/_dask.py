@@ -2,10 +2,13 @@
 by a tree of merges; prediction is map_blocks.
 
 Imported only when a dask collection is passed in (dask is an optional extra). Each partition is
-fitted by an ordinary in-memory model (``partial_fit`` with the global classes, so the Cython
-kernels count it), the per-partition models are combined by ``merge`` pairwise, level by level, on
-the workers, and one in-memory fitted model comes back: the statistics are additive, so it equals
-the in-memory fit up to the order of floating-point sums.
+fitted by an ordinary in-memory model (``partial_fit``, so the Cython kernels count it), the
+per-partition models are combined by ``merge`` pairwise, level by level, on the workers, and one
+in-memory fitted model comes back: the statistics are additive, so it equals the in-memory fit up
+to the order of floating-point sums. A partition is fitted with the classes it sees, and merge
+unites them, unless the model cannot fit a partition alone (priors given per class; LDA and QDA,
+which a partition of one class cannot fit): then the classes are found first, in a pass over the
+labels.
 """
 from __future__ import annotations
 
@@ -87,13 +90,19 @@ def _global_categories(X):
 
 
 def _fit_part(kind, params, X, y, w, classes, dtypes):
-    """One partition's model (None for an empty partition)."""
+    """One partition's model (None for an empty partition), with the given classes or, when
+    None, the partition's own (merge unites them)."""
     if X.shape[0] == 0:
         return None
     if dtypes:
         X = X.astype(dtypes)
-    return kind(**params).partial_fit(X, np.asarray(y), classes=classes,
-                             sample_weight=None if w is None else np.asarray(w))
+    y = np.asarray(y)
+    if classes is None:
+        from ._validation import check_y, distinct_labels
+
+        classes = distinct_labels(check_y(y, X.shape[0]))
+    return kind(**params).partial_fit(X, y, classes=classes,
+                                      sample_weight=None if w is None else np.asarray(w))
 
 
 def _merge_pair(a, b):
@@ -112,7 +121,8 @@ def fit(estimator, X, y, sample_weight=None, classes=None):
     parts, row_chunks = _row_parts(X)
     ys = _label_parts(y, len(parts), row_chunks, "y")
     ws = _label_parts(sample_weight, len(parts), row_chunks, "sample_weight")
-    if classes is None:  # every partition is fitted with all classes (LDA needs two or more)
+    if classes is None and not estimator._fits_partitions_alone():
+        # every partition is fitted with all classes: found first, in a pass over the labels
         if is_dask_collection(y):
             import dask.array as da
 

@@ -287,16 +287,28 @@ def encode_labels(y):
     each sample's index among them (intp), without NumPy's argsort of y, which is slow for labels
     with few distinct values (0.4 ms for 10,000 labels). Integers of a compact range are counted
     (linear time); anything else is sorted once and looked up."""
+    classes, counted = _distinct(y)
+    if counted is not None:
+        present, shifted = counted
+        return classes, (np.cumsum(present, dtype=np.intp) - 1)[shifted]
+    return classes, np.searchsorted(classes, y).astype(np.intp, copy=False)
+
+
+def distinct_labels(y):
+    """``np.unique(y)`` for a validated 1-D y, counted where encode_labels counts."""
+    return _distinct(y)[0]
+
+
+def _distinct(y):
+    """(sorted distinct labels, (presence by offset, offsets) when counted, else None)."""
     if y.dtype.kind in "iu" and y.size:
         low, high = y.min(), y.max()
         if int(high) - int(low) <= 4 * y.size + 1024:
             # in intp, where the small differences come out right even if the casts wrap
             shifted = y.astype(np.intp) - np.asarray(low).astype(np.intp)
             present = np.bincount(shifted) > 0
-            code = np.cumsum(present, dtype=np.intp) - 1
-            return np.flatnonzero(present).astype(y.dtype) + low, code[shifted]  # wraps back
-    classes = np.unique(y)
-    return classes, np.searchsorted(classes, y).astype(np.intp, copy=False)
+            return np.flatnonzero(present).astype(y.dtype) + low, (present, shifted)  # wraps back
+    return np.unique(y), None
 
 
 def check_sample_weight(sample_weight, n_samples):

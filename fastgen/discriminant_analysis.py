@@ -55,6 +55,9 @@ class _BaseDiscriminant(BaseClassifier):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_scoring")
 
+    def _fits_partitions_alone(self):
+        return False  # a partition may hold a single class, which has no within-class scatter
+
     def _more_input_tags(self):
         return {"sparse": False, "allow_nan": True}
 

@@ -137,15 +137,24 @@ def test_bad_dask_input(client):
 
 
 
-@pytest.mark.parametrize("cls", [fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis,
-                                 fastgen.QuadraticDiscriminantAnalysis, fastgen.CategoricalNB])
-def test_partitions_that_see_different_classes(client, cls):
-    """Partitions that each see one class still give the model fitted on all of them (every
-    partition is fitted with all the classes: LDA and QDA need two or more)."""
+@pytest.mark.parametrize("cls, params, alone", [
+    (fastgen.GaussianNB, {}, True),
+    (fastgen.GaussianNB, {"priors": [0.2, 0.3, 0.5]}, False),
+    (fastgen.MultinomialNB, {}, True),
+    (fastgen.MultinomialNB, {"class_prior": [0.2, 0.3, 0.5]}, False),
+    (fastgen.CategoricalNB, {}, True),
+    (fastgen.LinearDiscriminantAnalysis, {}, False),
+    (fastgen.QuadraticDiscriminantAnalysis, {}, False),
+])
+def test_partitions_that_see_different_classes(client, cls, params, alone):
+    """Partitions that each see one class still give the model fitted on all of them: fitted with
+    the classes they see and merged, or, where a model cannot fit such a partition alone (priors
+    per class; LDA and QDA need two classes or more), with all the classes, found first."""
     rng = np.random.default_rng(6)
     y = np.repeat(["a", "b", "c"], 200)  # sorted: most partitions see one class
     X = np.abs(np.round(rng.normal(size=(600, 3)) + (y == "b")[:, None] * 2))
-    ours = cls().fit(to_dask(X), da.from_array(y, chunks=CHUNK))
-    reference = cls().fit(X, y)
+    assert cls(**params)._fits_partitions_alone() is alone
+    ours = cls(**params).fit(to_dask(X), da.from_array(y, chunks=CHUNK))
+    reference = cls(**params).fit(X, y)
     assert_array_equal(ours.classes_, ["a", "b", "c"])
     assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9, atol=1e-9)

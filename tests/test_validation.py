@@ -700,7 +700,7 @@ _INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.i
 def test_encode_labels_equals_numpy_unique_for_integers(dtype, data):
     """Counted (compact range) and sorted (wide range) paths, at the ends of every integer type,
     give np.unique's classes (same dtype) and inverse."""
-    from fastgen._validation import encode_labels
+    from fastgen._validation import distinct_labels, encode_labels
 
     info = np.iinfo(dtype)
     base = data.draw(st.integers(int(info.min), int(info.max)))
@@ -710,6 +710,7 @@ def test_encode_labels_equals_numpy_unique_for_integers(dtype, data):
     classes, y_idx = encode_labels(y)
     expected, inverse = np.unique(y, return_inverse=True)
     assert classes.dtype == expected.dtype
+    np.testing.assert_array_equal(distinct_labels(y), expected)
     np.testing.assert_array_equal(classes, expected)
     assert y_idx.dtype == np.intp
     np.testing.assert_array_equal(y_idx, inverse.ravel())
