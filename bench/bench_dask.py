@@ -5,7 +5,8 @@ budget: throughput per worker at least 70% of the single-process kernels, peak m
 bounded by the chunk size.*
 
 Cluster (module-scoped, started outside every timing): ``distributed.LocalCluster`` on loopback with
-``N_WORKERS`` = 2 worker processes of one thread each and a memory budget (``memory_limit``) of
+``N_WORKERS`` = 2 (or, for the ``-1worker`` contenders, 1) worker processes of one thread each and a
+memory budget (``memory_limit``) of
 ``BUDGET`` = 768 MiB per worker; dask's default spill / pause / terminate thresholds (70% / 80% / 95%
 of the budget) apply.  Everything else is dask's default configuration (graph optimisation, root-task
 queuing with ``worker-saturation`` 1.1, ...), except the worker environment of some contenders (below).
@@ -33,12 +34,14 @@ workers by dask's ``OMP_NUM_THREADS=1`` etc.):
   ``(X_i, y_i)``, then ``est.partial_fit(X_i, y_i, classes=...)``.
 * ``dask-fit``: ``fastgen.<Model>(n_threads=1).fit(dX, dy)``, ``dX`` / ``dy`` dask arrays with one chunk
   per block (``da.from_delayed`` per block, ``da.concatenate``; CSR chunks for multinomial).  fastgen
-  fits each partition on the workers and merges the per-partition models in a tree reduction
-  (``fastgen/_dask.py``).  ``fit`` does not know the classes, so it first computes ``da.unique(dy)``: a
-  separate pass over the labels (cheap here: the label tasks do not generate the features), then the
-  fit pass.
+  fits each partition on the workers, with the classes that partition sees, and merges the
+  per-partition models in a tree reduction (``fastgen/_dask.py``): one pass.
 * ``dask-partial_fit``: ``fastgen.<Model>(n_threads=1).partial_fit(dX, dy, classes=...)``: the classes
-  given, as in the single-process loop, so one pass.
+  given, as in the single-process loop.
+* ``dask-fit-1worker``, ``dask-partial_fit-1worker``: the same on a cluster of one worker.  With two
+  workers on this two-core machine, the scheduler and the client (the test process) take their CPU
+  time from the workers' cores; with one worker they have a core of their own, as a scheduler does
+  on a real cluster, and the per-worker throughput is what a worker of a larger cluster gets.
 * ``dask-fit-daskenv``: ``dask-fit`` with dask's default worker environment.  The other dask contenders
   unset ``MALLOC_TRIM_THRESHOLD_`` (``distributed.nanny.pre-spawn-environ``, which dask sets to 65536
   for its workers), so that the workers' allocator behaves as in the test process; setting it
@@ -245,11 +248,14 @@ class Contender:
     name: str
     method: str | None  # None: the single-process loop; else the estimator method given dX, dy
     env: str | None  # a WORKER_ENVS key (dask contenders)
+    n_workers: int = N_WORKERS
 
 
-SINGLE = Contender("single-process", None, None)
+SINGLE = Contender("single-process", None, None, 1)
 CONTENDERS = (SINGLE, Contender("dask-fit", "fit", "glibc"),
               Contender("dask-partial_fit", "partial_fit", "glibc"),
+              Contender("dask-fit-1worker", "fit", "glibc", 1),
+              Contender("dask-partial_fit-1worker", "partial_fit", "glibc", 1),
               Contender("dask-fit-daskenv", "fit", "dask"))
 
 _CHUNK_BYTES: dict[str, int] = {}  #: model -> bytes of one block (block 0)
@@ -269,17 +275,17 @@ def dataset_name(case: Case, n_blocks: int) -> str:
 
 def pytest_generate_tests(metafunc):
     """(model, contender) parameters with their groups ``{model}/fit/dask-{rows}x{features}``.  Sorted
-    by worker environment, so that the cluster is replaced once."""
+    by worker environment and cluster size, so that each cluster is started once."""
     if "case_contender" not in metafunc.fixturenames:
         return
     n_blocks = N_BLOCKS[metafunc.config.getoption("--bench-size")]
     params = []
-    for env in (None, "glibc", "dask"):
+    for env, n_workers in ((None, 1), ("glibc", N_WORKERS), ("glibc", 1), ("dask", N_WORKERS)):
         for model, case in CASES.items():
             group = f"{model}/fit/{dataset_name(case, n_blocks)}"
             params += [pytest.param((case, c), id=f"{c.name}-{model}",
                                     marks=pytest.mark.benchmark(group=group))
-                       for c in CONTENDERS if c.env == env]
+                       for c in CONTENDERS if (c.env, c.n_workers) == (env, n_workers)]
     metafunc.parametrize("case_contender", params)
 
 
@@ -288,30 +294,29 @@ def pytest_generate_tests(metafunc):
 
 
 class Clusters:
-    """One LocalCluster at a time, for the worker environment asked for (started on first use,
-    replaced when another environment is asked for, closed with the module)."""
+    """One LocalCluster at a time, for the worker environment and number of workers asked for
+    (started on first use, replaced when another is asked for, closed with the module)."""
 
     def __init__(self):
         self.env = self.cluster = self.client = None
         self.baseline = None  #: the largest worker RSS of the fresh cluster, after a tiny fit
 
-
-    def client_for(self, env: str):
-        if env != self.env:
+    def client_for(self, env: str, n_workers: int):
+        if (env, n_workers) != self.env:
             self.close()
             with dask.config.set(WORKER_ENVS[env]):  # read by the nannies when they start
                 self.cluster = distributed.LocalCluster(
-                    n_workers=N_WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
+                    n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                     dashboard_address=None, memory_limit=BUDGET)
             self.client = distributed.Client(self.cluster)
-            self.env = env
-            self.client.wait_for_workers(N_WORKERS, timeout=120)
+            self.env = (env, n_workers)
+            self.client.wait_for_workers(n_workers, timeout=120)
             self.client.run(_worker_env)  # imports fastgen on the workers
             tiny = da.ones((400, 3), chunks=100)
             fastgen.GaussianNB().fit(tiny, da.arange(400, chunks=100) % 2)  # and everything a fit needs
             rss = [m[1] for m in self.client.run(_worker_memory).values() if m is not None]
             self.baseline = max(rss) if rss else None
-        self.client.wait_for_workers(N_WORKERS, timeout=120)
+        self.client.wait_for_workers(n_workers, timeout=120)
         return self.client
 
     def close(self):
@@ -421,7 +426,7 @@ def _common_info(case: Case, contender: Contender, n_blocks: int, bench_size: st
     return {
         "contender": f"fastgen-{contender.name}",
         "n_threads": 1,
-        "n_workers": 1 if contender is SINGLE else N_WORKERS,
+        "n_workers": contender.n_workers,
         "worker_env": contender.env,
         "dataset": dataset_name(case, n_blocks),
         "bench_size": bench_size,
@@ -444,22 +449,23 @@ def _common_info(case: Case, contender: Contender, n_blocks: int, bench_size: st
     }
 
 
-def _record_times(info: dict, n_rows: int, n_bytes: int, median, best, n_workers: int):
+def _record_times(info: dict, n_rows: int, n_bytes: int, median, best, n_workers: int | None):
     for suffix, seconds in (("", median), ("_best", best)):
         info[f"rows_per_s{suffix}"] = _per_s(n_rows, seconds)
         info[f"mb_per_s{suffix}"] = _per_s(n_bytes / 1e6, seconds)
-        if n_workers > 1:
+        if n_workers:  # the dask contenders
             info[f"rows_per_s_per_worker{suffix}"] = _per_s(n_rows / n_workers, seconds)
 
 
-def _record_ratio(info: dict, model: str, name: str):
+def _record_ratio(info: dict, model: str, contender: Contender):
     """``per_worker_vs_single``: dask rows/s per worker over single-process rows/s."""
-    single, ours = _RESULTS.get((model, SINGLE.name)), _RESULTS.get((model, name))
+    single, ours = _RESULTS.get((model, SINGLE.name)), _RESULTS.get((model, contender.name))
     if single is None or ours is None:
         return
     for suffix, k in (("", 1), ("_best", 2)):
         if single[k] and ours[k]:
-            info[f"per_worker_vs_single{suffix}"] = round(single[k] / (ours[k] * N_WORKERS), 3)
+            info[f"per_worker_vs_single{suffix}"] = round(
+                single[k] / (ours[k] * contender.n_workers), 3)
     if "per_worker_vs_single" in info:
         info["target_ratio"] = TARGET_RATIO
         info["meets_target"] = info["per_worker_vs_single"] >= TARGET_RATIO
@@ -508,7 +514,7 @@ def test_fit(benchmark, request, case_contender, n_blocks, bench_size):
 
         median, best = _times(benchmark)
         _RESULTS[(case.model, contender.name)] = (est, median, best)
-        _record_times(info, n_rows, n_bytes, median, best, 1)
+        _record_times(info, n_rows, n_bytes, median, best, None)
         if best:
             info["generation_s_estimate"] = round(gen_s, 3)
             info["generation_share"] = round(min(gen_s / best, 1.0), 3)
@@ -519,7 +525,7 @@ def test_fit(benchmark, request, case_contender, n_blocks, bench_size):
 
     # ---- dask (the peak RSS of the workers is reset after the warm-up: it covers the timed rounds)
     clusters = request.getfixturevalue("clusters")
-    client = clusters.client_for(contender.env)
+    client = clusters.client_for(contender.env, contender.n_workers)
     envs = client.run(_worker_env)
     assert all((v is None) == (contender.env == "glibc") for v in envs.values()), envs
     dX, dy = dask_dataset(case, n_blocks)
@@ -527,7 +533,7 @@ def test_fit(benchmark, request, case_contender, n_blocks, bench_size):
              dy[:WARMUP_BLOCKS * ROWS_PER_BLOCK])  # untimed warm-up
     client.run(_worker_reset_peak)
     idle = client.run(_worker_memory)
-    assert len(idle) == N_WORKERS
+    assert len(idle) == contender.n_workers
 
     est = benchmark.pedantic(fit_dask, args=(case, contender.method, dX, dy), rounds=ROUNDS,
                              iterations=1, warmup_rounds=0)
@@ -536,7 +542,7 @@ def test_fit(benchmark, request, case_contender, n_blocks, bench_size):
     assert set(after) == set(idle), "a worker was restarted during the benchmark (memory limit?)"
     median, best = _times(benchmark)
     _RESULTS[(case.model, contender.name)] = (est, median, best)
-    _record_times(info, n_rows, n_bytes, median, best, N_WORKERS)
+    _record_times(info, n_rows, n_bytes, median, best, contender.n_workers)
 
     # peak memory per worker (over the timed rounds)
     cb = chunk_bytes(case)
@@ -554,7 +560,7 @@ def test_fit(benchmark, request, case_contender, n_blocks, bench_size):
         info["idle_rss_mib_max"] = round(idle_rss / MiB, 1)
         info["peak_over_baseline_in_chunks"] = round((max(peaks) - base) / cb, 2)
         info["memory_bound_mib"] = round(bound / MiB, 1)
-    _record_ratio(info, case.model, contender.name)
+    _record_ratio(info, case.model, contender)
     _report(info, request.node.callspec.id)
 
     # correctness: the same model as the single-process kernels
