@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ._core import _counts
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
 from ._validation import (
@@ -44,13 +45,12 @@ PARALLEL_MIN_WORK = 200_000
 
 def group_by_class(y_idx, n_classes):
     """Row numbers grouped by class (stable) and the class boundaries: rows of class c are
-    ``order[class_ptr[c]:class_ptr[c + 1]]``, the layout the per-class kernels take."""
-    y_idx = np.asarray(y_idx, dtype=np.intp)
-    # a stable sort of 16-bit keys is a radix sort (linear), of wider keys a merge sort
-    keys = y_idx.astype(np.uint16) if n_classes <= 2**16 else y_idx
-    order = np.argsort(keys, kind="stable")
-    class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
-    np.cumsum(np.bincount(y_idx, minlength=n_classes), out=class_ptr[1:])
+    ``order[class_ptr[c]:class_ptr[c + 1]]``, the layout the per-class kernels take. y_idx holds
+    class indices in [0, n_classes)."""
+    y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
+    order = np.empty(y_idx.shape[0], dtype=np.intp)
+    class_ptr = np.empty(n_classes + 1, dtype=np.intp)
+    _counts.group_rows(y_idx, order, class_ptr)
     return order, class_ptr
 
 

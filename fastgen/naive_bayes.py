@@ -551,8 +551,9 @@ class MultinomialNB(_BaseDiscreteNB):
                                                 value)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
-        table[:, empty] = 0.0
-        bias[empty] = -np.inf
+        if empty.any():
+            table[:, empty] = 0.0
+            bias[empty] = -np.inf
         return _Params(table, bias, nonfinite)
 
 
@@ -636,8 +637,9 @@ class ComplementNB(_BaseDiscreteNB):
         # logged_cj = log(complement count) - log(complement total), where the complement count
         # of a class lacking feature j is feature_all_j + alpha_j
         alpha, _ = self._alpha_per_feature(alpha_in)
-        base = self.feature_all_ + alpha
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
+        # feature_all_ from the nonzero counts: summed class by class, as feature_all_ sums
+        base = np.bincount(feature, weights=count, minlength=self.n_features_in_) + alpha
         comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
@@ -831,8 +833,9 @@ class BernoulliNB(_BaseDiscreteNB):
             log_q = np.where(must[c], log_present[c], log_absent[c]) - log_total[c]
             table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
             bias[c] = self.class_log_prior_[c] + log_q.sum()
-        table[:, empty] = 0.0
-        bias[empty] = -np.inf
+        if empty.any():
+            table[:, empty] = 0.0
+            bias[empty] = -np.inf
         return must if must.any() else None
 
     def _feature_log_prob(self, alpha):

@@ -18,6 +18,31 @@ from libc.string cimport memmove, memset
 from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t
 
 
+def group_rows(
+    const intp_t[::1] y_idx not None,      # IN (n_samples,) class of each row, in [0, n_classes)
+    intp_t[::1] order_out not None,        # OUT (n_samples,)
+    intp_t[::1] class_ptr_out not None,    # OUT (n_classes + 1,)
+):
+    """The layout of design note a, by a stable counting sort: rows of class c are
+    order_out[class_ptr_out[c]:class_ptr_out[c + 1]], in row order. Labels validated by the
+    caller."""
+    cdef intp_t n_samples = y_idx.shape[0], n_classes = class_ptr_out.shape[0] - 1
+    cdef intp_t i, c
+    with nogil:
+        class_ptr_out[:] = 0
+        for i in range(n_samples):
+            class_ptr_out[y_idx[i] + 1] += 1
+        for c in range(n_classes):
+            class_ptr_out[c + 1] += class_ptr_out[c]
+        for i in range(n_samples):  # class_ptr_out[c] is class c's next free slot ...
+            c = y_idx[i]
+            order_out[class_ptr_out[c]] = i
+            class_ptr_out[c] += 1
+        for c in range(n_classes, 0, -1):  # ... so it ends as class c + 1's start
+            class_ptr_out[c] = class_ptr_out[c - 1]
+        class_ptr_out[0] = 0
+
+
 cdef intp_t _count_class(
     const data_t *X_data, const index_t *X_indices, const index_t *X_indptr,
     const intp_t *rows, intp_t n_rows, const float64_t *sample_weight,

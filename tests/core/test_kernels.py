@@ -146,6 +146,16 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     np.testing.assert_array_equal(sums, ref_sums)
 
 
+@pytest.mark.parametrize("n, n_classes", [(0, 3), (1, 1), (1000, 7), (50, 200)])
+def test_group_rows_is_a_stable_sort_by_class(n, n_classes):
+    y_idx = np.random.default_rng(n).integers(0, n_classes, n).astype(np.intp)
+    order, class_ptr = np.empty(n, np.intp), np.full(n_classes + 1, -5, np.intp)
+    _counts.group_rows(y_idx, order, class_ptr)
+    np.testing.assert_array_equal(order, np.argsort(y_idx, kind="stable"))
+    np.testing.assert_array_equal(class_ptr, np.r_[0, np.cumsum(np.bincount(y_idx,
+                                                                             minlength=n_classes))])
+
+
 def test_count_adds_to_existing_totals():
     rng = np.random.default_rng(1)
     X = _sparse_counts(rng, 30, 10, np.float64, np.int32)
