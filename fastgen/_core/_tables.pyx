@@ -138,10 +138,11 @@ def fill_table(
     # keeps a cursor per class into that class's (feature-sorted) entries.
     n_parts = max(1, min(n_threads, n_blocks))
     cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
+    cdef const intp_t *listed = &feature[0] if feature.shape[0] else NULL  # none: never read
     for part in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
         j = part * n_blocks // n_parts * FILL_BLOCK
         for c in range(n_classes):
-            cursor[part, c] = _lower_bound(&feature[0], class_ptr[c], class_ptr[c + 1], j)
+            cursor[part, c] = _lower_bound(listed, class_ptr[c], class_ptr[c + 1], j)
         for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
             j0 = block * FILL_BLOCK
             j1 = min(j0 + FILL_BLOCK, n_features)
