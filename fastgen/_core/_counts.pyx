@@ -15,6 +15,7 @@ from cython.parallel cimport parallel, prange
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
+from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t
 
 
@@ -95,7 +96,7 @@ cdef intp_t _count_class(
                 v = target[j]
                 fc_row[j] = v
                 target[j] = 0.0
-                nz_feature[m] = j  # branch-free listing: the slot advances past nonzeros only
+                nz_feature[m] = j  # list_nonzero's listing, fused with the pass
                 nz_value[m] = v
                 m += v != 0
         elif overwrite:
@@ -107,16 +108,9 @@ cdef intp_t _count_class(
                 fc_row[j] += target[j]
                 target[j] = 0.0
     elif nz_feature != NULL:
-        for j in range(n_features):
-            v = fc_row[j]
-            nz_feature[m] = j
-            nz_value[m] = v
-            m += v != 0
+        m = list_nonzero(fc_row, n_features, 0.0, nz_feature, nz_value, NULL)
     if nz_feature != NULL:
-        s = 0.0
-        for k in range(m):  # still in cache
-            s = s + nz_value[k]
-        nz_sum[0] = s
+        nz_sum[0] = sum_listed(nz_value, m)  # still in cache
     return m
 
 

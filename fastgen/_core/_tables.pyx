@@ -13,36 +13,12 @@ from cython cimport floating
 from cython.parallel cimport prange
 from libc.math cimport fabs, fmax
 
+from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport float64_t, intp_t
 
 cdef enum:
     # features per block of fill_table: a block of the table stays in cache while it is written
     FILL_BLOCK = 512
-
-
-cdef inline intp_t _compact_row(const float64_t *row, intp_t n, double total,
-                                intp_t *feature, float64_t *value,
-                                float64_t *rest) noexcept nogil:
-    """Write the nonzeros of row[0:n] (and total - value when rest is given); return how many.
-    Branch-free: every entry is written at the next free slot, which advances only past
-    nonzeros (so it never passes the number of nonzeros, and the capacity n suffices)."""
-    cdef intp_t j, m = 0
-    cdef double f, r
-    if rest == NULL:
-        for j in range(n):
-            f = row[j]
-            feature[m] = j
-            value[m] = f
-            m += f != 0
-    else:
-        for j in range(n):
-            f = row[j]
-            r = total - f
-            feature[m] = j
-            value[m] = f
-            rest[m] = r if r > 0 else 0.0
-            m += f != 0
-    return m
 
 
 def nonzero_counts(
@@ -60,20 +36,16 @@ def nonzero_counts(
     as weighted sums may round below) serves models that also need the complement count; the
     per-class sums come with the same pass (summed over the listed values, in order)."""
     cdef intp_t n_classes = count.shape[0], n_features = count.shape[1]
-    cdef intp_t c, k, m = 0, start
-    cdef double s
+    cdef intp_t c, m = 0, start
     cdef intp_t *feature = &feature_out[0]
     cdef float64_t *value = &value_out[0]
     cdef float64_t *rest = &rest_out[0] if with_rest else NULL
     with nogil:
         for c in range(n_classes):
             class_ptr_out[c] = start = m
-            m += _compact_row(&count[c, 0], n_features, class_total[c] if with_rest else 0.0,
+            m += list_nonzero(&count[c, 0], n_features, class_total[c] if with_rest else 0.0,
                               feature + m, value + m, rest + m if with_rest else NULL)
-            s = 0.0
-            for k in range(start, m):  # the class's values are still in cache
-                s += value[k]
-            class_sum_out[c] = s
+            class_sum_out[c] = sum_listed(value + start, m - start)  # still in cache
         class_ptr_out[n_classes] = m
 
 
