@@ -35,12 +35,33 @@ def _check_batch_size(batch_size):
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
 
 
-def _label(text, path, line_no):
+def _check_dtype(dtype):
+    """The values' type: float32 or float64 (a missing CSV field is NaN; a fraction must not be
+    truncated)."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def _as_label(text):
+    """A label as a number when it reads as one (int when integral), else the text."""
     try:
         value = float(text)
     except ValueError:
-        raise _error(path, line_no, f"label {text!r} is not a number") from None
+        return text
     return int(value) if value.is_integer() else value
+
+
+def _label(text, path, line_no):
+    """An svmlight label: a number."""
+    value = _as_label(text)
+    if isinstance(value, str):
+        raise _error(path, line_no, f"label {text!r} is not a number")
+    return value
 
 
 def _svmlight_rows(path, zero_based):
@@ -123,7 +144,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
         Rows per batch: the memory bound.
     zero_based : bool, default=False
         Whether column indices start at 0.
-    dtype : numpy dtype, default=np.float64
+    dtype : {np.float64, np.float32}, default=np.float64
         Type of the values.
 
     Yields
@@ -132,6 +153,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     y : ndarray of shape (n_rows,)
     """
     _check_batch_size(batch_size)
+    dtype = _check_dtype(dtype)
     if n_features is None:
         n_features = scan_svmlight(path, zero_based)[1]
     elif not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 0:
@@ -158,15 +180,6 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
         yield X, np.array([label for _, label, _ in batch])
 
 
-def _csv_label(text):
-    """A label as a number when it reads as one (int when integral), else the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() else value
-
-
 def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,
              delimiter: str = ",", batch_size: int = BATCH_SIZE,
              dtype=np.float64) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -187,7 +200,7 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
         The field separator.
     batch_size : int, default=65536
         Rows per batch: the memory bound.
-    dtype : numpy dtype, default=np.float64
+    dtype : {np.float64, np.float32}, default=np.float64
         Type of X.
 
     Yields
@@ -196,6 +209,9 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     y : ndarray of shape (n_rows,)
     """
     _check_batch_size(batch_size)
+    dtype = _check_dtype(dtype)
+    if isinstance(label_column, bool) or not isinstance(label_column, (int, str)):
+        raise TypeError(f"label_column must be an int or a column name, got {label_column!r}")
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f, delimiter=delimiter)
         names = next(reader, None) if header else None
@@ -259,7 +275,7 @@ def _csv_batch(path, batch, width, label_at, dtype):
     for i, (line_no, row) in enumerate(batch):
         if len(row) != width:
             raise _error(path, line_no, f"{len(row)} fields, expected {width}")
-        labels.append(_csv_label(row[label_at].strip()))
+        labels.append(_as_label(row[label_at].strip()))
         for j, field in enumerate(row[:label_at] + row[label_at + 1:]):
             field = field.strip()
             try:

@@ -132,3 +132,22 @@ def test_bad_arguments(svm_file):
         list(fio.iter_svmlight(path, n_features=-3))
     with pytest.raises(FileNotFoundError):
         list(fio.iter_csv(path.parent / "missing.csv"))
+
+
+def test_bad_dtype_and_label_column(svm_file, tmp_path):
+    """Integer values would truncate fractions (and cannot hold a missing CSV field): refused, as
+    is a label column that is neither a position nor a name."""
+    csv_path = tmp_path / "r.csv"
+    csv_path.write_text("a,b,y\n1.5,,0\n")
+    for read in (lambda **kw: fio.iter_svmlight(svm_file[0], **kw),
+                 lambda **kw: fio.iter_csv(csv_path, **kw)):
+        for bad in (np.int64, "int32", bool, "U3", np.complex128):
+            with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+                list(read(dtype=bad))
+        with pytest.raises(TypeError, match="dtype must be float32 or float64"):
+            list(read(dtype="no such type"))
+        X, _ = next(read(dtype=np.float32))
+        assert X.dtype == np.float32
+    for bad in (1.5, True, None, [0]):
+        with pytest.raises(TypeError, match="label_column must be an int or a column name"):
+            list(fio.iter_csv(csv_path, label_column=bad))
