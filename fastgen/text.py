@@ -106,7 +106,8 @@ def _assemble(parts, n_rows, n_cols, dtype):
     if len(parts) == 1:  # one batch: its arrays are the matrix's
         indptr, indices, data = parts[0]
         return sp.csr_matrix((data.astype(dtype, copy=False), indices.astype(index_dtype, copy=False),
-                              indptr.astype(index_dtype)), shape=(n_rows, n_cols), copy=False)
+                              indptr.astype(index_dtype, copy=False)), shape=(n_rows, n_cols),
+                             copy=False)
     indptr = np.empty(n_rows + 1, dtype=index_dtype)
     indptr[0] = 0
     indices = np.empty(nnz, dtype=index_dtype)
@@ -532,8 +533,7 @@ class HashingVectorizer(_Vectorizer):
         """
         settings = self._settings()
         n_docs, parts = self._batches(X, settings, "hash", None)
-        dtype = np.dtype(self.dtype)
-        out = _assemble(parts, n_docs, int(self.n_features), dtype)
+        out = _assemble(parts, n_docs, settings.n_columns, settings.dtype)
         if self.binary:
             out.data.fill(1)
         if self.norm is not None:
@@ -722,7 +722,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         n_docs, parts = self._batches(raw_documents, settings, "grow", vocab)
         if not len(vocab):
             raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-        X = _assemble(parts, n_docs, len(vocab), np.dtype(self.dtype))  # columns: first appearance
+        X = _assemble(parts, n_docs, len(vocab), settings.dtype)  # columns: first appearance
         if self.binary:
             X.data.fill(1)
         high = self.max_df if isinstance(self.max_df, numbers.Integral) else self.max_df * n_docs
@@ -793,7 +793,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
     def _transform(self, raw_documents, settings):
         n_docs, parts = self._batches(raw_documents, settings, "lookup", self._lookup_table())
-        X = _assemble(parts, n_docs, len(self.vocabulary_), np.dtype(self.dtype))
+        X = _assemble(parts, n_docs, len(self.vocabulary_), settings.dtype)
         if self.binary:
             X.data.fill(1)
         return X
