@@ -34,6 +34,20 @@ def batches(draw):
     return X, y_idx, n_classes, w, binarize, threshold
 
 
+def assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums):
+    """The counting kernel's listing (ptr, feature, value, sums) is exactly what nonzero_counts
+    lists from the written table fc."""
+    n_classes = fc.shape[0]
+    ref_ptr, ref_feature = np.empty(n_classes + 1, np.intp), np.empty(fc.size, np.intp)
+    ref_value, ref_rest, ref_sums = np.empty(fc.size), np.empty(fc.size), np.empty(n_classes)
+    _tables.nonzero_counts(fc, cc, False, ref_ptr, ref_feature, ref_value, ref_rest, ref_sums)
+    n = ref_ptr[-1]
+    np.testing.assert_array_equal(ptr, ref_ptr)
+    np.testing.assert_array_equal(feature[:n], ref_feature[:n])
+    np.testing.assert_array_equal(value[:n], ref_value[:n])
+    np.testing.assert_array_equal(sums, ref_sums)
+
+
 def _group(y_idx, n_classes):
     order = np.empty(len(y_idx), np.intp)
     class_ptr = np.empty(n_classes + 1, np.intp)
@@ -63,14 +77,7 @@ def test_overwrite_and_listing_match_the_reference_and_nonzero_counts(batch, n_t
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
                                rtol=1e-12)
-    ref_ptr, ref_feature = np.empty(n_classes + 1, np.intp), np.empty(fc.size, np.intp)
-    ref_value, ref_rest, ref_sums = np.empty(fc.size), np.empty(fc.size), np.empty(n_classes)
-    _tables.nonzero_counts(fc, cc, False, ref_ptr, ref_feature, ref_value, ref_rest, ref_sums)
-    n = ref_ptr[-1]
-    np.testing.assert_array_equal(ptr, ref_ptr)
-    np.testing.assert_array_equal(feature[:n], ref_feature[:n])
-    np.testing.assert_array_equal(value[:n], ref_value[:n])
-    np.testing.assert_array_equal(sums, ref_sums)
+    assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
 @settings(max_examples=150, deadline=None)

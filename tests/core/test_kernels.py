@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _reference import count_reference, jll_linear_reference
+from test_count_properties import assert_lists_nonzero_counts
 
 from fastgen._core import _checks, _counts, _jll, _openmp, _tables
 from fastgen._core import jll as selected_jll
@@ -136,14 +137,7 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
-    ref_ptr, ref_feature = np.empty(6, np.intp), np.empty(fc.size, np.intp)
-    ref_value, ref_rest, ref_sums = np.empty(fc.size), np.empty(fc.size), np.empty(5)
-    _tables.nonzero_counts(fc, cc, False, ref_ptr, ref_feature, ref_value, ref_rest, ref_sums)
-    n = ref_ptr[-1]
-    np.testing.assert_array_equal(ptr, ref_ptr)
-    np.testing.assert_array_equal(feature[:n], ref_feature[:n])
-    np.testing.assert_array_equal(value[:n], ref_value[:n])
-    np.testing.assert_array_equal(sums, ref_sums)
+    assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
 @pytest.mark.parametrize("n, n_classes", [(0, 3), (1, 1), (1000, 7), (50, 200)])
