@@ -7,6 +7,11 @@ needs is derived from the statistics in one place per model (``_derive``): a fea
 ``jll[i, c] = bias[c] + sum_j v(x_ij) table[j, c]``, and one kernel scores all three models.
 ``fit`` derives eagerly; ``partial_fit`` only marks the derived parameters stale, and they are
 rebuilt the first time they are needed (so streaming many small batches costs counting only).
+
+A sparse first batch leaves its counts as the list of nonzeros the counting kernel made
+(``_listed_counts``): derivation reads that list, and the dense ``feature_count_``, mostly zeros for
+a large vocabulary and as large as the scoring table, is built when it is first read (by the user,
+the next batch, merge, pickling or saving).
 """
 from __future__ import annotations
 
@@ -72,13 +77,11 @@ class _Derived:
     time see complete parameters or none (at worst two of them derive the same thing).
     """
 
-    __slots__ = ("alpha", "params", "feature_log_prob", "nonzero")
+    __slots__ = ("alpha", "params", "feature_log_prob")
 
     def __init__(self, alpha):
         self.alpha = alpha
         self.params = self.feature_log_prob = None
-        # the nonzero counts listed by the counting kernel (_accumulate), for one use
-        self.nonzero = []
 
 
 class _ClassPriorMixin:
@@ -142,13 +145,35 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
 
     _X_constraints = {"allow_negative": False, "max_abs": MAX_COUNT}
 
+    #: (n_features, class_ptr, feature, count, class_sum): the statistics of a sparse first batch
+    #: as the counting kernel listed them, until feature_count_ is built from them (__getattr__);
+    #: read-only. None: feature_count_ is an attribute.
+    _listed_counts: tuple | None = None
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_derived")
 
+    def __getattr__(self, name):
+        # reached only when normal lookup fails: feature_count_ still listed
+        listed = self.__dict__.get("_listed_counts")
+        if name == "feature_count_" and listed is not None:
+            n_features, class_ptr, feature, count, _ = listed
+            n_classes = len(class_ptr) - 1
+            feature_count = np.zeros((n_classes, n_features))
+            rows = np.repeat(np.arange(n_classes), np.diff(class_ptr))
+            feature_count[rows, feature] = count
+            self.feature_count_ = feature_count  # before the list goes: readers see one or both
+            self._listed_counts = None
+            return feature_count
+        return object.__getattribute__(self, name)  # the usual AttributeError, or a property's
+
     def __getstate__(self):
         # Pickle the statistics, not what is derived from them (as large again); it is rebuilt
-        # on first use after loading.
+        # on first use after loading. Listed counts are stored as feature_count_.
+        if self._listed_counts is not None:
+            self.feature_count_  # noqa: B018  (built)
         state = self.__dict__.copy()
+        state.pop("_listed_counts", None)
         if "_derived" in state:
             state["_derived"] = _Derived(self._derived.alpha)
         if state.pop("_length_parts", None):
@@ -170,7 +195,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         n_classes = len(classes)
         self.classes_ = classes
         self.class_count_ = np.zeros(n_classes, dtype=np.float64)
-        self.feature_count_ = None  # written whole by the first batch (_accumulate)
+        self.feature_count_ = None  # written whole, or listed, by the first batch (_accumulate)
+        self._listed_counts = None
         # parameters and outputs keep float32 input's dtype; counts and float64 give float64
         self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
         self._derived = _Derived(None)
@@ -267,15 +293,16 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior):
         """Add a validated batch to the statistics and mark the derived parameters stale.
 
-        The first batch after _reset writes the statistics instead of adding to zeros, and the
-        counting kernel lists the nonzero counts it wrote for the first derivation (see
-        _nonzero_counts) while they are in cache."""
+        The first batch after _reset writes the statistics instead of adding to zeros; a sparse
+        one lists them only (see the module docstring)."""
         n_classes, n_features = len(self.classes_), X.shape[1]
-        first = self.feature_count_ is None
-        if first:
-            self.feature_count_ = np.empty((n_classes, n_features))
-        self._check_statistics(n_classes, n_features)  # before the counting kernel writes
-        for name in ("class_count_", "feature_count_"):  # e.g. a model loaded read-only (mmap)
+        first = self._listed_counts is None and self.feature_count_ is None
+        listed = first and sp.issparse(X)
+        if first and not listed:
+            self.feature_count_ = np.zeros((n_classes, n_features))
+        names = ("class_count_",) if listed else ("class_count_", "feature_count_")
+        self._check_statistics(n_classes, n_features, names)  # before the counting kernel writes
+        for name in names:  # e.g. a model loaded read-only (mmap)
             if not getattr(self, name).flags.writeable:
                 setattr(self, name, getattr(self, name).copy())
         order, class_ptr = group_by_class(y_idx, n_classes)
@@ -286,7 +313,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
             lengths = np.empty(X.shape[0]) if self._counts_words else None
             n_threads = self._n_threads_for(X.indptr[-1])
             listing = {}
-            if first:
+            if listed:
                 # a class lists at most min(its entries, n_features) nonzeros (+ 1 slot of room)
                 room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
                 if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
@@ -298,15 +325,20 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                            "nz_feature_out": np.empty(size, np.intp),
                            "nz_value_out": np.empty(size), "nz_sum_out": np.empty(n_classes)}
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              binarize, threshold, self.feature_count_, self.class_count_,
-                              n_threads, overwrite=first, row_sum_out=lengths, **listing)
-            if listing:
+                              binarize, threshold, None if listed else self.feature_count_,
+                              self.class_count_, n_threads, overwrite=listed,
+                              n_features=n_features, row_sum_out=lengths, **listing)
+            if listed:
                 n = listing["nz_ptr_out"][-1]
-                derived.nonzero.append((listing["nz_ptr_out"], listing["nz_feature_out"][:n],
-                                        listing["nz_value_out"][:n], listing["nz_sum_out"]))
+                # views of the first n entries (the pages past them were never touched), and
+                # read-only: derivations take them as they are
+                listed_counts = (listing["nz_ptr_out"], listing["nz_feature_out"][:n],
+                                 listing["nz_value_out"][:n], listing["nz_sum_out"])
+                for array in listed_counts:
+                    array.flags.writeable = False
+                self._listed_counts = (n_features, *listed_counts)
+                del self.feature_count_
         else:
-            if first:
-                self.feature_count_.fill(0.0)
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
                                 self.feature_count_, self.class_count_,
                                 self._n_threads_for(X.size))
@@ -316,14 +348,24 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         self._update_class_log_prior(class_prior)
         self._derived = derived
 
-    def _check_statistics(self, n_classes, n_features, with_prior=False):
-        """The counting kernels write into these unchecked, and derivation reads them (with the
-        prior): refuse statistics that were replaced by arrays of another shape, dtype or layout
-        (fitted attributes can be reassigned)."""
-        names = [("class_count_", (n_classes,)), ("feature_count_", (n_classes, n_features))]
-        if with_prior:
-            names.append(("class_log_prior_", (n_classes,)))
-        for name, shape in names:
+    def _check_statistics(self, n_classes, n_features,
+                          names=("class_count_", "feature_count_", "class_log_prior_")):
+        """The counting kernels write into these unchecked, and derivation reads them: refuse
+        statistics that were replaced by arrays of another shape, dtype or layout (fitted
+        attributes can be reassigned). Listed counts are private, but are checked against
+        classes_ and n_features_in_, which are not."""
+        shapes = {"class_count_": (n_classes,), "feature_count_": (n_classes, n_features),
+                  "class_log_prior_": (n_classes,)}
+        listed = self._listed_counts
+        if listed is not None and "feature_count_" in names:
+            if (listed[0], len(listed[1]) - 1) != (n_features, n_classes):
+                raise ValueError(
+                    f"classes_ or n_features_in_ was modified: the counts are of {listed[0]} "
+                    f"features x {len(listed[1]) - 1} classes. Refit the model (fit) instead of "
+                    "editing fitted attributes.")
+            names = [name for name in names if name != "feature_count_"]
+        for name in names:
+            shape = shapes[name]
             value = getattr(self, name)
             if not (isinstance(value, np.ndarray) and value.shape == shape
                     and value.dtype == np.float64 and value.flags.c_contiguous):
@@ -368,10 +410,9 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         derived = self._derived
         params = derived.params
         if params is None:
-            self._check_statistics(len(self.classes_), self.n_features_in_, with_prior=True)
+            self._check_statistics(len(self.classes_), self.n_features_in_)
             params = self._derive(derived.alpha)
             derived.params = params  # published whole, in one store
-            derived.nonzero.clear()  # unused when derivation took another way
         return params
 
     @property
@@ -399,12 +440,10 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
     def _nonzero_counts(self, with_rest=False):
         """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
         (with_rest) class_count_ - count, and the sum of each class's counts. See
-        _tables.nonzero_counts."""
-        try:  # listed by the counting kernel: taken once (list.pop is atomic), as callers
-            class_ptr, feature, count, class_sum = self._derived.nonzero.pop()  # write in them
-        except IndexError:
-            pass
-        else:
+        _tables.nonzero_counts. Read-only: they may be the listed counts."""
+        listed = self._listed_counts
+        if listed is not None:
+            _, class_ptr, feature, count, class_sum = listed
             rest = np.empty(0)
             if with_rest:  # as _tables.nonzero_counts computes it
                 rest = np.repeat(self.class_count_, np.diff(class_ptr)) - count
@@ -427,7 +466,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
         set to value + value_class_term[c] (default: class_term); and whether any entry is not
         finite. See _tables.fill_table."""
-        n_classes, n_features = self.feature_count_.shape
+        n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
             value_class_term = class_term
@@ -544,9 +583,8 @@ class MultinomialNB(_BaseDiscreteNB):
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
         total = class_sum + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
-            # in place: count is ours, and fresh memory is slow to touch the first time
-            count += alpha_in if np.ndim(alpha_in) == 0 else alpha[feature]
-            value = np.log(count, out=count)
+            value = np.add(count, alpha_in if np.ndim(alpha_in) == 0 else alpha[feature])
+            np.log(value, out=value)
             table, nonfinite = self._fill_table(log_alpha, -np.log(total), class_ptr, feature,
                                                 value)
         bias = self.class_log_prior_.copy()
@@ -643,7 +681,8 @@ class ComplementNB(_BaseDiscreteNB):
         comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
-            log_comp = np.log(np.subtract(base[feature], count, out=count), out=count)
+            log_comp = base[feature]
+            np.log(np.subtract(log_comp, count, out=log_comp), out=log_comp)
             if self.norm:
                 table, nonfinite = self._fill_table(log_base, -log_comp_total, class_ptr, feature,
                                                     log_comp)
@@ -805,7 +844,8 @@ class BernoulliNB(_BaseDiscreteNB):
         log_q_present_sum = np.empty(len(class_count))
         with np.errstate(divide="ignore", invalid="ignore"):
             log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
-            value = np.log(np.add(count, alpha, out=count), out=count)
+            value = np.add(count, alpha)
+            np.log(value, out=value)
             value -= log_absent
             table, nonfinite = self._fill_table(
                 np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
@@ -846,11 +886,12 @@ class BernoulliNB(_BaseDiscreteNB):
                 return (log_present - log_total).astype(self._dtype, copy=False)
         alpha = float(alpha)
         class_ptr, feature, count, _, _ = self._nonzero_counts()
+        value = np.add(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_table(
                 np.broadcast_to(np.log(alpha), (self.n_features_in_,)),
                 -np.log(self.class_count_ + 2 * alpha), class_ptr, feature,
-                np.log(np.add(count, alpha, out=count), out=count))
+                np.log(value, out=value))
         return table.T
 
     def _apply_required_features(self, X, must, jll):

@@ -10,6 +10,9 @@
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
 #     does, and added to their output row in one sequential pass (count_csr).
+#  f) The first batch's counts may also be listed only (count_csr without feature_count_out): every
+#     class is summed in the scratch row and listed from it, and the dense table, mostly zeros for
+#     a large vocabulary, is never written (the model builds it if it is asked for).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.stdlib cimport calloc, free
@@ -56,14 +59,15 @@ cdef intp_t _count_class(
     has enough entries (design note e). row_sum (indexed by row number) gets the rows' sums unless
     NULL. With nz_feature (requires overwrite), the nonzeros of the finished row are listed there
     and in nz_value, in feature order (room for min(n_features, entries) + 1), and their sum in
-    *nz_sum; returns how many (0 without nz_feature)."""
+    *nz_sum; returns how many (0 without nz_feature). fc_row NULL: listed only (design note f;
+    requires scratch and nz_feature)."""
     cdef intp_t p, r, k, j, next_row, n_entries = 0, m = 0
     cdef double w, v, s
     cdef float64_t *target = fc_row
     for p in range(n_rows):
         r = rows[p]
         n_entries = n_entries + X_indptr[r + 1] - X_indptr[r]
-    if scratch != NULL and 2 * n_entries >= n_features:
+    if scratch != NULL and (fc_row == NULL or 2 * n_entries >= n_features):
         target = scratch
     elif overwrite:
         memset(fc_row, 0, n_features * sizeof(float64_t))
@@ -90,7 +94,10 @@ cdef intp_t _count_class(
                 target[X_indices[k]] += w * v
         if row_sum != NULL:
             row_sum[r] = s
-    if target != fc_row:  # one pass: the class's sums into its row, the scratch back to zero
+    if fc_row == NULL:  # listed from the scratch, which is then cleared
+        m = list_nonzero(target, n_features, 0.0, nz_feature, nz_value, NULL)
+        memset(target, 0, n_features * sizeof(float64_t))
+    elif target != fc_row:  # one pass: the class's sums into its row, the scratch back to zero
         if overwrite and nz_feature != NULL:
             for j in range(n_features):
                 v = target[j]
@@ -123,11 +130,12 @@ def count_csr(
     const float64_t[::1] sample_weight not None,  # IN (n_samples,)
     bint binarize,
     double threshold,
-    float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features)
+    float64_t[:, ::1] feature_count_out,           # OUT (n_classes, n_features) or None
     float64_t[::1] class_count_out not None,       # OUT (n_classes,)
     int n_threads,
     *,
     bint overwrite=False,
+    intp_t n_features=-1,                          # without feature_count_out
     float64_t[::1] row_sum_out=None,               # OUT (n_samples,): sum of each row
     const intp_t[::1] nz_room=None,                # IN (n_classes + 1,): see below
     intp_t[::1] nz_ptr_out=None,                   # OUT (n_classes + 1,)
@@ -147,6 +155,10 @@ def count_csr(
     Threads share the classes only when nz_room gives each class its room (nz_room[c]:nz_room[c +
     1]); otherwise the classes are counted and listed in order, on one thread.
 
+    Without feature_count_out (None; n_features given; requires overwrite and the nz_ outputs),
+    the counts are listed only (design note f). Raises MemoryError if a thread cannot have its
+    scratch row then.
+
     A class whose rows hold at least half as many entries as there are features is summed into a
     scratch row of its thread first, then added to its output row in one sequential pass (design
     note e): the scratch row stays in cache from class to class, while the output rows (a
@@ -154,12 +166,16 @@ def count_csr(
     on memory. feature_count_out[c, j] is thus the old value plus the batch's sum (in row order),
     as scikit-learn's feature_count_ += Y.T @ X."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
-    cdef intp_t n_features = feature_count_out.shape[1]
-    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
+    cdef bint dense = feature_count_out is not None
     cdef bint listing = nz_feature_out is not None
+    if dense:
+        n_features = feature_count_out.shape[1]
+    elif not (listing and overwrite and n_features >= 0):
+        raise ValueError("count_csr lists only with overwrite, the nz_ outputs and n_features")
+    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
     # no class can reach the scratch threshold when all rows together do not
-    cdef bint any_scratch = 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features > 0
-    cdef intp_t c, m, position = 0
+    cdef bint any_scratch = not dense or 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features
+    cdef intp_t c, m, position = 0, failed = 0
     cdef float64_t *scratch
     cdef intp_t *nz_feature = &nz_feature_out[0] if listing else NULL
     cdef float64_t *nz_value = &nz_value_out[0] if listing else NULL
@@ -169,11 +185,13 @@ def count_csr(
         # one thread lists the classes in order, each right after the one before
         with nogil:
             scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
-            for c in range(n_classes):
+            failed = not dense and scratch == NULL
+            for c in range(n_classes if not failed else 0):
                 m = _count_class(data, indices, &X_indptr[0],
                                  &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
                                  &sample_weight[0], binarize, threshold, overwrite, n_features,
-                                 &feature_count_out[c, 0], &class_count_out[c], row_sum, scratch,
+                                 &feature_count_out[c, 0] if dense else NULL,
+                                 &class_count_out[c], row_sum, scratch,
                                  nz_feature + position if listing else NULL,
                                  nz_value + position if listing else NULL,
                                  &nz_sum_out[c] if listing else NULL)
@@ -181,6 +199,8 @@ def count_csr(
                     nz_ptr_out[c] = position
                     position += m
             free(scratch)
+        if failed:
+            raise MemoryError("could not allocate the counting kernel's scratch row")
         if listing:
             nz_ptr_out[n_classes] = position
         return
@@ -188,16 +208,22 @@ def count_csr(
         # NULL when out of memory: then every class is counted in place, as small classes are
         scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
         for c in prange(n_classes, schedule="dynamic"):
-            m = _count_class(data, indices, &X_indptr[0],
-                             &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
-                             &sample_weight[0], binarize, threshold, overwrite, n_features,
-                             &feature_count_out[c, 0], &class_count_out[c], row_sum, scratch,
-                             nz_feature + nz_room[c] if listing else NULL,
-                             nz_value + nz_room[c] if listing else NULL,
-                             &nz_sum_out[c] if listing else NULL)
-            if listing:
-                nz_ptr_out[c + 1] = m  # a count for now
+            if not dense and scratch == NULL:
+                failed += 1
+            else:
+                m = _count_class(data, indices, &X_indptr[0],
+                                 &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
+                                 &sample_weight[0], binarize, threshold, overwrite, n_features,
+                                 &feature_count_out[c, 0] if dense else NULL,
+                                 &class_count_out[c], row_sum, scratch,
+                                 nz_feature + nz_room[c] if listing else NULL,
+                                 nz_value + nz_room[c] if listing else NULL,
+                                 &nz_sum_out[c] if listing else NULL)
+                if listing:
+                    nz_ptr_out[c + 1] = m  # a count for now
         free(scratch)
+    if failed:
+        raise MemoryError("could not allocate the counting kernel's scratch row")
     if listing:  # close the gaps between the classes' rooms, in class order
         with nogil:
             for c in range(n_classes):
