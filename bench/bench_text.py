@@ -5,8 +5,10 @@ Groups are ``{model}/{operation}/{dataset}``:
 * ``fit`` — ``est.fit(X_train, y_train)`` on a fresh estimator: for both libraries, everything needed
   before the first predict (fastgen's ``fit`` derives its scoring table eagerly; scikit-learn's
   computes ``feature_log_prob_``, and its BernoulliNB derives the rest on every predict call).
-  fastgen's BernoulliNB derives ``feature_log_prob_``, which its prediction does not use, on first
-  access: ``fit+feature_log_prob_`` times ``fit`` followed by reading it, for both libraries.
+  Two attributes that fastgen's prediction does not use are built on first access, and the groups
+  ``fit+{attribute}`` time ``fit`` followed by reading the attribute, for both libraries:
+  ``feature_count_`` (all three models; after a sparse fit fastgen keeps the counts as a list of
+  nonzeros until it is read) and BernoulliNB's ``feature_log_prob_``.
 * ``predict_log_proba`` — batch throughput on the whole test set (steady state: the estimator is
   fitted and has been called once on one row before timing).
 * ``predict_proba-1row`` — latency of ``predict_proba`` on one CSR row (``benchmark.pedantic`` with many
@@ -86,13 +88,19 @@ def test_fit(benchmark, contender, n_threads, model, dataset, corpora, reference
                          est.feature_log_prob_)
 
 
+LAZY_ATTRIBUTES = [(m, "feature_count_") for m in MODEL_KEYS] + [("bernoulli", "feature_log_prob_")]
+
+
+@pytest.mark.parametrize(("model", "attribute"), LAZY_ATTRIBUTES,
+                         ids=[f"{m}-{a}" for m, a in LAZY_ATTRIBUTES])
 @pytest.mark.parametrize("dataset", DATASETS)
-def test_fit_then_feature_log_prob(benchmark, contender, n_threads, dataset, corpora, new_estimator):
-    """BernoulliNB's feature_log_prob_ is not on fastgen's prediction path: derived on first access."""
+def test_fit_then_read(benchmark, contender, n_threads, model, attribute, dataset, corpora,
+                       new_estimator):
+    """Attributes off fastgen's prediction path, built on first access: fit, then read one."""
     corpus = corpora(dataset)
     X, y = corpus.X_train, corpus.y_train
-    benchmark.group = f"bernoulli/fit+feature_log_prob_/{dataset}"
-    benchmark(lambda: new_estimator("bernoulli").fit(X, y).feature_log_prob_)
+    benchmark.group = f"{model}/fit+{attribute}/{dataset}"
+    benchmark(lambda: getattr(new_estimator(model).fit(X, y), attribute))
 
 
 @pytest.mark.parametrize(("model", "dataset"), cases("predict_log_proba"))

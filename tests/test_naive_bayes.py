@@ -389,6 +389,50 @@ def test_extra_params_by_model():
     assert "norm" not in fastgen.MultinomialNB().get_params()
 
 
+def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path):
+    """A sparse first batch keeps its counts listed: predicting does not build feature_count_,
+    reading it (or pickling, saving, merging, the next batch) does, equal to a dense fit's."""
+    X, y, Xt, _ = zipf
+    dense = Estimator(alpha=0.5).fit(X.toarray(), y)
+    expected = outputs(dense, Xt)
+
+    def listed():
+        est = Estimator(alpha=0.5).fit(X, y)
+        assert "feature_count_" not in vars(est)
+        assert_outputs_equal(outputs(est, Xt), expected)
+        assert "feature_count_" not in vars(est)  # scoring reads the list
+        return est
+
+    est = listed()
+    assert_array_equal(est.feature_count_, dense.feature_count_)
+    assert "feature_count_" in vars(est) and est._listed_counts is None
+    assert_outputs_equal(outputs(est, Xt), expected)
+    # pickles and model files hold feature_count_, as before
+    state = listed().__getstate__()
+    assert_array_equal(state["feature_count_"], dense.feature_count_)
+    assert "_listed_counts" not in state
+    assert_array_equal(pickle.loads(pickle.dumps(listed())).feature_count_, dense.feature_count_)
+    listed().save(tmp_path / "m.fgm")
+    assert_array_equal(fastgen.load(tmp_path / "m.fgm").feature_count_, dense.feature_count_)
+    # the next batch and merge add to the built table
+    est = listed().partial_fit(X, y)
+    assert_allclose(est.feature_count_, 2 * dense.feature_count_, rtol=1e-15)
+    assert_allclose(listed().merge(listed()).feature_count_, 2 * dense.feature_count_, rtol=1e-15)
+    # the list is the model's own: nothing writes into it
+    assert not any(a.flags.writeable for a in listed()._listed_counts[1:])
+    # the attributes that it is checked against, modified
+    for name, value in (("n_features_in_", X.shape[1] - 1), ("classes_", np.arange(4))):
+        est = Estimator().fit(X, y)
+        est._derived.params = None  # stale, as after set_params
+        setattr(est, name, value)
+        with pytest.raises(ValueError, match="was modified"):
+            est.predict(Xt[:, :-1] if name == "n_features_in_" else Xt)
+    # unfitted: no attribute, and properties keep their own message
+    assert not hasattr(Estimator(), "feature_count_")
+    with pytest.raises(AttributeError, match="available after fit"):
+        Estimator().feature_log_prob_
+
+
 def test_refit_resets_state(Estimator, zipf):
     X, y, Xt, _ = zipf
     est = Estimator().fit(X, y)

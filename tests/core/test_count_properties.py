@@ -1,7 +1,7 @@
 """Property tests of the counting kernel's modes (hypothesis): whatever the shapes, dtypes, weights,
 stored zeros, empty classes, thread counts and rooms, overwrite writes the batch's sums, listing
-gives exactly what nonzero_counts lists from the written table, accumulating adds the batch's
-sums, and group_rows is a stable sort by class. The debug build runs these with bounds checks."""
+gives exactly what nonzero_counts lists from the written table (and listing without a table gives
+the same list), accumulating adds the batch's sums, and group_rows is a stable sort by class. The debug build runs these with bounds checks."""
 import numpy as np
 import scipy.sparse as sp
 from _reference import count_reference
@@ -78,6 +78,18 @@ def test_overwrite_and_listing_match_the_reference_and_nonzero_counts(batch, n_t
     np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
                                rtol=1e-12)
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
+    # listing only (no dense table): the same list, bit for bit, and the same class counts
+    cc2, ptr2, feature2 = np.full(n_classes, np.nan), np.empty(n_classes + 1, np.intp), \
+        np.empty(size, np.intp)
+    value2, sums2, row_sum2 = np.empty(size), np.empty(n_classes), np.empty(X.shape[0])
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, threshold, None,
+                      cc2, n_threads, overwrite=True, n_features=n_features, row_sum_out=row_sum2,
+                      nz_room=room if rooms else None, nz_ptr_out=ptr2, nz_feature_out=feature2,
+                      nz_value_out=value2, nz_sum_out=sums2)
+    n = ptr[-1]
+    for a, b in ((cc, cc2), (ptr, ptr2), (feature[:n], feature2[:n]), (value[:n], value2[:n]),
+                 (sums, sums2), (row_sum, row_sum2)):
+        np.testing.assert_array_equal(a, b)
 
 
 @settings(max_examples=150, deadline=None)

@@ -163,6 +163,19 @@ def test_count_adds_to_existing_totals():
     np.testing.assert_allclose(cc, cc_ref + 1)
 
 
+@pytest.mark.parametrize("missing", ["overwrite", "listing", "n_features"])
+def test_count_csr_lists_only_with_what_listing_needs(missing):
+    X = _sparse_counts(np.random.default_rng(1), 6, 4, np.float64, np.int32)
+    order, class_ptr = _grouping(np.zeros(6, np.intp), 1)
+    listing = {"nz_ptr_out": np.empty(2, np.intp), "nz_feature_out": np.empty(5, np.intp),
+               "nz_value_out": np.empty(5), "nz_sum_out": np.empty(1)}
+    kwargs = {"overwrite": missing != "overwrite", "n_features": -1 if missing == "n_features" else 4,
+              **({} if missing == "listing" else listing)}
+    with pytest.raises(ValueError, match="lists only"):
+        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(6), False, 0.0,
+                          None, np.empty(1), 1, **kwargs)
+
+
 @pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
