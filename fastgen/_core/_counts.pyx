@@ -15,11 +15,50 @@
 #     a large vocabulary, is never written (the model builds it if it is asked for).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
+from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
 from ._listing cimport list_nonzero, sum_listed
-from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t
+from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t, label_t
+
+
+def encode_compact(
+    const label_t[::1] y not None,   # IN (n_samples,) labels, n_samples >= 1
+    label_t[::1] classes_out not None,  # OUT (n_samples,): the distinct labels in [0:returned)
+    intp_t[::1] code_out not None,   # OUT (n_samples,): each label's index among them
+    intp_t max_span,
+):
+    """np.unique(y, return_inverse=True) by counting, for labels whose max - min is at most
+    max_span: returns how many distinct labels (sorted in classes_out), or -1 (nothing written)
+    when they span more. Differences are taken in uint64, exact for every integer type."""
+    cdef intp_t n = y.shape[0], i, k = -1
+    cdef label_t low = y[0], high = y[0], v
+    cdef uint64_t span, j
+    cdef intp_t *rank = NULL
+    with nogil:
+        for i in range(1, n):
+            v = y[i]
+            low = v if v < low else low
+            high = v if v > high else high
+        span = <uint64_t> high - <uint64_t> low
+        if span <= <uint64_t> max_span:
+            rank = <intp_t *> calloc(span + 1, sizeof(intp_t))
+        if rank != NULL:
+            k = 0
+            for i in range(n):
+                rank[<uint64_t> y[i] - <uint64_t> low] = 1
+            for j in range(span + 1):  # present values get their rank
+                if rank[j]:
+                    classes_out[k] = <label_t> (<uint64_t> low + j)
+                    rank[j] = k
+                    k += 1
+            for i in range(n):
+                code_out[i] = rank[<uint64_t> y[i] - <uint64_t> low]
+            free(rank)
+    if k < 0 and span <= <uint64_t> max_span:
+        raise MemoryError("could not allocate the label ranks")
+    return k
 
 
 def group_rows(

@@ -1,5 +1,5 @@
 # Shared scalar and fused types for the fastgen kernels (after scikit-learn's utils/_typedefs.pxd).
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 ctypedef double float64_t
 ctypedef float float32_t
@@ -12,6 +12,17 @@ ctypedef fused data_t:
     float64_t
     int32_t
     int64_t
+
+# Integer class labels, in every width and signedness NumPy has.
+ctypedef fused label_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
 
 # CSR indices/indptr: int32 for ordinary matrices, int64 for matrices with more than 2**31 nonzeros.
 ctypedef fused index_t:
