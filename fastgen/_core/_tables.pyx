@@ -11,7 +11,7 @@ import numpy as np
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport fabs, fmax
+from libc.math cimport fabs
 
 from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport float64_t, intp_t
@@ -19,6 +19,8 @@ from ._typedefs cimport float64_t, intp_t
 cdef enum:
     # features per block of fill_table: a block of the table stays in cache while it is written
     FILL_BLOCK = 512
+    # below this many classes fill_table writes a class at a time (strided) instead of row by row
+    FEW_CLASSES = 8
 
 
 def nonzero_counts(
@@ -90,19 +92,30 @@ def fill_table(
     cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
     cdef floating *out
-    cdef double vt, x, big = 0.0
+    cdef double vt, x, big = 0.0, x1, x2, x3, big1 = 0.0, big2 = 0.0, big3 = 0.0
+    # a broadcast scalar (stride 0) is judged by its one value
+    cdef intp_t n_judged = min(n_features, 1) if feature_term.strides[0] == 0 else n_features
+    cdef intp_t n_quads = n_judged - n_judged % 4
     if n_classes == 0:
         return 0
     with nogil:
-        for j in range(n_features):
+        for j in range(0, n_quads, 4):  # four running maxima: each waits on the one before
+            x, x1, x2, x3 = feature_term[j], feature_term[j + 1], feature_term[j + 2], \
+                feature_term[j + 3]
+            # x - x is NaN for NaN and +-inf, 0 otherwise
+            nonfinite += ((x - x) != 0) + ((x1 - x1) != 0) + ((x2 - x2) != 0) + ((x3 - x3) != 0)
+            big, big1 = _larger(big, fabs(x)), _larger(big1, fabs(x1))
+            big2, big3 = _larger(big2, fabs(x2)), _larger(big3, fabs(x3))
+        for j in range(n_quads, n_judged):
             x = feature_term[j]
-            nonfinite += (x - x) != 0  # NaN for NaN and +-inf, 0 otherwise
-            big = fmax(big, fabs(x))
+            nonfinite += (x - x) != 0
+            big = _larger(big, fabs(x))
+        big = _larger(_larger(big, big1), _larger(big2, big3))
         vt = 0.0
         for c in range(n_classes):
             x = ct[c]
             nonfinite += (x - x) != 0
-            vt = fmax(vt, fabs(x))
+            vt = _larger(vt, fabs(x))
         x = <floating> (big + vt)
         nonfinite += (x - x) != 0
     # One pass over the table, a block of features at a time (the block stays in cache while
@@ -118,9 +131,15 @@ def fill_table(
         for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
             j0 = block * FILL_BLOCK
             j1 = min(j0 + FILL_BLOCK, n_features)
-            for j in range(j0, j1):
-                _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
             out = &table_out[0, 0]
+            if n_classes < FEW_CLASSES:  # a class at a time: rows this short are no loop
+                for c in range(n_classes):
+                    vt = ct[c]
+                    for j in range(j0, j1):
+                        out[j * n_classes + c] = <floating> (feature_term[j] + vt)
+            else:
+                for j in range(j0, j1):
+                    _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
             for c in range(n_classes):
                 vt = value_class_term[c]
                 stop = class_ptr[c + 1]
@@ -132,6 +151,12 @@ def fill_table(
                     k = k + 1
                 cursor[part, c] = k
     return nonfinite
+
+
+cdef inline double _larger(double a, double b) noexcept nogil:
+    """max(a, b) for magnitudes whose NaNs are counted apart (one instruction; C's fmax, which
+    must return the number beside a NaN, is a library call)."""
+    return b if b > a else a
 
 
 cdef inline intp_t _lower_bound(const intp_t *a, intp_t lo, intp_t hi, intp_t v) noexcept nogil:

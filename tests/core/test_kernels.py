@@ -163,6 +163,37 @@ def test_count_adds_to_existing_totals():
     np.testing.assert_allclose(cc, cc_ref + 1)
 
 
+@pytest.mark.parametrize("n_classes", [1, 2, 7, 8, 13])  # a class at a time below 8, rows from 8
+@pytest.mark.parametrize("n_features", [1, 6, 513, 1030])  # quads and a tail; one and more blocks
+@pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
+def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
+    """Every entry, for any number of classes and features, a per-feature or broadcast (stride 0)
+    feature term, on 1 or 2 threads; a non-finite term anywhere is reported."""
+    rng = np.random.default_rng(n_classes * 10_000 + n_features)
+    count = rng.integers(0, 3, (n_classes, n_features)) * (rng.random((n_classes, n_features)) < 0.2)
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, nz_feature = np.nonzero(count)
+    value, value_term = rng.normal(size=len(nz_class)), rng.normal(size=n_classes)
+    feature_term = (np.broadcast_to(rng.normal(), (n_features,)) if broadcast
+                    else rng.normal(size=n_features))
+    class_term = rng.normal(size=n_classes)
+    expected = feature_term[:, None] + class_term[None, :]
+    expected[nz_feature, nz_class] = value + value_term[nz_class]
+    for n_threads in (1, 2):
+        table = np.full((n_features, n_classes), np.nan)
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+                                  value, value_term, table, n_threads) == 0
+        np.testing.assert_array_equal(table, expected)
+    for bad in (np.nan, np.inf):
+        if broadcast:
+            term = np.broadcast_to(bad, (n_features,))
+        else:
+            term = feature_term.copy()
+            term[rng.integers(n_features)] = bad  # in a quad or in the tail
+        assert _tables.fill_table(term, class_term, class_ptr, nz_feature.astype(np.intp), value,
+                                  value_term, np.empty((n_features, n_classes)), 1) > 0
+
+
 @pytest.mark.parametrize("missing", ["overwrite", "listing", "n_features"])
 def test_count_csr_lists_only_with_what_listing_needs(missing):
     X = _sparse_counts(np.random.default_rng(1), 6, 4, np.float64, np.int32)
