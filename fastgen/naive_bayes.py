@@ -54,6 +54,14 @@ MAX_LENGTH_PARTS = 64
 MAX_LENGTH_ROWS = 2**20
 
 
+def _repeated(value, n):
+    """A read-only float64 vector of n times one value: a stride-0 view, as np.broadcast_to makes
+    (whose generality costs microseconds a call)."""
+    view = np.ndarray((n,), np.float64, np.array([value], dtype=np.float64), 0, (0,))
+    view.flags.writeable = False
+    return view
+
+
 class _Params:
     """What scoring needs, derived from the statistics: the feature-major table, the per-class
     bias, the (rare) required features of BernoulliNB with alpha = 0, and whether the table holds
@@ -431,11 +439,11 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
 
     def _alpha_per_feature(self, alpha):
         """alpha and log(alpha) as (n_features,) vectors (stride-0 views for a scalar)."""
-        n_features = self.n_features_in_
         with np.errstate(divide="ignore"):
             log_alpha = np.log(alpha)
-        return (np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_features,)),
-                np.broadcast_to(log_alpha, (n_features,)))
+        if np.ndim(alpha) == 0:
+            return _repeated(alpha, self.n_features_in_), _repeated(log_alpha, self.n_features_in_)
+        return np.asarray(alpha, dtype=np.float64), log_alpha
 
     def _nonzero_counts(self, with_rest=False):
         """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
@@ -848,7 +856,7 @@ class BernoulliNB(_BaseDiscreteNB):
             np.log(value, out=value)
             value -= log_absent
             table, nonfinite = self._fill_table(
-                np.broadcast_to(np.log(alpha), (n_features,)), -np.log(class_count + alpha),
+                _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
             # sum of log(1 - p) = log(M - N + a) - log(M + 2a) over the present features ...
             _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum)
@@ -889,7 +897,7 @@ class BernoulliNB(_BaseDiscreteNB):
         value = np.add(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_table(
-                np.broadcast_to(np.log(alpha), (self.n_features_in_,)),
+                _repeated(np.log(alpha), self.n_features_in_),
                 -np.log(self.class_count_ + 2 * alpha), class_ptr, feature,
                 np.log(value, out=value))
         return table.T
