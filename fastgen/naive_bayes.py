@@ -438,12 +438,15 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         return self._params().table.T
 
     def _alpha_per_feature(self, alpha):
-        """alpha and log(alpha) as (n_features,) vectors (stride-0 views for a scalar)."""
+        """alpha and log(alpha) as read-only (n_features,) vectors (stride-0 views for a scalar)."""
         with np.errstate(divide="ignore"):
             log_alpha = np.log(alpha)
         if np.ndim(alpha) == 0:
             return _repeated(alpha, self.n_features_in_), _repeated(log_alpha, self.n_features_in_)
-        return np.asarray(alpha, dtype=np.float64), log_alpha
+        alpha = np.asarray(alpha, dtype=np.float64).view()  # the model's own alpha: read-only
+        alpha.flags.writeable = False
+        log_alpha.flags.writeable = False
+        return alpha, log_alpha
 
     def _nonzero_counts(self, with_rest=False):
         """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,

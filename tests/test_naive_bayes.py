@@ -433,6 +433,19 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path):
         Estimator().feature_log_prob_
 
 
+def test_alpha_vectors_are_read_only(Estimator, zipf):
+    """The per-feature alpha handed to the derivations is the model's own (or a stride-0 view
+    of a scalar): an in-place write there would change the model, so none is allowed."""
+    X, y, _, _ = zipf
+    for alpha in (0.5, np.linspace(0.1, 2.0, X.shape[1])):
+        est = Estimator(alpha=alpha).fit(X, y)
+        vectors = est._alpha_per_feature(est._derived.alpha)
+        assert all(v.shape == (X.shape[1],) and not v.flags.writeable for v in vectors)
+        with pytest.raises(ValueError, match="read-only"):
+            vectors[0][0] = 0.0
+    assert_array_equal(alpha, np.linspace(0.1, 2.0, X.shape[1]))
+
+
 def test_refit_resets_state(Estimator, zipf):
     X, y, Xt, _ = zipf
     est = Estimator().fit(X, y)
