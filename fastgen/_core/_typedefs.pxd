@@ -40,3 +40,25 @@ cdef extern from *:
     """
     void fastgen_prefetch(const void *p) noexcept nogil
 
+
+# Index of the lowest set bit of a nonzero 64-bit word.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define fastgen_ctz64(x) __builtin_ctzll(x)
+    #elif defined(_MSC_VER)
+    #include <intrin.h>
+    static __inline int fastgen_ctz64(unsigned __int64 x) {
+        unsigned long i;
+        _BitScanForward64(&i, x);
+        return (int)i;
+    }
+    #else
+    static inline int fastgen_ctz64(uint64_t x) {
+        int i = 0;
+        while (!(x & 1)) { x >>= 1; i++; }
+        return i;
+    }
+    #endif
+    """
+    int fastgen_ctz64(uint64_t x) noexcept nogil

@@ -116,9 +116,10 @@ def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
 @pytest.mark.parametrize("binarize", [False, True])
 @pytest.mark.parametrize("rooms", [True, False])
 def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
-    """overwrite writes the batch's sums over anything (rows of classes without samples too);
-    listing gives exactly what nonzero_counts lists from the written table, whether a class went
-    through the scratch row or not, with rooms of the documented minimum size."""
+    """overwrite writes the batch's sums over anything (rows of classes without samples too),
+    whether a class went through the scratch row or not; listing without a table gives exactly
+    what nonzero_counts lists from the written table, with rooms of the documented minimum
+    size."""
     rng = np.random.default_rng(6)
     X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
     X.data[::7] = 0.0  # stored zeros: entries that list nothing
@@ -132,11 +133,15 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
     value, sums = np.full(room[-1], np.nan), np.empty(5)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
-                      n_threads, overwrite=True, nz_room=room if rooms else None, nz_ptr_out=ptr,
-                      nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+                      n_threads, overwrite=True)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
+    cc2 = np.full(5, np.nan)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, None, cc2,
+                      n_threads, overwrite=True, n_features=40, nz_room=room if rooms else None,
+                      nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+    np.testing.assert_array_equal(cc2, cc)
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
@@ -194,17 +199,23 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
                                   value_term, np.empty((n_features, n_classes)), 1) > 0
 
 
-@pytest.mark.parametrize("missing", ["overwrite", "listing", "n_features"])
-def test_count_csr_lists_only_with_what_listing_needs(missing):
+@pytest.mark.parametrize("wrong", ["no overwrite", "no listing", "no n_features", "no nz_sum_out",
+                                     "a table"])
+def test_count_csr_lists_only_with_what_listing_needs(wrong):
+    """Listing needs overwrite, n_features and every nz_ output, and no table."""
     X = _sparse_counts(np.random.default_rng(1), 6, 4, np.float64, np.int32)
     order, class_ptr = _grouping(np.zeros(6, np.intp), 1)
     listing = {"nz_ptr_out": np.empty(2, np.intp), "nz_feature_out": np.empty(5, np.intp),
                "nz_value_out": np.empty(5), "nz_sum_out": np.empty(1)}
-    kwargs = {"overwrite": missing != "overwrite", "n_features": -1 if missing == "n_features" else 4,
-              **({} if missing == "listing" else listing)}
+    if wrong == "no nz_sum_out":
+        del listing["nz_sum_out"]
+    kwargs = {"overwrite": wrong != "no overwrite",
+              "n_features": -1 if wrong == "no n_features" else 4,
+              **({} if wrong == "no listing" else listing)}
+    table = np.empty((1, 4)) if wrong == "a table" else None
     with pytest.raises(ValueError, match="lists only"):
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(6), False, 0.0,
-                          None, np.empty(1), 1, **kwargs)
+                          table, np.empty(1), 1, **kwargs)
 
 
 @pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
