@@ -208,3 +208,21 @@ def categorical_counts(X, y_idx, n_classes, n_categories, sample_weight=None):
             count[y_idx[i], int(v)] += w[i]
         out.append(count)
     return out
+
+
+def values_status_reference(values, allow_nan, allow_negative, max_abs):
+    """_checks.values_status by its definition: the first problem in order, else whether an
+    (allowed) NaN occurs."""
+    from fastgen._core._checks import ValuesStatus as V
+
+    for v in np.asarray(values, dtype=np.float64):
+        if np.isnan(v):
+            if not allow_nan:
+                return V.VALUES_NAN
+        elif np.isinf(v):
+            return V.VALUES_INF
+        elif v < 0 and not allow_negative:
+            return V.VALUES_NEGATIVE
+        elif abs(v) > max_abs:
+            return V.VALUES_TOO_LARGE
+    return V.VALUES_OK_WITH_NAN if np.isnan(values).any() else V.VALUES_OK

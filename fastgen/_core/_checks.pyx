@@ -56,29 +56,37 @@ cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
 cdef extern from *:
     """
     /* One pass over the values: flags bit 0 = some NaN, bit 1 = some +-inf, bit 2 = some
-       negative. On x86-64 (SSE2 is always there) comparisons produce lane masks that are OR-ed,
-       two vectors per step, and tested once at the end; elsewhere a scalar loop. Integers only
-       need their sign bits OR-ed. */
+       negative, bit 3 = some magnitude above bound. On x86-64 (SSE2 is always there) the
+       vectors keep running minima and maxima (MINPD/MAXPD return their second operand beside a
+       NaN, so NaN lanes leave them as they are) and OR-ed NaN masks, four vectors per step, and
+       the extremes are judged once at the end; elsewhere a scalar loop. Integers only need their
+       sign bits OR-ed. */
     #if defined(__SSE2__) || defined(_M_X64)
     #include <emmintrin.h>
-    #define FASTGEN_SIMD_SCAN(NAME, T, V, LOAD, SET1, AND, OR, UNORD, EQ, LT, GT, ZERO,         \
-                              MOVEMASK, LANES, ABSMASK, INF, BCAST)                                \
+    #include <math.h>
+    #define FASTGEN_SIMD_SCAN(NAME, T, V, LOAD, OR, UNORD, MIN, MAX, ZERO, MOVEMASK, LANES,         \
+                              STORE)                                                              \
     static inline int NAME(const T *__restrict x, Py_ssize_t n, double bound) {                   \
-        const V abs_mask = SET1(ABSMASK), inf = SET1(INF), zero = ZERO(), top = BCAST((T)bound);     \
-        V nan0 = zero, inf0 = zero, neg0 = zero, big0 = zero;                                     \
-        V nan1 = zero, inf1 = zero, neg1 = zero, big1 = zero;                                     \
+        V nan0 = ZERO(), nan1 = ZERO(), lo0 = ZERO(), lo1 = ZERO(), lo2 = ZERO(), lo3 = ZERO();   \
+        V hi0 = ZERO(), hi1 = ZERO(), hi2 = ZERO(), hi3 = ZERO();                                 \
         Py_ssize_t k = 0;                                                                         \
-        for (; k + 2 * LANES <= n; k += 2 * LANES) {                                              \
+        for (; k + 4 * LANES <= n; k += 4 * LANES) {                                              \
             V a = LOAD(x + k), b = LOAD(x + k + LANES);                                           \
-            V abs_a = AND(a, abs_mask), abs_b = AND(b, abs_mask);                                 \
-            nan0 = OR(nan0, UNORD(a, a)); nan1 = OR(nan1, UNORD(b, b));                           \
-            inf0 = OR(inf0, EQ(abs_a, inf)); inf1 = OR(inf1, EQ(abs_b, inf));                     \
-            neg0 = OR(neg0, LT(a, zero)); neg1 = OR(neg1, LT(b, zero));                           \
-            big0 = OR(big0, GT(abs_a, top)); big1 = OR(big1, GT(abs_b, top));                     \
+            V c = LOAD(x + k + 2 * LANES), d = LOAD(x + k + 3 * LANES);                           \
+            nan0 = OR(nan0, OR(UNORD(a, a), UNORD(b, b)));                                        \
+            nan1 = OR(nan1, OR(UNORD(c, c), UNORD(d, d)));                                        \
+            lo0 = MIN(a, lo0); lo1 = MIN(b, lo1); lo2 = MIN(c, lo2); lo3 = MIN(d, lo3);           \
+            hi0 = MAX(a, hi0); hi1 = MAX(b, hi1); hi2 = MAX(c, hi2); hi3 = MAX(d, hi3);           \
         }                                                                                         \
-        int flags = (MOVEMASK(OR(nan0, nan1)) != 0) | ((MOVEMASK(OR(inf0, inf1)) != 0) << 1)      \
-                  | ((MOVEMASK(OR(neg0, neg1)) != 0) << 2)                                        \
-                  | ((MOVEMASK(OR(big0, big1)) != 0) << 3);                                       \
+        T lo[LANES], hi[LANES];  /* 0 to start with: neither negative nor above any bound */      \
+        STORE(lo, MIN(MIN(lo0, lo1), MIN(lo2, lo3)));                                             \
+        STORE(hi, MAX(MAX(hi0, hi1), MAX(hi2, hi3)));                                             \
+        int flags = MOVEMASK(OR(nan0, nan1)) != 0;                                                \
+        for (int lane = 0; lane < LANES; lane++) {                                                \
+            T v = lo[lane], w = hi[lane];                                                         \
+            flags |= ((v == -(T)INFINITY || w == (T)INFINITY) << 1)                              \
+                   | ((v < 0) << 2) | ((w > (T)bound || -v > (T)bound) << 3);                     \
+        }                                                                                         \
         for (; k < n; k++) {                                                                      \
             T v = x[k];                                                                           \
             flags |= (v != v) | (((v - v) != (v - v) && v == v) << 1) | ((v < 0) << 2)            \
@@ -86,19 +94,10 @@ cdef extern from *:
         }                                                                                         \
         return flags;                                                                             \
     }
-    static inline __m128d fastgen_abs_mask_pd(double unused) {
-        return _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL)); }
-    static inline __m128 fastgen_abs_mask_ps(float unused) {
-        return _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)); }
-    #define FG_SET1_PD(v) (v)
-    FASTGEN_SIMD_SCAN(fastgen_scan_f64, double, __m128d, _mm_loadu_pd, FG_SET1_PD, _mm_and_pd,
-                      _mm_or_pd, _mm_cmpunord_pd, _mm_cmpeq_pd, _mm_cmplt_pd, _mm_cmpgt_pd,
-                      _mm_setzero_pd, _mm_movemask_pd, 2, fastgen_abs_mask_pd(0),
-                      _mm_set1_pd(__builtin_inf()), _mm_set1_pd)
-    FASTGEN_SIMD_SCAN(fastgen_scan_f32, float, __m128, _mm_loadu_ps, FG_SET1_PD, _mm_and_ps,
-                      _mm_or_ps, _mm_cmpunord_ps, _mm_cmpeq_ps, _mm_cmplt_ps, _mm_cmpgt_ps,
-                      _mm_setzero_ps, _mm_movemask_ps, 4, fastgen_abs_mask_ps(0),
-                      _mm_set1_ps(__builtin_inff()), _mm_set1_ps)
+    FASTGEN_SIMD_SCAN(fastgen_scan_f64, double, __m128d, _mm_loadu_pd, _mm_or_pd, _mm_cmpunord_pd,
+                      _mm_min_pd, _mm_max_pd, _mm_setzero_pd, _mm_movemask_pd, 2, _mm_storeu_pd)
+    FASTGEN_SIMD_SCAN(fastgen_scan_f32, float, __m128, _mm_loadu_ps, _mm_or_ps, _mm_cmpunord_ps,
+                      _mm_min_ps, _mm_max_ps, _mm_setzero_ps, _mm_movemask_ps, 4, _mm_storeu_ps)
     #else
     #define FASTGEN_SCALAR_SCAN(NAME, T)                                                        \
     static inline int NAME(const T *__restrict x, Py_ssize_t n, double bound) {                 \
