@@ -7,11 +7,16 @@
 #  b) nonzero_counts lists the nonzero counts class by class (class_ptr, feature, value), in
 #     feature order within a class, so per-class sums over them (segment_sums) are deterministic.
 #  c) Every argument was validated by the caller; the kernels only read and write.
+#  d) A table larger than the caches (20 MB for 20 Newsgroups) is only written, and read later by
+#     scoring: fill_table streams it to memory with non-temporal stores, which do not first read
+#     each cache line they write into the cache (a third less memory traffic; fit of the 20
+#     Newsgroups-shaped corpus 0.5-0.8 ms faster, calls interleaved in one process).
 import numpy as np
 
 from cython cimport floating
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.math cimport fabs
+from libc.stdlib cimport free, malloc
 
 from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport float64_t, intp_t
@@ -21,6 +26,37 @@ cdef enum:
     FILL_BLOCK = 512
     # below this many classes fill_table writes a class at a time (strided) instead of row by row
     FEW_CLASSES = 8
+    # fill_table streams tables of this many bytes or more (design note d)
+    STREAM_MIN_BYTES = 4 << 20
+
+
+cdef extern from *:
+    """
+    /* dst[0:n] = src[0:n] with non-temporal stores where the platform has them (SSE2), else
+       memcpy; the stores are ordered with later ones only after fastgen_stream_fence(). */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #include <stdint.h>
+    #define FASTGEN_STREAM(NAME, T, LANES, STREAM, LOAD)                                          \
+    static inline void NAME(T *dst, const T *src, Py_ssize_t n) {                                 \
+        Py_ssize_t k = 0;                                                                         \
+        for (; k < n && ((uintptr_t)(dst + k) & 15); k++) dst[k] = src[k];  /* to 16 bytes */    \
+        for (; k + LANES <= n; k += LANES) STREAM(dst + k, LOAD(src + k));                        \
+        for (; k < n; k++) dst[k] = src[k];                                                       \
+    }
+    FASTGEN_STREAM(fastgen_stream_f64, double, 2, _mm_stream_pd, _mm_loadu_pd)
+    FASTGEN_STREAM(fastgen_stream_f32, float, 4, _mm_stream_ps, _mm_loadu_ps)
+    #define fastgen_stream_fence() _mm_sfence()
+    #else
+    #include <string.h>
+    #define fastgen_stream_f64(dst, src, n) memcpy((dst), (src), (size_t)(n) * sizeof(double))
+    #define fastgen_stream_f32(dst, src, n) memcpy((dst), (src), (size_t)(n) * sizeof(float))
+    #define fastgen_stream_fence() ((void)0)
+    #endif
+    """
+    void fastgen_stream_f64(double *dst, const double *src, intp_t n) noexcept nogil
+    void fastgen_stream_f32(float *dst, const float *src, intp_t n) noexcept nogil
+    void fastgen_stream_fence() noexcept nogil
 
 
 def nonzero_counts(
@@ -120,36 +156,54 @@ def fill_table(
         nonfinite += (x - x) != 0
     # One pass over the table, a block of features at a time (the block stays in cache while
     # every class's entries in it are written). Each thread takes a contiguous range of blocks and
-    # keeps a cursor per class into that class's (feature-sorted) entries.
+    # keeps a cursor per class into that class's (feature-sorted) entries. A table larger than the
+    # caches is written block by block into a buffer of the thread's, then streamed out (note d).
     n_parts = max(1, min(n_threads, n_blocks))
     cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
     cdef const intp_t *listed = &feature[0] if feature.shape[0] else NULL  # none: never read
-    for part in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
-        j = part * n_blocks // n_parts * FILL_BLOCK
-        for c in range(n_classes):
-            cursor[part, c] = _lower_bound(listed, class_ptr[c], class_ptr[c + 1], j)
-        for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
-            j0 = block * FILL_BLOCK
-            j1 = min(j0 + FILL_BLOCK, n_features)
-            out = &table_out[0, 0]
-            if n_classes < FEW_CLASSES:  # a class at a time: rows this short are no loop
-                for c in range(n_classes):
-                    vt = ct[c]
-                    for j in range(j0, j1):
-                        out[j * n_classes + c] = <floating> (feature_term[j] + vt)
-            else:
-                for j in range(j0, j1):
-                    _fill_row(&table_out[j, 0], feature_term[j], ct, n_classes)
+    cdef bint streamed = n_features * n_classes * <intp_t> sizeof(floating) >= STREAM_MIN_BYTES
+    cdef floating *buffer = NULL
+    cdef intp_t base
+    with nogil, parallel(num_threads=n_parts):
+        # NULL (not streamed, or out of memory): the table is written in place
+        buffer = <floating *> malloc(FILL_BLOCK * n_classes * sizeof(floating)) if streamed \
+            else NULL
+        for part in prange(n_parts, schedule="static"):
+            j = part * n_blocks // n_parts * FILL_BLOCK
             for c in range(n_classes):
-                vt = value_class_term[c]
-                stop = class_ptr[c + 1]
-                k = cursor[part, c]
-                while k < stop and feature[k] < j1:
-                    x = <floating> (value[k] + vt)
-                    out[feature[k] * n_classes + c] = <floating> x
-                    nonfinite += (x - x) != 0
-                    k = k + 1
-                cursor[part, c] = k
+                cursor[part, c] = _lower_bound(listed, class_ptr[c], class_ptr[c + 1], j)
+            for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
+                j0 = block * FILL_BLOCK
+                j1 = min(j0 + FILL_BLOCK, n_features)
+                # feature j's row starts at out + (j - base) * n_classes
+                out = buffer if buffer != NULL else &table_out[0, 0]
+                base = j0 if buffer != NULL else 0
+                if n_classes < FEW_CLASSES:  # a class at a time: rows this short are no loop
+                    for c in range(n_classes):
+                        vt = ct[c]
+                        for j in range(j0, j1):
+                            out[(j - base) * n_classes + c] = <floating> (feature_term[j] + vt)
+                else:
+                    for j in range(j0, j1):
+                        _fill_row(out + (j - base) * n_classes, feature_term[j], ct, n_classes)
+                for c in range(n_classes):
+                    vt = value_class_term[c]
+                    stop = class_ptr[c + 1]
+                    k = cursor[part, c]
+                    while k < stop and feature[k] < j1:
+                        x = <floating> (value[k] + vt)
+                        out[(feature[k] - base) * n_classes + c] = <floating> x
+                        nonfinite += (x - x) != 0
+                        k = k + 1
+                    cursor[part, c] = k
+                if buffer != NULL:
+                    if floating is float:
+                        fastgen_stream_f32(&table_out[j0, 0], buffer, (j1 - j0) * n_classes)
+                    else:
+                        fastgen_stream_f64(&table_out[j0, 0], buffer, (j1 - j0) * n_classes)
+        if buffer != NULL:
+            fastgen_stream_fence()  # the streamed stores are done before the table is read
+            free(buffer)
     return nonfinite
 
 

@@ -199,6 +199,31 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
                                   value_term, np.empty((n_features, n_classes)), 1) > 0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_classes", [3, 14])  # a class at a time, and rows
+@pytest.mark.parametrize("aligned", [True, False])
+def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned):
+    """A table of 4 MiB or more goes through a block buffer and non-temporal stores (design note
+    d of _tables): every entry as written in place, on 1 and 2 threads, whether the table starts
+    on a 16-byte boundary or not (a scalar head first)."""
+    rng = np.random.default_rng(n_classes)
+    n_features = (4 << 20) // (np.dtype(dtype).itemsize * n_classes) + 777  # past the threshold
+    count = rng.random((n_classes, n_features)) < 0.05
+    class_ptr = np.r_[0, np.cumsum(count.sum(axis=1))].astype(np.intp)
+    nz_class, nz_feature = np.nonzero(count)
+    value, value_term = rng.normal(size=len(nz_class)), rng.normal(size=n_classes)
+    feature_term, class_term = rng.normal(size=n_features), rng.normal(size=n_classes)
+    expected = (feature_term[:, None] + class_term[None, :]).astype(dtype)
+    expected[nz_feature, nz_class] = (value + value_term[nz_class]).astype(dtype)
+    for n_threads in (1, 2):
+        memory = np.full(n_features * n_classes + 1, np.nan, dtype=dtype)
+        table = memory[1 - aligned:][:n_features * n_classes].reshape(n_features, n_classes)
+        assert (table.ctypes.data % 16 == 0) == aligned
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+                                  value, value_term, table, n_threads) == 0
+        np.testing.assert_array_equal(table, expected)
+
+
 @pytest.mark.parametrize("wrong", ["no overwrite", "no listing", "no n_features", "no nz_sum_out",
                                      "a table"])
 def test_count_csr_lists_only_with_what_listing_needs(wrong):
