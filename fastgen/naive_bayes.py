@@ -455,10 +455,9 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         listed = self._listed_counts
         if listed is not None:
             _, class_ptr, feature, count, class_sum = listed
-            rest = np.empty(0)
+            rest = np.empty(len(count) if with_rest else 0)
             if with_rest:  # as _tables.nonzero_counts computes it
-                rest = np.repeat(self.class_count_, np.diff(class_ptr)) - count
-                np.maximum(rest, 0.0, out=rest)
+                _tables.rest_counts(class_ptr, count, self.class_count_, rest)
             return class_ptr, feature, count, rest, class_sum
         capacity = self.feature_count_.size  # only the pages actually written are touched
         n_classes = len(self.classes_)
@@ -687,13 +686,13 @@ class ComplementNB(_BaseDiscreteNB):
         # of a class lacking feature j is feature_all_j + alpha_j
         alpha, _ = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
-        # feature_all_ from the nonzero counts: summed class by class, as feature_all_ sums
-        base = np.bincount(feature, weights=count, minlength=self.n_features_in_) + alpha
+        # base = feature_all_ + alpha, from the nonzero counts; log_comp: the complement counts
+        base, log_comp = np.empty(self.n_features_in_), np.empty(len(feature))
+        _tables.complement_counts(feature, count, alpha, base, log_comp)
         comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
-            log_comp = base[feature]
-            np.log(np.subtract(log_comp, count, out=log_comp), out=log_comp)
+            np.log(log_comp, out=log_comp)
             if self.norm:
                 table, nonfinite = self._fill_table(log_base, -log_comp_total, class_ptr, feature,
                                                     log_comp)

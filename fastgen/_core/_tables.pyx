@@ -87,6 +87,46 @@ def nonzero_counts(
         class_ptr_out[n_classes] = m
 
 
+def rest_counts(
+    const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,) of a listing
+    const float64_t[::1] count not None,          # IN (class_ptr[-1],) the listed counts
+    const float64_t[::1] class_total not None,    # IN (n_classes,)
+    float64_t[::1] rest_out not None,             # OUT (class_ptr[-1],)
+):
+    """rest_out[k] = class_total[c] - count[k] for the listed counts k of class c, clamped at 0,
+    as nonzero_counts' rest_out (for a listing made without it)."""
+    cdef intp_t c, k
+    cdef double total, v
+    with nogil:
+        for c in range(class_ptr.shape[0] - 1):
+            total = class_total[c]
+            for k in range(class_ptr[c], class_ptr[c + 1]):
+                v = total - count[k]
+                rest_out[k] = v if v > 0.0 else 0.0
+
+
+def complement_counts(
+    const intp_t[::1] feature not None,           # IN (n_listed,) features of a listing
+    const float64_t[::1] count not None,          # IN (n_listed,) the listed counts
+    const float64_t[:] alpha not None,            # IN (n_features,), may be a stride-0 broadcast
+    float64_t[::1] total_out not None,            # OUT (n_features,)
+    float64_t[::1] complement_out not None,       # OUT (n_listed,)
+):
+    """ComplementNB's smoothed counts from a listing: total_out[j] = (sum of feature j's listed
+    counts, added in listing order, as feature_count_.sum(axis=0) adds the classes) + alpha[j],
+    and complement_out[k] = total_out[feature[k]] - count[k], the other classes' count of the
+    listed entry's feature, smoothed."""
+    cdef intp_t j, k, n = feature.shape[0]
+    with nogil:
+        total_out[:] = 0.0
+        for k in range(n):
+            total_out[feature[k]] += count[k]
+        for j in range(total_out.shape[0]):
+            total_out[j] += alpha[j]
+        for k in range(n):
+            complement_out[k] = total_out[feature[k]] - count[k]
+
+
 def segment_sums(
     const float64_t[::1] values not None,  # IN (class_ptr[-1],)
     const intp_t[::1] class_ptr not None,  # IN (n_classes + 1,)

@@ -350,6 +350,31 @@ def test_values_status(dtype):
     assert status([]) == V.VALUES_OK
 
 
+@pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
+def test_complement_and_rest_counts_from_a_listing(broadcast):
+    """complement_counts and rest_counts give, bit for bit, what NumPy computes from the listing
+    (bincount adds in listing order, as the kernel does); a class without counts and a feature
+    no class has are included, and rest is clamped at 0."""
+    rng = np.random.default_rng(8)
+    count = rng.uniform(0.1, 3.0, (4, 30)) * (rng.random((4, 30)) < 0.3)
+    count[2], count[:, 7] = 0.0, 0.0
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, feature = np.nonzero(count)
+    value = count[nz_class, feature]
+    alpha = np.broadcast_to(0.5, (30,)) if broadcast else rng.uniform(0.0, 2.0, 30)
+    total, complement = np.full(30, np.nan), np.full(len(value), np.nan)
+    _tables.complement_counts(feature.astype(np.intp), value, alpha, total, complement)
+    expected_total = np.bincount(feature, weights=value, minlength=30) + alpha
+    np.testing.assert_array_equal(total, expected_total)
+    np.testing.assert_array_equal(complement, expected_total[feature] - value)
+    class_total = count.sum(axis=1)
+    class_total[1] = count[1].max() * (1 - 1e-12)  # a total that rounded below a count
+    rest = np.full(len(value), np.nan)
+    _tables.rest_counts(class_ptr, value, class_total, rest)
+    np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0))
+    assert (rest[class_ptr[1]:class_ptr[2]] == 0.0).any()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tables_from_nonzero_counts(dtype):
     rng = np.random.default_rng(4)
