@@ -199,18 +199,24 @@ def csr_has_duplicates(
     intp_t n_features,
 ):
     """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows with
-    strictly increasing columns (the usual case) are recognised in one sequential pass; otherwise
-    a per-column marker remembers the last row that used each column."""
+    strictly increasing columns (the usual case) are recognised in one sequential pass: the
+    places where a column is not above the one before, counted over all entries (a vectorised
+    loop, whatever the row lengths), are all where a row starts; otherwise a per-column marker
+    remembers the last row that used each column."""
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, k
+    cdef intp_t i, k, p, end = indptr[n_rows]
     cdef index_t j
-    cdef int found = 0, unsorted = 0
+    cdef intp_t not_above = 0, at_starts = 0
+    cdef int found = 0
     cdef intp_t *last_row
     with nogil:
-        for i in range(n_rows):
-            for k in range(indptr[i] + 1, indptr[i + 1]):
-                unsorted |= indices[k] <= indices[k - 1]
-    if not unsorted:
+        for k in range(1, end):
+            not_above += indices[k] <= indices[k - 1]
+        for i in range(1, n_rows):
+            p = indptr[i]
+            if 0 < p < end and p != indptr[i - 1]:  # a row starts at p (once for empty rows)
+                at_starts += indices[p] <= indices[p - 1]
+    if not_above == at_starts:
         return 0
     last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
     if last_row == NULL:

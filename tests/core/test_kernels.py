@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _reference import count_reference, jll_linear_reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_count_properties import assert_lists_nonzero_counts
 
 from fastgen._core import _checks, _counts, _jll, _openmp, _tables
@@ -447,6 +449,33 @@ def test_csr_has_duplicates(index_dtype):
     assert dup([], [0, 0]) == 0
     assert dup([0, 2, 4, 1, 3], [0, 3, 5]) == 0   # sorted rows: the sequential pass decides
     assert dup([0, 2, 2, 1, 3], [0, 3, 5]) == 1   # sorted but repeated: not strictly increasing
+    # a row start after empty rows is one start: the repeat in the last row is still seen
+    assert dup([4, 1, 1], [0, 1, 1, 1, 3]) == 1
+    assert dup([4, 1, 2], [0, 1, 1, 1, 3]) == 0
+    assert dup([4, 1, 2], [0, 0, 1, 3, 3]) == 0   # empty first and last rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6),
+                               st.sampled_from(["sorted", "shuffled", "repeat"])), max_size=12),
+       seed=st.integers(0, 2**32 - 1))
+def test_csr_has_duplicates_matches_its_definition(rows, seed):
+    """Any rows (empty, sorted, shuffled, with a repeated column, starting above or below where
+    the row before ended): whether some row stores a column twice."""
+    rng = np.random.default_rng(seed)
+    indices, indptr, expected = [], [0], 0
+    for length, kind in rows:
+        row = rng.choice(8, size=length, replace=False)
+        if kind == "sorted":
+            row = np.sort(row)
+        elif kind == "repeat" and length >= 2:
+            row[rng.integers(1, length)] = row[0]
+            row = np.sort(row) if rng.random() < 0.5 else row
+            expected = 1
+        indices.extend(row.tolist())
+        indptr.append(len(indices))
+    assert _checks.csr_has_duplicates(np.asarray(indices, dtype=np.int32),
+                                      np.asarray(indptr, dtype=np.int32), 8) == expected
 
 
 # ------------------------------------------------------------------ _missing.schur_terms
