@@ -13,15 +13,22 @@
 #  f) The first batch's counts may also be listed only (count_csr without feature_count_out): every
 #     class is summed in the scratch row and listed from it, and the dense table, mostly zeros for
 #     a large vocabulary, is never written (the model builds it if it is asked for). The features
-#     a class touches are marked in a bitmap as they are summed, and only those are read back.
+#     a class touches are marked in a bitmap as they are summed, and only those are read back,
+#     unless the class has at least as many entries as there are features (marking them would
+#     cost more than reading the whole scratch row).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
-from ._listing cimport sum_listed
+from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport data_t, fastgen_ctz64, fastgen_prefetch, float64_t, intp_t, index_t, label_t
+
+cdef enum:
+    # count_csr fetches rows ahead for an X of this many bytes (values and indices) or more: a
+    # smaller one stays in the caches, where fetching ahead only costs instructions
+    PREFETCH_MIN_BYTES = 4 << 20
 
 
 def encode_compact(
@@ -152,22 +159,24 @@ cdef inline intp_t _list_touched(float64_t *row, uint64_t *touched, intp_t n_fea
 cdef intp_t _count_class(
     const data_t *X_data, const index_t *X_indices, const index_t *X_indptr,
     const intp_t *rows, intp_t n_rows, const float64_t *sample_weight,
-    bint binarize, double threshold, bint overwrite, intp_t n_features,
+    bint binarize, double threshold, bint overwrite, intp_t n_features, bint prefetch,
     float64_t *fc_row, float64_t *class_count, float64_t *row_sum, float64_t *scratch,
     uint64_t *touched, intp_t *nz_feature, float64_t *nz_value, float64_t *nz_sum,
 ) noexcept nogil:
     """Count one class's rows (rows[0:n_rows]) into fc_row and *class_count (added to, or
     written when overwrite), through scratch (all zero, and left so; NULL: none) when the class
     has enough entries (design note e). row_sum (indexed by row number) gets the rows' sums unless
-    NULL. Returns 0.
+    NULL. With prefetch, each row is fetched while the one before is counted. Returns 0.
 
     fc_row NULL: listed only (design note f; requires scratch, the bitmap touched of n_features
     bits, all zero and left so, and overwrite): the class is summed into scratch, and its
     nonzeros listed in nz_feature and nz_value, in feature order (room for min(n_features,
-    entries) + 1), their sum in *nz_sum; returns how many."""
+    entries) + 1), their sum in *nz_sum; returns how many. A class with fewer entries than there
+    are features marks the ones it touches in the bitmap and lists only those; a larger one lists
+    by reading its whole scratch row (cheaper than marking every entry)."""
     cdef intp_t p, r, next_row, j, n_entries = 0, m
     cdef double w, s
-    cdef bint listing = fc_row == NULL
+    cdef bint listing = fc_row == NULL, marking
     cdef float64_t *target = fc_row
     for p in range(n_rows):
         r = rows[p]
@@ -178,17 +187,18 @@ cdef intp_t _count_class(
         memset(fc_row, 0, n_features * sizeof(float64_t))
     if overwrite:
         class_count[0] = 0.0
+    marking = listing and n_entries < n_features
     for p in range(n_rows):
         r = rows[p]
-        if p + 1 < n_rows:  # the next row is elsewhere in X: start fetching all of it now
+        if prefetch and p + 1 < n_rows:  # the next row is elsewhere in X: fetch it all now
             next_row = rows[p + 1]
             _prefetch_row(X_data, X_indices, X_indptr[next_row], X_indptr[next_row + 1])
         w = sample_weight[r]
         class_count[0] += w
-        if listing and binarize:
+        if marking and binarize:
             s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], w, True, threshold,
                          target, touched)
-        elif listing:
+        elif marking:
             s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], w, False, threshold,
                          target, touched)
         elif binarize:
@@ -199,8 +209,12 @@ cdef intp_t _count_class(
                          target, NULL)
         if row_sum != NULL:
             row_sum[r] = s
-    if listing:  # listed from the scratch, which is cleared as it is read
-        m = _list_touched(target, touched, n_features, nz_feature, nz_value)
+    if listing:  # listed from the scratch, which is cleared
+        if marking:
+            m = _list_touched(target, touched, n_features, nz_feature, nz_value)
+        else:
+            m = list_nonzero(target, n_features, 0.0, nz_feature, nz_value, NULL)
+            memset(target, 0, n_features * sizeof(float64_t))
         nz_sum[0] = sum_listed(nz_value, m)  # still in cache
         return m
     if target != fc_row:  # one pass: the class's sums into its row, the scratch back to zero
@@ -270,6 +284,9 @@ def count_csr(
     # no class can reach the scratch threshold when all rows together do not
     cdef bint any_scratch = listing or 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features
     cdef intp_t n_words = (n_features + 63) >> 6 if listing else 0
+    # rows are fetched ahead when X does not stay in the caches
+    cdef bint prefetch = X_indptr[X_indptr.shape[0] - 1] * <intp_t> (
+        sizeof(data_t) + sizeof(index_t)) >= PREFETCH_MIN_BYTES
     cdef intp_t c, m, position = 0, failed = 0
     cdef float64_t *scratch
     cdef uint64_t *touched
@@ -287,6 +304,7 @@ def count_csr(
                 m = _count_class(data, indices, &X_indptr[0],
                                  &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
                                  &sample_weight[0], binarize, threshold, overwrite, n_features,
+                                 prefetch,
                                  NULL if listing else &feature_count_out[c, 0],
                                  &class_count_out[c], row_sum, scratch, touched,
                                  nz_feature + position if listing else NULL,
@@ -313,6 +331,7 @@ def count_csr(
                 m = _count_class(data, indices, &X_indptr[0],
                                  &order[0] + class_ptr[c], class_ptr[c + 1] - class_ptr[c],
                                  &sample_weight[0], binarize, threshold, overwrite, n_features,
+                                 prefetch,
                                  NULL if listing else &feature_count_out[c, 0],
                                  &class_count_out[c], row_sum, scratch, touched,
                                  nz_feature + nz_room[c] if listing else NULL,

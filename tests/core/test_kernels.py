@@ -147,6 +147,33 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_count_csr_of_an_x_fetched_ahead(index_dtype):
+    """An X of 4 MiB or more is fetched a row ahead (PREFETCH_MIN_BYTES): the same sums, written
+    and listed, on 1 and 2 threads, as scipy's one-hot product."""
+    rng = np.random.default_rng(9)
+    n, f = 3000, 100_000  # 360,000 entries: classes of fewer entries than features (marked)
+    X = _sparse_counts(rng, n, f, np.float64, index_dtype, density=0.0012)
+    assert X.nnz * (8 + X.indices.itemsize) >= 4 << 20
+    y_idx = rng.integers(0, 6, n).astype(np.intp)
+    order, class_ptr = _grouping(y_idx, 6)
+    w = rng.uniform(0.5, 2.0, n)
+    onehot = sp.csr_matrix((w, (np.arange(n), y_idx)), shape=(n, 6))
+    expected = (onehot.T @ X).toarray()
+    for n_threads in (1, 2):
+        fc, cc = np.zeros((6, f)), np.zeros(6)
+        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                          n_threads)
+        np.testing.assert_allclose(fc, expected, rtol=1e-13)
+        size = min(X.nnz, 6 * f) + 7
+        ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(size, np.intp),
+                                     np.empty(size), np.empty(6))
+        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, None,
+                          np.empty(6), 1, overwrite=True, n_features=f, nz_ptr_out=ptr,
+                          nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+        assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
+
+
 @pytest.mark.parametrize("n, n_classes", [(0, 3), (1, 1), (1000, 7), (50, 200)])
 def test_group_rows_is_a_stable_sort_by_class(n, n_classes):
     y_idx = np.random.default_rng(n).integers(0, n_classes, n).astype(np.intp)
