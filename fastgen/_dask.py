@@ -113,6 +113,34 @@ def _merge_pair(a, b):
     return a.merge(b)
 
 
+def _without_aliases(final):
+    """``final`` (a Delayed) with its alias tasks bypassed: a dask array's chunks taken as
+    delayed objects are aliases of aliases of the tasks that make them (from_delayed, then
+    concatenate, for example), and the distributed scheduler runs each alias as a task of its
+    own, a round trip of about a millisecond; with the partitions taken unoptimised (see
+    _row_parts) nothing removes them. The graph is returned as it is where dask's task spec
+    (dask 2024.12 and later) is not available."""
+    try:
+        from dask._task_spec import Alias, convert_legacy_graph
+        from dask.delayed import Delayed
+    except ImportError:  # older dask: tuple graphs
+        return final
+    dsk = convert_legacy_graph(dict(final.__dask_graph__()))  # literals and tuples as nodes
+    target = {key: node.target for key, node in dsk.items() if isinstance(node, Alias)}
+    if not target or final.key in target:
+        return final
+
+    def resolve(key):
+        while key in target:
+            key = target[key]
+        return key
+
+    subs = {key: resolve(key) for key in target}
+    return Delayed(final.key, {key: node.substitute(subs) if subs.keys() & node.dependencies
+                               else node
+                               for key, node in dsk.items() if key not in target})
+
+
 def fit(estimator, X, y, sample_weight=None, classes=None):
     """Fit (or, with ``classes`` of a fitted estimator, add to) ``estimator`` from dask
     collections; returns the in-memory model fitted on all partitions."""
@@ -138,7 +166,7 @@ def fit(estimator, X, y, sample_weight=None, classes=None):
     while len(level) > 1:  # a tree of merges: log2(partitions) rounds, all on the workers
         level = [delayed(_merge_pair)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
-    model = level[0].compute() if level else None
+    model = _without_aliases(level[0]).compute() if level else None
     if model is None:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
     return model

@@ -158,3 +158,54 @@ def test_partitions_that_see_different_classes(client, cls, params, alone):
     reference = cls(**params).fit(X, y)
     assert_array_equal(ours.classes_, ["a", "b", "c"])
     assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9, atol=1e-9)
+
+
+def _blocks_from_delayed(calls):
+    """X and y of three blocks made by delayed tasks, the features from the labels (as data read
+    block by block would be): y's task is shared by X's and y's chunks, through alias tasks."""
+    from dask import delayed
+
+    def labels(i):
+        calls.append(i)
+        return np.arange(50) % 3
+
+    def features(i, y):
+        return np.abs(np.random.default_rng(i).normal(size=(50, 4))) + y[:, None]
+
+    ys = [delayed(labels)(i) for i in range(3)]
+    dX = da.concatenate([da.from_delayed(delayed(features)(i, y), shape=(50, 4), dtype=float)
+                         for i, y in enumerate(ys)])
+    dy = da.concatenate([da.from_delayed(y, shape=(50,), dtype=int) for y in ys])
+    return dX, dy
+
+
+def test_fit_graph_bypasses_alias_tasks_and_computes_each_block_once():
+    """The partitions' graph without its alias tasks (each a scheduler round trip): the same
+    model, and every block's shared label task still computed once."""
+    from dask import delayed
+
+    from fastgen._dask import _without_aliases
+
+    Alias = pytest.importorskip("dask._task_spec", reason="dask before its task spec").Alias
+
+    calls = []
+    dX, dy = _blocks_from_delayed(calls)
+    parts = [b[0] for b in dX.to_delayed(optimize_graph=False)]
+    total = delayed(sum)([delayed(lambda X, y: float(X.sum() + y.sum()))(X, y)
+                          for X, y in zip(parts, dy.to_delayed(optimize_graph=False))])
+    assert any(isinstance(node, Alias) for node in dict(total.__dask_graph__()).values())
+    bypassed = _without_aliases(total)
+    assert not any(isinstance(node, Alias) for node in dict(bypassed.__dask_graph__()).values())
+    expected = total.compute(scheduler="sync")
+    del calls[:]
+    assert bypassed.compute(scheduler="sync") == expected
+    assert sorted(calls) == [0, 1, 2]
+
+
+def test_fit_on_arrays_from_delayed_blocks(client):
+    dX, dy = _blocks_from_delayed([])
+    X, y = dX.compute(), dy.compute()
+    for cls in (fastgen.GaussianNB, fastgen.MultinomialNB):
+        ours, reference = cls().fit(dX, dy), cls().fit(X, y)
+        assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9,
+                        atol=1e-9)
