@@ -202,9 +202,13 @@ def test_fit_graph_bypasses_alias_tasks_and_computes_each_block_once():
     assert sorted(calls) == [0, 1, 2]
 
 
-def test_fit_on_arrays_from_delayed_blocks(client):
+@pytest.mark.parametrize("persisted", [False, True])
+def test_fit_on_arrays_from_delayed_blocks(client, persisted):
+    """Blocks made by tasks, or held by the cluster (persisted: futures in the graph)."""
     dX, dy = _blocks_from_delayed([])
     X, y = dX.compute(), dy.compute()
+    if persisted:
+        dX, dy = client.persist([dX, dy])
     for cls in (fastgen.GaussianNB, fastgen.MultinomialNB):
         ours, reference = cls().fit(dX, dy), cls().fit(X, y)
         assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9,
