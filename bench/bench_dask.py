@@ -137,11 +137,11 @@ RTOL = 1e-9
 #: * one finished block whose fit has not started: with root-task queuing (worker-saturation 1.1) a
 #:   worker is given ceil(1.1 x 1) = 2 root tasks at a time, so it may generate block j before the fit
 #:   of block i runs;
-#: * one more finished block whose fit waits for its labels to come from the other worker: fastgen
-#:   turns X and y into delayed partitions separately, each graph optimised (fused) on its own, so a
-#:   task that the two share (here the label task, which the feature task takes) is duplicated and
-#:   the fit's label partition may be computed on the other worker and sent.  (With
-#:   ``dask.config.set({"optimization.fuse.active": False})`` the peak is 2 chunks.)
+#: * one more finished block whose fit waits for a partition held by the other worker: fastgen takes
+#:   X's and y's partitions unoptimised (a label task the two share is computed once) and bypasses
+#:   the alias tasks between them and the tasks that make them (``fastgen/_dask.py``), so a fit
+#:   takes the label and feature tasks' results directly; the scheduler usually runs it where they
+#:   are, but may place it (work stealing) on the other worker, which then receives them.
 #: * slack: temporaries, and what the allocator keeps (freed blocks are unmapped, but smaller freed
 #:   memory stays in the process, also from the benchmarks run earlier on the same cluster).
 #: Anything that gathered partitions (a concatenate, a shuffle) would exceed it at once: the data are
