@@ -46,7 +46,7 @@ cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
     #define fastgen_ctz64(x) __builtin_ctzll(x)
-    #elif defined(_MSC_VER)
+    #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
     #include <intrin.h>
     static __inline int fastgen_ctz64(unsigned __int64 x) {
         unsigned long i;
