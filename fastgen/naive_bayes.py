@@ -856,13 +856,13 @@ class BernoulliNB(_BaseDiscreteNB):
             log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
             value = np.add(count, alpha)
             np.log(value, out=value)
-            value -= log_absent
+            # log p - log(1 - p) of the present features, and the sum over them of log(1 - p) =
+            # log(M - N + a) - log(M + 2a), in one pass over log(M - N + a)
+            _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum, value)
             table, nonfinite = self._fill_table(
                 _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
-            # sum of log(1 - p) = log(M - N + a) - log(M + 2a) over the present features ...
-            _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum)
-            # ... and over the absent ones: log1p is exact for the tiny p of rare words
+            # ... and over the absent features: log1p is exact for the tiny p of rare words
             log_q_zero = np.log1p(-alpha / total)
         log_q_sum = log_q_present_sum + (n_features - n_present) * log_q_zero
         return table, self.class_log_prior_ + log_q_sum, nonfinite

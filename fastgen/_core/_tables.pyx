@@ -132,17 +132,26 @@ def segment_sums(
     const intp_t[::1] class_ptr not None,  # IN (n_classes + 1,)
     const float64_t[::1] shift not None,   # IN (n_classes,)
     float64_t[::1] out not None,           # OUT (n_classes,)
+    float64_t[::1] subtract_from=None,     # IN/OUT (class_ptr[-1],), optional
 ):
     """out[c] = sum of (values[k] - shift[c]) for k in class_ptr[c]:class_ptr[c + 1], in order
-    (subtracting before summing keeps the terms small, so nothing cancels)."""
+    (subtracting before summing keeps the terms small, so nothing cancels). With subtract_from,
+    also subtract_from[k] -= values[k], in the same pass over values."""
     cdef intp_t c, k
     cdef double s, d
+    cdef float64_t *minuend = &subtract_from[0] if subtract_from is not None \
+        and subtract_from.shape[0] else NULL
     with nogil:
         for c in range(class_ptr.shape[0] - 1):
             s = 0.0
             d = shift[c]
-            for k in range(class_ptr[c], class_ptr[c + 1]):
-                s += values[k] - d
+            if minuend != NULL:
+                for k in range(class_ptr[c], class_ptr[c + 1]):
+                    s += values[k] - d
+                    minuend[k] -= values[k]
+            else:
+                for k in range(class_ptr[c], class_ptr[c + 1]):
+                    s += values[k] - d
             out[c] = s
 
 

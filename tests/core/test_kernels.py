@@ -441,6 +441,13 @@ def test_tables_from_nonzero_counts(dtype):
     _tables.segment_sums(value[:n], class_ptr, shift, sums)
     expected_sums = [np.sum(count[c][count[c] != 0] - shift[c]) for c in range(4)]
     np.testing.assert_allclose(sums, expected_sums, rtol=1e-12)
+    # with subtract_from: the same sums, bit for bit, and the values subtracted in the same pass
+    minuend = rng.normal(size=n)
+    expected_difference = minuend - value[:n]
+    sums_too = np.empty(4)
+    _tables.segment_sums(value[:n], class_ptr, shift, sums_too, minuend)
+    np.testing.assert_array_equal(sums_too, sums)
+    np.testing.assert_array_equal(minuend, expected_difference)
 
 
 def test_effective_n_threads():
