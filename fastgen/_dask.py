@@ -119,14 +119,20 @@ def _without_aliases(final):
     concatenate, for example), and the distributed scheduler runs each alias as a task of its
     own, a round trip of about a millisecond; with the partitions taken unoptimised (see
     _row_parts) nothing removes them. The graph is returned as it is where dask's task spec
-    (dask 2024.12 and later) is not available."""
+    (dask 2024.12 and later) is not available, and where a layer carries annotations (workers,
+    resources, retries...), which a flattened graph would lose."""
     try:
         from dask._task_spec import Alias, convert_legacy_graph
         from dask.delayed import Delayed
     except ImportError:  # older dask: tuple graphs
         return final
-    dsk = convert_legacy_graph(dict(final.__dask_graph__()))  # literals and tuples as nodes
-    target = {key: node.target for key, node in dsk.items() if isinstance(node, Alias)}
+    graph = final.__dask_graph__()
+    if any(getattr(layer, "annotations", None) for layer in getattr(graph, "layers", {}).values()):
+        return final
+    dsk = convert_legacy_graph(dict(graph))  # literals and tuples as nodes
+    # an alias's target is a key (a TaskRef in dask 2024.12.0)
+    target = {key: getattr(node.target, "key", node.target) for key, node in dsk.items()
+              if isinstance(node, Alias)}
     if not target or final.key in target:
         return final
 

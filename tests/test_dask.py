@@ -179,6 +179,22 @@ def _blocks_from_delayed(calls):
     return dX, dy
 
 
+def test_fit_graph_with_annotations_is_left_as_it_is():
+    """Annotated tasks (here retries; workers and resources alike) keep their layer: the graph
+    is not flattened."""
+    import dask
+    from dask import delayed
+
+    from fastgen._dask import _without_aliases
+
+    with dask.annotate(retries=2):
+        dX, dy = _blocks_from_delayed([])
+    parts = [b[0] for b in dX.to_delayed(optimize_graph=False)]
+    total = delayed(sum)([delayed(lambda X, y: float(X.sum() + y.sum()))(X, y)
+                          for X, y in zip(parts, dy.to_delayed(optimize_graph=False))])
+    assert _without_aliases(total) is total
+
+
 def test_fit_graph_bypasses_alias_tasks_and_computes_each_block_once():
     """The partitions' graph without its alias tasks (each a scheduler round trip): the same
     model, and every block's shared label task still computed once."""

@@ -18,7 +18,7 @@
 #     cost more than reading the whole scratch row).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
@@ -94,20 +94,22 @@ def group_rows(
         class_ptr_out[0] = 0
 
 
+cdef inline void _prefetch_lines(const void *first, const void *end) noexcept nogil:
+    """Start fetching every 64-byte cache line that holds a byte of [first, end)."""
+    cdef uintptr_t line = (<uintptr_t> first) & ~(<uintptr_t> 63)
+    while line < <uintptr_t> end:
+        fastgen_prefetch(<const void *> line)
+        line += 64
+
+
 cdef inline void _prefetch_row(const data_t *X_data, const index_t *X_indices, intp_t start,
                                intp_t stop) noexcept nogil:
     """Start fetching the cache lines of a row's entries start:stop: rows taken by class are
     scattered over X, so the hardware prefetcher, which follows sequential streams, cannot
     foresee them (a whole row ahead: 6.3 instead of 7.5 ms counting the 20 Newsgroups-shaped
     corpus)."""
-    cdef intp_t k = start
-    while k < stop:
-        fastgen_prefetch(&X_data[k])
-        k += 64 // sizeof(data_t)
-    k = start
-    while k < stop:
-        fastgen_prefetch(&X_indices[k])
-        k += 64 // sizeof(index_t)
+    _prefetch_lines(X_data + start, X_data + stop)
+    _prefetch_lines(X_indices + start, X_indices + stop)
 
 
 cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp_t start,
@@ -288,8 +290,8 @@ def count_csr(
     cdef bint prefetch = X_indptr[X_indptr.shape[0] - 1] * <intp_t> (
         sizeof(data_t) + sizeof(index_t)) >= PREFETCH_MIN_BYTES
     cdef intp_t c, m, position = 0, failed = 0
-    cdef float64_t *scratch
-    cdef uint64_t *touched
+    cdef float64_t *scratch = NULL
+    cdef uint64_t *touched = NULL
     cdef intp_t *nz_feature = &nz_feature_out[0] if listing else NULL
     cdef float64_t *nz_value = &nz_value_out[0] if listing else NULL
     cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
