@@ -145,13 +145,10 @@ def segment_sums(
         for c in range(class_ptr.shape[0] - 1):
             s = 0.0
             d = shift[c]
-            if minuend != NULL:
-                for k in range(class_ptr[c], class_ptr[c + 1]):
-                    s += values[k] - d
+            for k in range(class_ptr[c], class_ptr[c + 1]):
+                s += values[k] - d
+                if minuend != NULL:  # loop-invariant: the compiler makes two loops of it
                     minuend[k] -= values[k]
-            else:
-                for k in range(class_ptr[c], class_ptr[c + 1]):
-                    s += values[k] - d
             out[c] = s
 
 
