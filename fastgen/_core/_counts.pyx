@@ -318,7 +318,7 @@ def count_csr(
             free(scratch)
             free(touched)
         if failed:
-            raise MemoryError("could not allocate the counting kernel's scratch row")
+            raise MemoryError("could not allocate the counting kernel's scratch row or bitmap")
         if listing:
             nz_ptr_out[n_classes] = position
         return
@@ -344,7 +344,7 @@ def count_csr(
         free(scratch)
         free(touched)
     if failed:
-        raise MemoryError("could not allocate the counting kernel's scratch row")
+        raise MemoryError("could not allocate the counting kernel's scratch row or bitmap")
     if listing:  # close the gaps between the classes' rooms, in class order
         with nogil:
             for c in range(n_classes):
