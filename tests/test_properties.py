@@ -264,6 +264,46 @@ def test_csr_equals_dense(Estimator, data, problem, kind):
 
 @by_model
 @SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 40), n_features=st.integers(1, 300),
+       n_classes=st.integers(1, 5), density=st.sampled_from([0.005, 0.05, 0.5]),
+       explicit_zeros=st.booleans())
+def test_wide_sparse_counts_listed_exactly(Estimator, seed, n_rows, n_features, n_classes,
+                                           density, explicit_zeros):
+    """A sparse fit lists its counts from the counting kernel's scratch row, by testing 64
+    features at a time (and the tail past the last multiple of 64) or, for a class with few
+    entries for the vocabulary, by marking the features it touches: either way exactly the
+    nonzero counts, in feature order, equal to a dense fit's; zeros stored in the CSR matrix
+    are not listed. The next batch lists them again from the built table (nonzero_counts)."""
+    rng = np.random.default_rng(seed)
+    X = np.where(rng.random((n_rows, n_features)) < density,
+                 rng.integers(1, 20, (n_rows, n_features)), 0).astype(np.float64)
+    y = rng.integers(0, n_classes, n_rows)
+    csr = sp.csr_matrix(X)
+    if explicit_zeros:  # store some zeros, as CSR allows
+        zeros = sp.csr_matrix((rng.random((n_rows, n_features)) < 0.05) & (X == 0))
+        csr = sp.csr_matrix((np.concatenate([csr.data, np.zeros(zeros.nnz)]),
+                             (np.concatenate([csr.tocoo().row, zeros.tocoo().row]),
+                              np.concatenate([csr.tocoo().col, zeros.tocoo().col]))),
+                            shape=X.shape)
+        csr.sum_duplicates()  # merges nothing (disjoint), sorts; zeros stay stored
+        assert csr.nnz >= np.count_nonzero(X)
+    dense = Estimator().fit(X, y)
+    est = Estimator().fit(csr, y)
+    _, class_ptr, feature, count, class_sum = est._listed_counts
+    for c in range(len(est.classes_)):
+        rows = slice(class_ptr[c], class_ptr[c + 1])
+        assert_array_equal(feature[rows], np.flatnonzero(dense.feature_count_[c]))
+        assert_array_equal(count[rows], dense.feature_count_[c][feature[rows]])
+        assert class_sum[c] == count[rows].sum()
+    assert_array_equal(est.feature_log_prob_, dense.feature_log_prob_)
+    assert_array_equal(est.feature_count_, dense.feature_count_)
+    est.partial_fit(csr, y)
+    dense.partial_fit(X, y)
+    assert_array_equal(est.feature_log_prob_, dense.feature_log_prob_)
+
+
+@by_model
+@SETTINGS
 @given(data=st.data(), problem=problems(), sparse=st.booleans())
 def test_float32_close_to_float64(Estimator, data, problem, sparse):
     X, y = problem

@@ -1,31 +1,82 @@
 # Inline helpers that list the nonzero counts of a row (class-major count tables), shared by
 # _tables.nonzero_counts and the counting kernel, which lists a row while it is in cache.
-from ._typedefs cimport float64_t, intp_t
+from libc.stdint cimport uint64_t
+
+from ._typedefs cimport fastgen_ctz64, float64_t, intp_t
 
 
-cdef inline intp_t list_nonzero(const float64_t *row, intp_t n, double total,
-                                intp_t *feature, float64_t *value,
-                                float64_t *rest) noexcept nogil:
-    """Write the nonzeros of row[0:n] (and total - value, clamped at 0, when rest is given);
-    return how many. Branch-free: every entry is written at the next free slot, which advances
-    only past nonzeros (so it never passes the number of nonzeros, and room for min(n, nonzeros)
-    + 1 entries suffices)."""
+cdef extern from *:
+    """
+    /* Bit q set where row[q] != 0, for q in 0:64 (NaN counts as nonzero, as in C). SSE2 on
+       x86-64, where it is always there: two compares and a MOVMSKPD per two entries, four times
+       cheaper than testing the entries one by one. */
+    #include <stdint.h>
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static inline uint64_t fastgen_nonzero_bits64(const double *row) {
+        const __m128d zero = _mm_setzero_pd();
+        uint64_t bits = 0;
+        for (int q = 0; q < 64; q += 8) {
+            unsigned m = (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(row + q), zero))
+                | (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(row + q + 2), zero)) << 2
+                | (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(row + q + 4), zero)) << 4
+                | (unsigned)_mm_movemask_pd(_mm_cmpneq_pd(_mm_loadu_pd(row + q + 6), zero)) << 6;
+            bits |= (uint64_t)m << q;
+        }
+        return bits;
+    }
+    #else
+    static inline uint64_t fastgen_nonzero_bits64(const double *row) {
+        uint64_t bits = 0;
+        for (int q = 0; q < 64; q++) bits |= (uint64_t)(row[q] != 0) << q;
+        return bits;
+    }
+    #endif
+    """
+    uint64_t fastgen_nonzero_bits64(const float64_t *row) noexcept nogil
+
+
+cdef inline intp_t list_marked(float64_t *row, intp_t first, uint64_t bits, double total,
+                               bint clear, intp_t *feature, float64_t *value,
+                               float64_t *rest) noexcept nogil:
+    """Write the nonzeros among row[first + q] for the bits q set in bits, in order (and total -
+    value, clamped at 0, when rest is given; with clear, the entries read are zeroed); return how
+    many. An entry marked but zero is written at the next free slot without taking it, so room
+    for min(marked, nonzeros) + 1 entries suffices. Called with constant clear and rest, so each
+    use compiles to its own loop."""
     cdef intp_t j, m = 0
     cdef double f, r
-    if rest == NULL:
-        for j in range(n):
-            f = row[j]
-            feature[m] = j
-            value[m] = f
-            m += f != 0
-    else:
-        for j in range(n):
-            f = row[j]
+    while bits != 0:
+        j = first + fastgen_ctz64(bits)
+        bits &= bits - 1
+        f = row[j]
+        if clear:
+            row[j] = 0.0
+        feature[m] = j
+        value[m] = f
+        if rest != NULL:
             r = total - f
-            feature[m] = j
-            value[m] = f
             rest[m] = r if r > 0 else 0.0
-            m += f != 0
+        m += f != 0
+    return m
+
+
+cdef inline intp_t list_nonzero(float64_t *row, intp_t n, double total, bint clear,
+                                intp_t *feature, float64_t *value,
+                                float64_t *rest) noexcept nogil:
+    """list_marked over all of row[0:n]: the nonzeros found 64 at a time by a vectorised test
+    (then only they are read back), in feature order; the row is only written with clear."""
+    cdef intp_t start, q, m = 0
+    cdef uint64_t bits
+    for start in range(0, n - n % 64, 64):
+        m += list_marked(row, start, fastgen_nonzero_bits64(row + start), total, clear,
+                         feature + m, value + m, rest + m if rest != NULL else NULL)
+    start = n - n % 64
+    bits = 0
+    for q in range(n - start):
+        bits |= (<uint64_t> (row[start + q] != 0)) << q
+    m += list_marked(row, start, bits, total, clear, feature + m, value + m,
+                     rest + m if rest != NULL else NULL)
     return m
 
 

@@ -69,7 +69,7 @@ def nonzero_counts(
     float64_t[::1] rest_out not None,             # OUT same capacity (if with_rest): class_total - count
     float64_t[::1] class_sum_out not None,        # OUT (n_classes,) sum of each class's counts
 ):
-    """List the nonzero counts class by class, in feature order, in one branch-free pass: entries
+    """List the nonzero counts class by class, in feature order, in one pass: entries
     class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c. rest_out (clamped at 0,
     as weighted sums may round below) serves models that also need the complement count; the
     per-class sums come with the same pass (summed over the listed values, in order)."""
@@ -81,8 +81,10 @@ def nonzero_counts(
     with nogil:
         for c in range(n_classes):
             class_ptr_out[c] = start = m
-            m += list_nonzero(&count[c, 0], n_features, class_total[c] if with_rest else 0.0,
-                              feature + m, value + m, rest + m if with_rest else NULL)
+            # read only (clear is False)
+            m += list_nonzero(<float64_t *> &count[c, 0], n_features,
+                              class_total[c] if with_rest else 0.0, False, feature + m, value + m,
+                              rest + m if with_rest else NULL)
             class_sum_out[c] = sum_listed(value + start, m - start)  # still in cache
         class_ptr_out[n_classes] = m
 
