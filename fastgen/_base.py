@@ -266,15 +266,16 @@ class BaseClassifier(BaseEstimator):
     classes_: NDArray[Any]
     n_threads: int | None
 
-    def _validate_X(self, X, reset, dtype=None):
+    def _validate_X(self, X, reset, dtype=None, **constraints):
         """Validate X once at the boundary; returns ``(X, has_nan)`` (NaN only where the model
-        allows it: missing values). With reset (a new fit) nothing is recorded yet: fitting
-        validates everything first and only then commits (``_set_input_features``), so a
-        rejected call never leaves a half-updated model."""
+        allows it: missing values). constraints add to (or override) the class's _X_constraints
+        (check_X's keywords). With reset (a new fit) nothing is recorded yet: fitting validates
+        everything first and only then commits (``_set_input_features``), so a rejected call
+        never leaves a half-updated model."""
         if not reset:
             self._check_feature_names(X, reset=False)
         X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
-                                   **self._X_constraints)
+                                   **{**self._X_constraints, **constraints})
         if not reset:
             self._check_n_features(X_valid, reset=False)
         return X_valid, has_nan

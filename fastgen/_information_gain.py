@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._base import PARALLEL_MIN_WORK, MatrixLike, group_by_class
 from ._core import _counts
 from ._core._openmp import effective_n_threads
-from ._validation import check_sample_weight, check_X, check_y, encode_labels, has_duplicates
+from ._validation import check_sample_weight, check_X, check_y, encode_labels
 
 __all__ = ["information_gain"]
 
@@ -84,7 +84,9 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     array([ True,  True, False])
     """
     n_threads = effective_n_threads(n_threads)
-    X, _ = check_X(X, estimator_name="information_gain", allow_nan=False, allow_negative=True)
+    # a column stored twice in a row is present iff the sum is > 0: duplicates are summed
+    X, _ = check_X(X, estimator_name="information_gain", allow_nan=False, allow_negative=True,
+                   sum_duplicates=True)
     n_samples, n_features = X.shape
     y = check_y(y, n_samples)
     if sample_weight is not None:  # MI is scale-free; max weight 1 keeps the counts in range
@@ -99,9 +101,6 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     present = np.zeros((n_classes, n_features), dtype=np.float64)  # N_c1
     class_count = np.zeros(n_classes, dtype=np.float64)            # N_c
     if sp.issparse(X):
-        if has_duplicates(X):  # a column stored twice in a row: present iff the sum is > 0
-            X = X.copy()
-            X.sum_duplicates()
         n_threads = n_threads if X.indptr[-1] >= PARALLEL_MIN_WORK else 1
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
                           True, 0.0, present, class_count, n_threads)

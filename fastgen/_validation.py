@@ -124,7 +124,7 @@ def _check_min_shape(shape):
 
 
 def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
-            accept_sparse=True, accept_int=True, max_abs=np.inf):
+            accept_sparse=True, accept_int=True, max_abs=np.inf, sum_duplicates=False):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -132,7 +132,11 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     int32/int64 counts stay as they are (no copy), floats become ``dtype`` if given (prediction
     uses the model's) and otherwise stay float32/float64, anything else becomes float64. Values
     must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
-    Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the same pass. Models whose
+    With ``sum_duplicates``, a sparse X that stores a column twice in a row comes back as a copy
+    with those entries summed (as in the dense matrix); whether any row might is known from the
+    structure check's pass, so X is only searched for repeats when some row's columns are not
+    strictly increasing. Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the
+    same pass as the other checks of the values. Models whose
     kernels take dense floats only pass ``accept_sparse=False`` (a sparse X is a TypeError) and
     ``accept_int=False`` (integers become float64).
     """
@@ -142,14 +146,16 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
                 f"Sparse data was passed to {estimator_name}, but dense data is required (it "
                 "does not accept sparse input). Use X.toarray() to convert to a dense array."
             )
-        X = _check_sparse(X, dtype, accept_int)
+        X, unsorted = _check_sparse(X, dtype, accept_int, sum_duplicates)
         values = X.data[: X.indptr[-1]]
     else:
-        X = _check_dense(X, dtype, accept_int)
+        X, unsorted = _check_dense(X, dtype, accept_int), False
         values = X.reshape(-1)
     _check_min_shape(X.shape)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
     _raise_for_values(status, estimator_name, max_abs)
+    if sum_duplicates and unsorted:
+        X = _summed_duplicates(X)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
 
 
@@ -180,7 +186,7 @@ def _to_csr(X):
     return X.tocsr()
 
 
-def _check_sparse(X, dtype, accept_int):
+def _check_sparse(X, dtype, accept_int, check_order):
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D sparse matrix, got {X.ndim}D instead.")
     if X.format != "csr":
@@ -203,22 +209,27 @@ def _check_sparse(X, dtype, accept_int):
         )
     indices, indptr = np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
     data = np.ascontiguousarray(data, dtype=target)
-    status = _checks.csr_structure_status(indices, indptr, X.shape[1])
-    if status != CsrStatus.CSR_OK:
+    status = _checks.csr_structure_status(indices, indptr, X.shape[1], check_order)
+    if status not in (CsrStatus.CSR_OK, CsrStatus.CSR_OK_UNSORTED):
         raise ValueError(f"Invalid sparse input: {_CSR_MESSAGES[status]}.")
-    if data is X.data and indices is X.indices and indptr is X.indptr:
-        return X
-    return type(X)((data, indices, indptr), shape=X.shape, copy=False)
+    if not (data is X.data and indices is X.indices and indptr is X.indptr):
+        X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
+    return X, status == CsrStatus.CSR_OK_UNSORTED
 
 
-def has_duplicates(X):
-    """Whether a validated CSR matrix stores some column twice in a row (without copying or
-    sorting; scipy's cached canonical-format flag is not trusted, it goes stale when the arrays
-    are edited)."""
+def _summed_duplicates(X):
+    """X, or a copy with each column that a row stores twice summed into one entry. Called for a
+    validated X some of whose rows' columns do not strictly increase (only then can a column
+    repeat); scipy's cached canonical-format flag is not trusted, it goes stale when the arrays
+    are edited."""
     found = _checks.csr_has_duplicates(X.indices, X.indptr, X.shape[1])
     if found < 0:
         raise MemoryError("could not allocate the duplicate check's column markers")
-    return bool(found)
+    if not found:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    return X
 
 
 def _check_dense(X, dtype, accept_int):

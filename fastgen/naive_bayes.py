@@ -35,7 +35,7 @@ from ._gaussian import (
     diagonal_tables,
     score_diagonal,
 )
-from ._validation import check_sample_weight, has_duplicates
+from ._validation import check_sample_weight
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -784,18 +784,15 @@ class BernoulliNB(_BaseDiscreteNB):
         self.n_threads = n_threads
 
     def _validate_X(self, X, reset, dtype=None):
-        X, has_nan = super()._validate_X(X, reset, dtype)
         binarize, threshold = self._binarize_args()
+        # duplicate entries of a column add up before thresholding, as in the dense matrix
+        X, has_nan = super()._validate_X(X, reset, dtype, sum_duplicates=binarize)
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
             raise ValueError(
                 f"BernoulliNB(binarize={self.binarize!r}): a sparse X cannot be binarized with a "
                 "threshold < 0 (every zero would count as present); use a dense X or binarize >= 0."
             )
-        if sp.issparse(X) and binarize and has_duplicates(X):
-            # duplicate entries of a column add up before thresholding, as in the dense matrix
-            X = X.copy()
-            X.sum_duplicates()
         return X, has_nan
 
     def _sample_X(self, y_idx, rng):

@@ -13,6 +13,8 @@ cpdef enum CsrStatus:
     CSR_NOT_MONOTONE = 2    # indptr decreases somewhere
     CSR_BAD_END = 3         # indptr[-1] larger than len(indices)
     CSR_BAD_INDEX = 4       # a column index < 0 or >= n_features
+    CSR_OK_UNSORTED = 5     # valid, but the columns of some row do not strictly increase: it may
+                            # store a column twice (csr_has_duplicates tells)
 
 
 cpdef enum ValuesStatus:
@@ -25,12 +27,18 @@ cpdef enum ValuesStatus:
 
 
 cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
-                     intp_t n_features) noexcept nogil:
-    # Flags are OR-ed without early exits so the compiler vectorises both loops.
+                     intp_t n_features, bint check_order) noexcept nogil:
+    # Flags are OR-ed and counts added without early exits so the compiler vectorises the loops
+    # (and unswitches the loop-invariant check_order). Whether every row's columns strictly
+    # increase comes with the same pass over the indices: the places where a column is not above
+    # the one before, counted over all entries, are then all where a row starts.
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, k, end
+    cdef intp_t i, k, p, end
     cdef index_t j, limit
     cdef int decreasing = 0, out_of_range = 0
+    # counted in the index type, which holds any count of entries (and vectorises unwidened)
+    cdef index_t not_above = 0
+    cdef intp_t at_starts = 0
     if indptr[0] != 0:
         return CSR_BAD_START
     for i in range(n_rows):
@@ -40,17 +48,29 @@ cdef int _csr_status(const index_t[::1] indices, const index_t[::1] indptr,
     end = indptr[n_rows]
     if end > indices.shape[0]:
         return CSR_BAD_END
+    if end == 0:
+        return CSR_OK
     # compare in the index type (no widening in the loop); an index type too narrow to reach
     # n_features cannot hold an index >= n_features anyway
     limit = <index_t> n_features
     if <intp_t> limit != n_features:
         limit = -1
-    for k in range(end):
+    j = indices[0]
+    out_of_range = (j < 0) | ((j >= limit) & (limit >= 0))
+    for k in range(1, end):
         j = indices[k]
         out_of_range |= (j < 0) | ((j >= limit) & (limit >= 0))
+        if check_order:
+            not_above += j <= indices[k - 1]
     if out_of_range:
         return CSR_BAD_INDEX
-    return CSR_OK
+    if not check_order:
+        return CSR_OK
+    for i in range(1, n_rows):
+        p = indptr[i]
+        if 0 < p < end and p != indptr[i - 1]:  # a row starts at p (once for empty rows)
+            at_starts += indices[p] <= indices[p - 1]
+    return CSR_OK if not_above == at_starts else CSR_OK_UNSORTED
 
 
 cdef extern from *:
@@ -169,12 +189,15 @@ def csr_structure_status(
     const index_t[::1] indices not None,  # IN
     const index_t[::1] indptr not None,   # IN (n_samples + 1,), at least one entry
     intp_t n_features,
+    bint check_order=False,
 ):
-    """Return CSR_OK if (indices, indptr) is a valid CSR structure with n_features columns, else the
-    first problem found. Only indices[:indptr[-1]] are used by the kernels, so only those are checked."""
+    """Return CSR_OK if (indices, indptr) is a valid CSR structure with n_features columns, else
+    the first problem found; with check_order, CSR_OK_UNSORTED for a valid one some of whose
+    rows' columns do not strictly increase (found in the same pass, for a little more time).
+    Only indices[:indptr[-1]] are used by the kernels, so only those are checked."""
     cdef int status
     with nogil:
-        status = _csr_status(indices, indptr, n_features)
+        status = _csr_status(indices, indptr, n_features, check_order)
     return status
 
 
@@ -198,27 +221,14 @@ def csr_has_duplicates(
     const index_t[::1] indptr not None,   # IN (n_samples + 1,), a valid structure (csr_structure_status)
     intp_t n_features,
 ):
-    """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory. Rows with
-    strictly increasing columns (the usual case) are recognised in one sequential pass: the
-    places where a column is not above the one before, counted over all entries (a vectorised
-    loop, whatever the row lengths), are all where a row starts; otherwise a per-column marker
-    remembers the last row that used each column."""
+    """Return 1 if some row stores a column twice, 0 if not, -1 if out of memory: a per-column
+    marker remembers the last row that used each column. Only needed when csr_structure_status
+    found a row whose columns do not strictly increase (otherwise none repeats)."""
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, k, p, end = indptr[n_rows]
+    cdef intp_t i, k
     cdef index_t j
-    cdef intp_t not_above = 0, at_starts = 0
     cdef int found = 0
-    cdef intp_t *last_row
-    with nogil:
-        for k in range(1, end):
-            not_above += indices[k] <= indices[k - 1]
-        for i in range(1, n_rows):
-            p = indptr[i]
-            if 0 < p < end and p != indptr[i - 1]:  # a row starts at p (once for empty rows)
-                at_starts += indices[p] <= indices[p - 1]
-    if not_above == at_starts:
-        return 0
-    last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
+    cdef intp_t *last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
     if last_row == NULL:
         return -1
     with nogil:

@@ -345,9 +345,10 @@ def test_normalize_rows_edge_cases():
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_csr_structure_status(index_dtype):
-    def status(indices, indptr, n_features=4):
+    def status(indices, indptr, n_features=4, check_order=True):
         return _checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
-                                            np.asarray(indptr, dtype=index_dtype), n_features)
+                                            np.asarray(indptr, dtype=index_dtype), n_features,
+                                            check_order)
 
     S = _checks.CsrStatus
     assert status([0, 3, 1], [0, 2, 3]) == S.CSR_OK
@@ -358,6 +359,17 @@ def test_csr_structure_status(index_dtype):
     assert status([0, -1, 1], [0, 2, 3]) == S.CSR_BAD_INDEX
     assert status([0, 3, 9], [0, 2, 2]) == S.CSR_OK  # entries past indptr[-1] are never read
     assert status([], [0]) == S.CSR_OK
+    # valid, but a row's columns do not strictly increase (the duplicate check's question)
+    assert status([3, 0, 1], [0, 2, 3]) == S.CSR_OK_UNSORTED
+    assert status([1, 1], [0, 2]) == S.CSR_OK_UNSORTED
+    assert status([3, 3, 1], [0, 1, 2, 3]) == S.CSR_OK  # rows may start anywhere
+    assert status([2, 1, 1], [0, 1, 1, 1, 3]) == S.CSR_OK_UNSORTED  # after empty rows too
+    assert status([3, 9], [0, 1]) == S.CSR_OK
+    # an index out of range is reported whatever the order
+    assert status([3, 0, 7], [0, 2, 3]) == S.CSR_BAD_INDEX
+    # the order is only looked at when asked
+    assert status([3, 0, 1], [0, 2, 3], check_order=False) == S.CSR_OK
+    assert status([0, 5], [0, 2], check_order=False) == S.CSR_BAD_INDEX
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -481,7 +493,7 @@ def test_csr_has_duplicates(index_dtype):
     assert dup([3, 0, 3, 1], [0, 3, 4]) == 1      # row 0 stores column 3 twice, not adjacent
     assert dup([1, 1], [0, 0, 2]) == 1
     assert dup([], [0, 0]) == 0
-    assert dup([0, 2, 4, 1, 3], [0, 3, 5]) == 0   # sorted rows: the sequential pass decides
+    assert dup([0, 2, 4, 1, 3], [0, 3, 5]) == 0   # sorted rows
     assert dup([0, 2, 2, 1, 3], [0, 3, 5]) == 1   # sorted but repeated: not strictly increasing
     # a row start after empty rows is one start: the repeat in the last row is still seen
     assert dup([4, 1, 1], [0, 1, 1, 1, 3]) == 1
@@ -495,7 +507,8 @@ def test_csr_has_duplicates(index_dtype):
        seed=st.integers(0, 2**32 - 1))
 def test_csr_has_duplicates_matches_its_definition(rows, seed):
     """Any rows (empty, sorted, shuffled, with a repeated column, starting above or below where
-    the row before ended): whether some row stores a column twice."""
+    the row before ended): whether some row stores a column twice, and whether the structure
+    check finds every row's columns strictly increasing."""
     rng = np.random.default_rng(seed)
     indices, indptr, expected = [], [0], 0
     for length, kind in rows:
@@ -508,8 +521,13 @@ def test_csr_has_duplicates_matches_its_definition(rows, seed):
             expected = 1
         indices.extend(row.tolist())
         indptr.append(len(indices))
-    assert _checks.csr_has_duplicates(np.asarray(indices, dtype=np.int32),
-                                      np.asarray(indptr, dtype=np.int32), 8) == expected
+    indices, indptr = np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)
+    assert _checks.csr_has_duplicates(indices, indptr, 8) == expected
+    # the structure check finds every row strictly increasing exactly when it is so
+    increasing = all((np.diff(indices[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
+    S = _checks.CsrStatus
+    assert _checks.csr_structure_status(indices, indptr, 8, True) == (
+        S.CSR_OK if increasing else S.CSR_OK_UNSORTED)
 
 
 # ------------------------------------------------------------------ _missing.schur_terms
