@@ -23,7 +23,7 @@ from libc.stdint cimport uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
-from ._listing cimport list_marked, list_nonzero, sum_listed
+from ._listing cimport fastgen_nonzero_bits64, list_marked, list_nonzero, sum_listed
 from ._typedefs cimport data_t, fastgen_ctz64, fastgen_prefetch, float64_t, intp_t, index_t, label_t
 
 cdef enum:
@@ -142,14 +142,16 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
 cdef inline intp_t _list_touched(float64_t *row, uint64_t *touched, intp_t n_features,
                                  intp_t *feature, float64_t *value) noexcept nogil:
     """List the nonzeros of row among the features marked in touched, in feature order, as
-    list_nonzero lists them (same room), and clear both: the row is zero wherever it is not
-    marked, so only the marked entries are read. Returns how many."""
+    list_nonzero lists them, and clear both: the row is zero wherever it is not marked, so only
+    the 64 entries around a marked one are tested (a marked entry may have summed to zero). The
+    row is padded with zeros to a multiple of 64 entries. Returns how many."""
     cdef intp_t b, m = 0
     cdef uint64_t bits
     for b in range((n_features + 63) >> 6):
         bits = touched[b]
         if bits != 0:
             touched[b] = 0
+            bits &= fastgen_nonzero_bits64(row + (b << 6))
             m += list_marked(row, b << 6, bits, 0.0, True, feature + m, value + m, NULL)
     return m
 
@@ -166,8 +168,9 @@ cdef intp_t _count_class(
     has enough entries (design note e). row_sum (indexed by row number) gets the rows' sums unless
     NULL. With prefetch, each row is fetched while the one before is counted. Returns 0.
 
-    fc_row NULL: listed only (design note f; requires scratch, the bitmap touched of n_features
-    bits, all zero and left so, and overwrite): the class is summed into scratch, and its
+    fc_row NULL: listed only (design note f; requires scratch, padded with zeros to a multiple of
+    64 entries, the bitmap touched of n_features bits, all zero and left so, and overwrite): the
+    class is summed into scratch, and its
     nonzeros listed in nz_feature and nz_value, in feature order (room for min(n_features,
     entries) + 1), their sum in *nz_sum; returns how many. A class with fewer entries than there
     are features / MARK_PER_ENTRY marks the ones it touches in the bitmap and lists only those; a
@@ -281,6 +284,8 @@ def count_csr(
     # no class can reach the scratch threshold when all rows together do not
     cdef bint any_scratch = listing or 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features
     cdef intp_t n_words = (n_features + 63) >> 6 if listing else 0
+    # a listed scratch row is padded with zeros to whole words of the bitmap (_list_touched)
+    cdef intp_t scratch_length = n_words << 6 if listing else n_features
     # rows are fetched ahead when X does not stay in the caches
     cdef bint prefetch = X_indptr[X_indptr.shape[0] - 1] * <intp_t> (
         sizeof(data_t) + sizeof(index_t)) >= PREFETCH_MIN_BYTES
@@ -294,7 +299,8 @@ def count_csr(
     if n_threads == 1 or n_classes < 2 or (listing and nz_room is None):
         # one thread lists the classes in order, each right after the one before
         with nogil:
-            scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
+            scratch = <float64_t *> calloc(scratch_length, sizeof(float64_t)) \
+                if any_scratch else NULL
             touched = <uint64_t *> calloc(n_words, sizeof(uint64_t)) if listing else NULL
             failed = listing and (scratch == NULL or touched == NULL)
             for c in range(n_classes if not failed else 0):
@@ -319,7 +325,8 @@ def count_csr(
         return
     with nogil, parallel(num_threads=n_threads):
         # NULL when out of memory: then every class is counted in place, as small classes are
-        scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
+        scratch = <float64_t *> calloc(scratch_length, sizeof(float64_t)) \
+                if any_scratch else NULL
         touched = <uint64_t *> calloc(n_words, sizeof(uint64_t)) if listing else NULL
         for c in prange(n_classes, schedule="dynamic"):
             if listing and (scratch == NULL or touched == NULL):

@@ -39,11 +39,11 @@ cdef extern from *:
 cdef inline intp_t list_marked(float64_t *row, intp_t first, uint64_t bits, double total,
                                bint clear, intp_t *feature, float64_t *value,
                                float64_t *rest) noexcept nogil:
-    """Write the nonzeros among row[first + q] for the bits q set in bits, in order (and total -
-    value, clamped at 0, when rest is given; with clear, the entries read are zeroed); return how
-    many. An entry marked but zero is written at the next free slot without taking it, so room
-    for min(marked, nonzeros) + 1 entries suffices. Called with constant clear and rest, so each
-    use compiles to its own loop."""
+    """Write row[first + q] for the bits q set in bits, which are exactly the nonzeros there, in
+    order (and total - value, clamped at 0, when rest is given; with clear, the entries read are
+    zeroed); return how many. The slots written do not depend on the values read, so one entry
+    does not wait for the one before to arrive from the cache. Called with constant clear and
+    rest, so each use compiles to its own loop."""
     cdef intp_t j, m = 0
     cdef double f, r
     while bits != 0:
@@ -57,7 +57,7 @@ cdef inline intp_t list_marked(float64_t *row, intp_t first, uint64_t bits, doub
         if rest != NULL:
             r = total - f
             rest[m] = r if r > 0 else 0.0
-        m += f != 0
+        m += 1
     return m
 
 
@@ -65,7 +65,8 @@ cdef inline intp_t list_nonzero(float64_t *row, intp_t n, double total, bint cle
                                 intp_t *feature, float64_t *value,
                                 float64_t *rest) noexcept nogil:
     """list_marked over all of row[0:n]: the nonzeros found 64 at a time by a vectorised test
-    (then only they are read back), in feature order; the row is only written with clear."""
+    (then only they are read back), in feature order; the row is only written with clear.
+    Needs room for as many entries as there are nonzeros."""
     cdef intp_t start, q, m = 0
     cdef uint64_t bits
     for start in range(0, n - n % 64, 64):
