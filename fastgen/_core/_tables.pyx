@@ -17,13 +17,15 @@ from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport float64_t, intp_t
 
 cdef enum:
-    # features per block of fill_table: a block of the table stays in cache while it is written
-    FILL_BLOCK = 512
+    # features per block of fill_table: a block of the table (and the pattern it is copied from)
+    # stays in the first-level cache while it is written
+    FILL_BLOCK = 128
     # below this many classes fill_table writes a class at a time (strided) instead of row by row
     FEW_CLASSES = 8
     # fill_table streams tables of this many bytes or more (design note d)
@@ -206,16 +208,29 @@ def fill_table(
     # every class's entries in it are written). Each thread takes a contiguous range of blocks and
     # keeps a cursor per class into that class's (feature-sorted) entries. A table larger than the
     # caches is written block by block into a buffer of the thread's, then streamed out (note d).
+    # When the feature term is one number (a scalar alpha), every row starts the same: a block of
+    # such rows is made once per thread and copied (the sums take a loop as short as a row, and
+    # 0.5 ms of 2.3 ms filling the 20 Newsgroups-shaped corpus's table).
     n_parts = max(1, min(n_threads, n_blocks))
     cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
     cdef const intp_t *listed = &feature[0] if feature.shape[0] else NULL  # none: never read
     cdef bint streamed = n_features * n_classes * <intp_t> sizeof(floating) >= STREAM_MIN_BYTES
+    cdef bint constant = feature_term.strides[0] == 0 and n_features > 0
+    cdef intp_t block_size = FILL_BLOCK * n_classes
     cdef floating *buffer = NULL
-    cdef intp_t base
+    cdef floating *pattern = NULL
+    cdef floating *scratch = NULL
+    cdef intp_t base, row
     with nogil, parallel(num_threads=n_parts):
-        # NULL (not streamed, or out of memory): the table is written in place
-        buffer = <floating *> malloc(FILL_BLOCK * n_classes * sizeof(floating)) if streamed \
+        # NULL (out of memory): the table is written in place, each row summed
+        scratch = <floating *> malloc((streamed + constant) * block_size * sizeof(floating)) \
+            if streamed or constant else NULL
+        buffer = scratch if streamed else NULL
+        pattern = scratch + (block_size if streamed else 0) if constant and scratch != NULL \
             else NULL
+        if pattern != NULL:
+            for row in range(FILL_BLOCK):
+                _fill_row(pattern + row * n_classes, feature_term[0], ct, n_classes)
         for part in prange(n_parts, schedule="static"):
             j = part * n_blocks // n_parts * FILL_BLOCK
             for c in range(n_classes):
@@ -226,7 +241,10 @@ def fill_table(
                 # feature j's row starts at out + (j - base) * n_classes
                 out = buffer if buffer != NULL else &table_out[0, 0]
                 base = j0 if buffer != NULL else 0
-                if n_classes < FEW_CLASSES:  # a class at a time: rows this short are no loop
+                if pattern != NULL:
+                    memcpy(out + (j0 - base) * n_classes, pattern,
+                           (j1 - j0) * n_classes * sizeof(floating))
+                elif n_classes < FEW_CLASSES:  # a class at a time: rows this short are no loop
                     for c in range(n_classes):
                         vt = ct[c]
                         for j in range(j0, j1):
@@ -251,7 +269,7 @@ def fill_table(
                         fastgen_stream_f64(&table_out[j0, 0], buffer, (j1 - j0) * n_classes)
         if buffer != NULL:
             fastgen_stream_fence()  # the streamed stores are done before the table is read
-            free(buffer)
+        free(scratch)
     return nonfinite
 
 

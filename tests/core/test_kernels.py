@@ -198,7 +198,7 @@ def test_count_adds_to_existing_totals():
 
 
 @pytest.mark.parametrize("n_classes", [1, 2, 7, 8, 13])  # a class at a time below 8, rows from 8
-@pytest.mark.parametrize("n_features", [1, 6, 513, 1030])  # quads and a tail; one and more blocks
+@pytest.mark.parametrize("n_features", [1, 6, 129, 1030])  # quads and a tail; one and more blocks
 @pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
 def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
     """Every entry, for any number of classes and features, a per-feature or broadcast (stride 0)
@@ -231,17 +231,21 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_classes", [3, 14])  # a class at a time, and rows
 @pytest.mark.parametrize("aligned", [True, False])
-def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned):
+@pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
+def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, broadcast):
     """A table of 4 MiB or more goes through a block buffer and non-temporal stores (design note
     d of _tables): every entry as written in place, on 1 and 2 threads, whether the table starts
-    on a 16-byte boundary or not (a scalar head first)."""
+    on a 16-byte boundary or not (a scalar head first), from a per-feature term or from a
+    broadcast one (rows copied from a pattern block)."""
     rng = np.random.default_rng(n_classes)
     n_features = (4 << 20) // (np.dtype(dtype).itemsize * n_classes) + 777  # past the threshold
     count = rng.random((n_classes, n_features)) < 0.05
     class_ptr = np.r_[0, np.cumsum(count.sum(axis=1))].astype(np.intp)
     nz_class, nz_feature = np.nonzero(count)
     value, value_term = rng.normal(size=len(nz_class)), rng.normal(size=n_classes)
-    feature_term, class_term = rng.normal(size=n_features), rng.normal(size=n_classes)
+    feature_term = (np.broadcast_to(rng.normal(), (n_features,)) if broadcast
+                    else rng.normal(size=n_features))
+    class_term = rng.normal(size=n_classes)
     expected = (feature_term[:, None] + class_term[None, :]).astype(dtype)
     expected[nz_feature, nz_class] = (value + value_term[nz_class]).astype(dtype)
     for n_threads in (1, 2):
