@@ -448,16 +448,16 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         log_alpha.flags.writeable = False
         return alpha, log_alpha
 
-    def _nonzero_counts(self, with_rest=False):
+    def _nonzero_counts(self, with_rest=False, rest_shift=0.0):
         """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
-        (with_rest) class_count_ - count, and the sum of each class's counts. See
-        _tables.nonzero_counts. Read-only: they may be the listed counts."""
+        (with_rest) class_count_ - count + rest_shift, and the sum of each class's counts. See
+        _tables.nonzero_counts. Read-only but for the rest: they may be the listed counts."""
         listed = self._listed_counts
         if listed is not None:
             _, class_ptr, feature, count, class_sum = listed
             rest = np.empty(len(count) if with_rest else 0)
             if with_rest:  # as _tables.nonzero_counts computes it
-                _tables.rest_counts(class_ptr, count, self.class_count_, rest)
+                _tables.rest_counts(class_ptr, count, self.class_count_, rest_shift, rest)
             return class_ptr, feature, count, rest, class_sum
         capacity = self.feature_count_.size  # only the pages actually written are touched
         n_classes = len(self.classes_)
@@ -469,13 +469,15 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         _tables.nonzero_counts(self.feature_count_, self.class_count_, with_rest, class_ptr,
                                feature, count, rest, class_sum)
         n = class_ptr[-1]
+        if with_rest:
+            rest[:n] += rest_shift
         return class_ptr, feature[:n], count[:n], rest[:n], class_sum
 
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
-                    value_class_term=None):
+                    value_class_term=None, negate=False):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
-        set to value + value_class_term[c] (default: class_term); and whether any entry is not
-        finite. See _tables.fill_table."""
+        set to value + value_class_term[c] (default: class_term; -value with negate); and
+        whether any entry is not finite. See _tables.fill_table."""
         n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
@@ -483,7 +485,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         table = np.empty((n_features, n_classes), dtype=self._dtype)
         nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
-                                       table, self._n_threads_for(table.size))
+                                       table, self._n_threads_for(table.size), negate)
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
@@ -703,7 +705,7 @@ class ComplementNB(_BaseDiscreteNB):
                 table /= norms
             else:  # weights are -logged
                 table, nonfinite = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
-                                                    np.negative(log_comp, out=log_comp))
+                                                    log_comp, negate=True)
         if np.min(alpha_in) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
@@ -845,12 +847,13 @@ class BernoulliNB(_BaseDiscreteNB):
         Returns (table, bias, whether the table has infinities)."""
         n_features = self.n_features_in_
         class_count = self.class_count_
-        class_ptr, feature, count, absent, _ = self._nonzero_counts(with_rest=True)
+        class_ptr, feature, count, absent, _ = self._nonzero_counts(with_rest=True,
+                                                                    rest_shift=alpha)
         n_present = np.diff(class_ptr)
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_absent = np.log(np.add(absent, alpha, out=absent), out=absent)
+            log_absent = np.log(absent, out=absent)  # of M - N + a
             value = np.add(count, alpha)
             np.log(value, out=value)
             # log p - log(1 - p) of the present features, and the sum over them of log(1 - p) =

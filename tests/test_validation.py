@@ -467,7 +467,8 @@ def _csr_is_valid(data, indices, indptr, n_rows, n_features, strict=True):
         return False
     if indptr.shape[0] != n_rows + 1 or data.shape[0] != indices.shape[0]:
         return False
-    if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+    # compared, not subtracted: a difference of int32 offsets can wrap around
+    if indptr[0] != 0 or np.any(indptr[1:] < indptr[:-1]):
         return False
     end = indices.shape[0] if strict else indptr[-1]
     if indptr[-1] != end or end > indices.shape[0]:

@@ -95,10 +95,12 @@ def rest_counts(
     const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,) of a listing
     const float64_t[::1] count not None,          # IN (class_ptr[-1],) the listed counts
     const float64_t[::1] class_total not None,    # IN (n_classes,)
+    double shift,
     float64_t[::1] rest_out not None,             # OUT (class_ptr[-1],)
 ):
     """rest_out[k] = class_total[c] - count[k] for the listed counts k of class c, clamped at 0,
-    as nonzero_counts' rest_out (for a listing made without it)."""
+    as nonzero_counts' rest_out (for a listing made without it), plus shift (BernoulliNB's
+    smoothing, added in the same pass)."""
     cdef intp_t c, k
     cdef double total, v
     with nogil:
@@ -106,7 +108,7 @@ def rest_counts(
             total = class_total[c]
             for k in range(class_ptr[c], class_ptr[c + 1]):
                 v = total - count[k]
-                rest_out[k] = v if v > 0.0 else 0.0
+                rest_out[k] = (v if v > 0.0 else 0.0) + shift
 
 
 def complement_counts(
@@ -165,9 +167,11 @@ def fill_table(
     const float64_t[::1] value_class_term not None,  # IN (n_classes,)
     floating[:, ::1] table_out not None,       # OUT (n_features, n_classes)
     int n_threads,
+    bint negate=False,
 ):
     """table_out[j, c] = feature_term[j] + class_term[c], except at the listed nonzero counts:
-    table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1].
+    table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1]
+    (-value[k] + value_class_term[c] with negate).
     Returns a positive number when some entry written is not finite (0: the scoring kernels may
     multiply zeros through instead of skipping them). The sums of the two terms are judged from
     the terms (any not finite, or the largest magnitudes' sum overflowing the table's type), so
@@ -257,7 +261,8 @@ def fill_table(
                     stop = class_ptr[c + 1]
                     k = cursor[part, c]
                     while k < stop and feature[k] < j1:
-                        x = <floating> (value[k] + vt)
+                        # negate is loop-invariant: the compiler makes two loops of it
+                        x = <floating> ((-value[k] if negate else value[k]) + vt)
                         out[(feature[k] - base) * n_classes + c] = <floating> x
                         nonfinite += (x - x) != 0
                         k = k + 1

@@ -218,6 +218,12 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
         assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
+    # the listed values negated (ComplementNB's weights)
+    expected[nz_feature, nz_class] = -value + value_term[nz_class]
+    table = np.full((n_features, n_classes), np.nan)
+    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+                              value, value_term, table, 1, True) == 0
+    np.testing.assert_array_equal(table, expected)
     for bad in (np.nan, np.inf):
         if broadcast:
             term = np.broadcast_to(bad, (n_features,))
@@ -397,9 +403,9 @@ def test_values_status(dtype):
 
 @pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
 def test_complement_and_rest_counts_from_a_listing(broadcast):
-    """complement_counts and rest_counts give, bit for bit, what NumPy computes from the listing
-    (bincount adds in listing order, as the kernel does); a class without counts and a feature
-    no class has are included, and rest is clamped at 0."""
+    """complement_counts and rest_counts (with a shift or not) give, bit for bit, what NumPy
+    computes from the listing (bincount adds in listing order, as the kernel does); a class
+    without counts and a feature no class has are included, and rest is clamped at 0."""
     rng = np.random.default_rng(8)
     count = rng.uniform(0.1, 3.0, (4, 30)) * (rng.random((4, 30)) < 0.3)
     count[2], count[:, 7] = 0.0, 0.0
@@ -415,9 +421,11 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     class_total = count.sum(axis=1)
     class_total[1] = count[1].max() * (1 - 1e-12)  # a total that rounded below a count
     rest = np.full(len(value), np.nan)
-    _tables.rest_counts(class_ptr, value, class_total, rest)
+    _tables.rest_counts(class_ptr, value, class_total, 0.0, rest)
     np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0))
     assert (rest[class_ptr[1]:class_ptr[2]] == 0.0).any()
+    _tables.rest_counts(class_ptr, value, class_total, 0.25, rest)  # plus a shift, once
+    np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0) + 0.25)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
