@@ -197,7 +197,7 @@ def test_count_adds_to_existing_totals():
     np.testing.assert_allclose(cc, cc_ref + 1)
 
 
-@pytest.mark.parametrize("n_classes", [1, 2, 7, 8, 13])  # a class at a time below 8, rows from 8
+@pytest.mark.parametrize("n_classes", [1, 2, 7, 8, 13])  # quads of classes and the rest
 @pytest.mark.parametrize("n_features", [1, 6, 129, 1030])  # quads and a tail; one and more blocks
 @pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
 def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
@@ -235,7 +235,7 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n_classes", [3, 14])  # a class at a time, and rows
+@pytest.mark.parametrize("n_classes", [3, 14])  # fewer than a quad of classes, and quads and the rest
 @pytest.mark.parametrize("aligned", [True, False])
 @pytest.mark.parametrize("broadcast", [False, True], ids=["per-feature", "broadcast"])
 def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, broadcast):
