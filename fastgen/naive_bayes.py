@@ -54,6 +54,27 @@ MAX_LENGTH_PARTS = 64
 MAX_LENGTH_ROWS = 2**20
 
 
+# Whole-number counts take their logs log(n + alpha) from a table of this many (fill_table), when
+# there are at least LOG_TABLE_MIN_COUNTS of them to pay for it: no NumPy pass that adds alpha and
+# another that takes the log (0.9 of 10.5 ms fitting the 20 Newsgroups-shaped corpus).
+LOG_TABLE_SIZE = 4096
+LOG_TABLE_MIN_COUNTS = 4 * LOG_TABLE_SIZE
+
+
+def _log_table(count, alpha):
+    """log(i + alpha) for i < LOG_TABLE_SIZE, for fill_table to take the logs of the listed counts
+    from; None for a per-feature alpha, for fewer than LOG_TABLE_MIN_COUNTS counts, or for counts
+    that do not look like whole numbers (a sample of 256; fill_table computes the log of any count
+    the table does not hold, but one at a time)."""
+    if np.ndim(alpha) != 0 or len(count) < LOG_TABLE_MIN_COUNTS:
+        return None
+    sample = count[:: len(count) // 256]
+    if not np.array_equal(sample, np.floor(sample)):
+        return None
+    with np.errstate(divide="ignore"):
+        return np.log(np.arange(LOG_TABLE_SIZE, dtype=np.float64) + alpha)
+
+
 def _repeated(value, n):
     """A read-only float64 vector of n times one value: a stride-0 view, as np.broadcast_to makes
     (whose generality costs microseconds a call)."""
@@ -474,10 +495,11 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         return class_ptr, feature[:n], count[:n], rest[:n], class_sum
 
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
-                    value_class_term=None, negate=False):
+                    value_class_term=None, negate=False, log_table=None, log_shift=0.0):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
-        set to value + value_class_term[c] (default: class_term; -value with negate); and
-        whether any entry is not finite. See _tables.fill_table."""
+        set to value + value_class_term[c] (default: class_term; -value with negate; the value's
+        log(value + log_shift) with a log_table); and whether any entry is not finite. See
+        _tables.fill_table."""
         n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
@@ -485,7 +507,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         table = np.empty((n_features, n_classes), dtype=self._dtype)
         nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
-                                       table, self._n_threads_for(table.size), negate)
+                                       table, self._n_threads_for(table.size), negate,
+                                       log_table, float(log_shift) if log_table is not None else 0.0)
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
@@ -594,11 +617,15 @@ class MultinomialNB(_BaseDiscreteNB):
         alpha, log_alpha = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, _, class_sum = self._nonzero_counts()
         total = class_sum + alpha.sum()
+        log_table = _log_table(count, alpha_in)
         with np.errstate(divide="ignore", invalid="ignore"):
-            value = np.add(count, alpha_in if np.ndim(alpha_in) == 0 else alpha[feature])
-            np.log(value, out=value)
+            if log_table is None:
+                value = np.add(count, alpha_in if np.ndim(alpha_in) == 0 else alpha[feature])
+                np.log(value, out=value)
+            else:  # fill_table takes the logs of the counts themselves
+                value = count
             table, nonfinite = self._fill_table(log_alpha, -np.log(total), class_ptr, feature,
-                                                value)
+                                                value, log_table=log_table, log_shift=alpha_in)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
         if empty.any():

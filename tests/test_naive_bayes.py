@@ -693,3 +693,34 @@ def test_concurrent_predict_from_threads(Estimator):
             for r in results:
                 np.testing.assert_allclose(r, expected, rtol=1e-12, atol=1e-12)
                 np.testing.assert_array_equal(r, results[0])
+
+
+@pytest.mark.parametrize("counts", ["whole", "fractional", "mostly whole"])
+def test_multinomial_logs_from_a_table_equal_numpy_logs(counts, monkeypatch):
+    """Enough whole-number counts take their logs from a table of log(n + alpha) (fill_table)
+    instead of NumPy's add and log: the same table, to the last bit or so, whatever the counts
+    (beyond the table, fractional among whole ones, or all fractional: then NumPy's way)."""
+    from fastgen import naive_bayes as nb
+
+    rng = np.random.default_rng(5)
+    n_rows, n_features = 600, 10_000
+    X = sp.random(n_rows, n_features, density=0.02, random_state=rng,
+                  data_rvs=lambda n: rng.integers(1, 30, n).astype(np.float64), format="csr")
+    X.data[0] = 10_000  # a count beyond the table
+    y = rng.integers(0, 4, n_rows)
+    weight = None
+    if counts == "fractional":
+        weight = rng.uniform(0.5, 2.0, n_rows)
+    elif counts == "mostly whole":
+        weight = np.ones(n_rows)
+        weight[-3:] = 0.5  # a few fractional counts that a sample of them is unlikely to meet
+    made = []
+    original = nb._log_table
+    monkeypatch.setattr(nb, "_log_table", lambda *a: made.append(original(*a)) or made[-1])
+    tabled = fastgen.MultinomialNB(alpha=0.5).fit(X, y, sample_weight=weight)
+    assert (made[-1] is None) == (counts == "fractional")
+    monkeypatch.setattr(nb, "_log_table", lambda *a: None)
+    numpy = fastgen.MultinomialNB(alpha=0.5).fit(X, y, sample_weight=weight)
+    assert_allclose(tabled.feature_log_prob_, numpy.feature_log_prob_, rtol=1e-15, atol=0)
+    assert_allclose(tabled.predict_log_proba(X), numpy.predict_log_proba(X), rtol=1e-12,
+                    atol=1e-12)

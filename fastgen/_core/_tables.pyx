@@ -15,7 +15,7 @@ import numpy as np
 
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs
+from libc.math cimport fabs, log
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
@@ -166,10 +166,14 @@ def fill_table(
     floating[:, ::1] table_out not None,       # OUT (n_features, n_classes)
     int n_threads,
     bint negate=False,
+    const float64_t[::1] log_table=None,        # IN (n,): log_table[i] = log(i + log_shift)
+    double log_shift=0.0,
 ):
     """table_out[j, c] = feature_term[j] + class_term[c], except at the listed nonzero counts:
     table_out[feature[k], c] = value[k] + value_class_term[c] for k in class_ptr[c]:class_ptr[c+1]
-    (-value[k] + value_class_term[c] with negate).
+    (-value[k] + value_class_term[c] with negate). With log_table, value[k] stands for its
+    log(value[k] + log_shift): log_table[value[k]] for the whole numbers the table covers (the
+    counts of text mostly), computed (libm) for any other.
     Returns a positive number when some entry written is not finite (0: the scoring kernels may
     multiply zeros through instead of skipping them). The sums of the two terms are judged from
     the terms (any not finite, or the largest magnitudes' sum overflowing the table's type), so
@@ -179,6 +183,9 @@ def fill_table(
     cdef intp_t block, part, n_parts, j, j0, j1, c, k, stop
     cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
+    cdef const float64_t *logs = &log_table[0] if log_table is not None \
+        and log_table.shape[0] else NULL
+    cdef double n_logs = log_table.shape[0] if logs != NULL else 0.0
     cdef floating *out
     cdef double vt, x, big = 0.0, x1, x2, x3, big1 = 0.0, big2 = 0.0, big3 = 0.0
     # a broadcast scalar (stride 0) is judged by its one value
@@ -254,8 +261,11 @@ def fill_table(
                     stop = class_ptr[c + 1]
                     k = cursor[part, c]
                     while k < stop and feature[k] < j1:
+                        x = value[k]
+                        if logs != NULL:
+                            x = _logged(x, logs, n_logs, log_shift)
                         # negate is loop-invariant: the compiler makes two loops of it
-                        x = <floating> ((-value[k] if negate else value[k]) + vt)
+                        x = <floating> ((-x if negate else x) + vt)
                         out[(feature[k] - base) * n_classes + c] = <floating> x
                         nonfinite += (x - x) != 0
                         k = k + 1
@@ -269,6 +279,17 @@ def fill_table(
             fastgen_stream_fence()  # the streamed stores are done before the table is read
         free(scratch)
     return nonfinite
+
+
+cdef inline double _logged(double v, const float64_t *logs, double n_logs,
+                          double shift) noexcept nogil:
+    """log(v + shift), from logs (logs[i] = log(i + shift)) when v is a whole number in range."""
+    cdef intp_t i
+    if 0.0 <= v < n_logs:  # in range first: converting a larger double to an integer is undefined
+        i = <intp_t> v
+        if <double> i == v:
+            return logs[i]
+    return log(v + shift)
 
 
 cdef inline double _larger(double a, double b) noexcept nogil:

@@ -234,6 +234,36 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
                                   value_term, np.empty((n_features, n_classes)), 1) > 0
 
 
+@pytest.mark.parametrize("shift", [1.0, 0.25, 0.0])
+@pytest.mark.parametrize("negate", [False, True])
+def test_fill_table_takes_logs_from_a_table(shift, negate):
+    """With log_table, the listed values are counts and their log(count + shift) is written:
+    from the table for whole numbers it covers, computed for counts beyond it and for fractions
+    (the same logs to the last bit or so)."""
+    rng = np.random.default_rng(int(shift * 8) + negate)
+    n_classes, n_features, n_logs = 5, 300, 64
+    count = rng.integers(1, 100, (n_classes, n_features)) * (rng.random((n_classes, n_features)) < 0.4)
+    count = count.astype(np.float64)
+    count[0, :40] += rng.random(40) * (count[0, :40] > 0)  # fractions, beyond the table or not
+    count[1, :3] = [1e300, 2.0**70, n_logs]  # huge ones, and the first beyond the table
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, nz_feature = np.nonzero(count)
+    value, value_term = count[nz_class, nz_feature], rng.normal(size=n_classes)
+    feature_term, class_term = rng.normal(size=n_features), rng.normal(size=n_classes)
+    with np.errstate(divide="ignore"):
+        log_table = np.log(np.arange(n_logs) + shift)
+        logged = np.log(value + shift)
+    expected = feature_term[:, None] + class_term[None, :]
+    expected[nz_feature, nz_class] = (-logged if negate else logged) + value_term[nz_class]
+    table = np.full((n_features, n_classes), np.nan)
+    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+                              value, value_term, table, 1, negate, log_table, shift) == 0
+    np.testing.assert_allclose(table, expected, rtol=1e-15, atol=0)
+    whole = (value < n_logs) & (value == np.floor(value))  # these exactly: from the table
+    np.testing.assert_array_equal(table[nz_feature[whole], nz_class[whole]],
+                                  expected[nz_feature[whole], nz_class[whole]])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_classes", [3, 14])  # fewer than a quad of classes, and quads and the rest
 @pytest.mark.parametrize("aligned", [True, False])
