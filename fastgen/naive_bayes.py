@@ -469,30 +469,22 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         log_alpha.flags.writeable = False
         return alpha, log_alpha
 
-    def _nonzero_counts(self, with_rest=False, rest_shift=0.0):
-        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count,
-        (with_rest) class_count_ - count + rest_shift, and the sum of each class's counts. See
-        _tables.nonzero_counts. Read-only but for the rest: they may be the listed counts."""
+    def _nonzero_counts(self):
+        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count and
+        the sum of each class's counts. See _tables.nonzero_counts. Read-only: they may be the
+        listed counts."""
         listed = self._listed_counts
         if listed is not None:
-            _, class_ptr, feature, count, class_sum = listed
-            rest = np.empty(len(count) if with_rest else 0)
-            if with_rest:  # as _tables.nonzero_counts computes it
-                _tables.rest_counts(class_ptr, count, self.class_count_, rest_shift, rest)
-            return class_ptr, feature, count, rest, class_sum
+            return listed[1:]
         capacity = self.feature_count_.size  # only the pages actually written are touched
         n_classes = len(self.classes_)
         class_ptr = np.empty(n_classes + 1, dtype=np.intp)
         feature = np.empty(capacity, dtype=np.intp)
         count = np.empty(capacity, dtype=np.float64)
-        rest = np.empty(capacity if with_rest else 0, dtype=np.float64)
         class_sum = np.empty(n_classes, dtype=np.float64)
-        _tables.nonzero_counts(self.feature_count_, self.class_count_, with_rest, class_ptr,
-                               feature, count, rest, class_sum)
+        _tables.nonzero_counts(self.feature_count_, class_ptr, feature, count, class_sum)
         n = class_ptr[-1]
-        if with_rest:
-            rest[:n] += rest_shift
-        return class_ptr, feature[:n], count[:n], rest[:n], class_sum
+        return class_ptr, feature[:n], count[:n], class_sum
 
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
                     value_class_term=None, negate=False, log_table=None, log_shift=0.0):
@@ -615,7 +607,7 @@ class MultinomialNB(_BaseDiscreteNB):
     def _derive(self, alpha_in):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
         alpha, log_alpha = self._alpha_per_feature(alpha_in)
-        class_ptr, feature, count, _, class_sum = self._nonzero_counts()
+        class_ptr, feature, count, class_sum = self._nonzero_counts()
         total = class_sum + alpha.sum()
         log_table = _log_table(count, alpha_in)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -714,7 +706,7 @@ class ComplementNB(_BaseDiscreteNB):
         # logged_cj = log(complement count) - log(complement total), where the complement count
         # of a class lacking feature j is feature_all_j + alpha_j
         alpha, _ = self._alpha_per_feature(alpha_in)
-        class_ptr, feature, count, _, class_sum = self._nonzero_counts()
+        class_ptr, feature, count, class_sum = self._nonzero_counts()
         # base = feature_all_ + alpha, from the nonzero counts; log_comp: the complement counts
         base, log_comp = np.empty(self.n_features_in_), np.empty(len(feature))
         _tables.complement_counts(feature, count, alpha, base, log_comp)
@@ -874,18 +866,25 @@ class BernoulliNB(_BaseDiscreteNB):
         Returns (table, bias, whether the table has infinities)."""
         n_features = self.n_features_in_
         class_count = self.class_count_
-        class_ptr, feature, count, absent, _ = self._nonzero_counts(with_rest=True,
-                                                                    rest_shift=alpha)
+        class_ptr, feature, count, _ = self._nonzero_counts()
         n_present = np.diff(class_ptr)
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
+        log_table = _log_table(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_absent = np.log(absent, out=absent)  # of M - N + a
-            value = np.add(count, alpha)
-            np.log(value, out=value)
             # log p - log(1 - p) of the present features, and the sum over them of log(1 - p) =
             # log(M - N + a) - log(M + 2a), in one pass over log(M - N + a)
-            _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum, value)
+            if log_table is not None:  # the logs of whole numbers from the table
+                value = np.empty(len(count))
+                _tables.bernoulli_terms(class_ptr, count, class_count, log_table, alpha,
+                                        np.log(total), log_q_present_sum, value)
+            else:
+                log_absent = np.empty(len(count))
+                _tables.rest_counts(class_ptr, count, class_count, alpha, log_absent)
+                np.log(log_absent, out=log_absent)  # of M - N + a
+                value = np.log(np.add(count, alpha))
+                _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum,
+                                     value)
             table, nonfinite = self._fill_table(
                 _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
                 class_ptr, feature, value, np.zeros(len(class_count)))
@@ -922,7 +921,7 @@ class BernoulliNB(_BaseDiscreteNB):
             with np.errstate(invalid="ignore"):
                 return (log_present - log_total).astype(self._dtype, copy=False)
         alpha = float(alpha)
-        class_ptr, feature, count, _, _ = self._nonzero_counts()
+        class_ptr, feature, count, _ = self._nonzero_counts()
         value = np.add(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_table(

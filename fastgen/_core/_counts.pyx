@@ -152,7 +152,7 @@ cdef inline intp_t _list_touched(float64_t *row, uint64_t *touched, intp_t n_fea
         if bits != 0:
             touched[b] = 0
             bits &= fastgen_nonzero_bits64(row + (b << 6))
-            m += list_marked(row, b << 6, bits, 0.0, True, feature + m, value + m, NULL)
+            m += list_marked(row, b << 6, bits, True, feature + m, value + m)
     return m
 
 
@@ -214,7 +214,7 @@ cdef intp_t _count_class(
         if marking:
             m = _list_touched(target, touched, n_features, nz_feature, nz_value)
         else:
-            m = list_nonzero(target, n_features, 0.0, True, nz_feature, nz_value, NULL)
+            m = list_nonzero(target, n_features, True, nz_feature, nz_value)
         nz_sum[0] = sum_listed(nz_value, m)  # still in cache
         return m
     if target != fc_row:  # one pass: the class's sums into its row, the scratch back to zero

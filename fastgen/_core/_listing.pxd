@@ -36,48 +36,39 @@ cdef extern from *:
     uint64_t fastgen_nonzero_bits64(const float64_t *row) noexcept nogil
 
 
-cdef inline intp_t list_marked(float64_t *row, intp_t first, uint64_t bits, double total,
-                               bint clear, intp_t *feature, float64_t *value,
-                               float64_t *rest) noexcept nogil:
+cdef inline intp_t list_marked(float64_t *row, intp_t first, uint64_t bits, bint clear,
+                               intp_t *feature, float64_t *value) noexcept nogil:
     """Write row[first + q] for the bits q set in bits, which are exactly the nonzeros there, in
-    order (and total - value, clamped at 0, when rest is given; with clear, the entries read are
-    zeroed); return how many. The slots written do not depend on the values read, so one entry
-    does not wait for the one before to arrive from the cache. Called with constant clear and
-    rest, so each use compiles to its own loop."""
+    order (with clear, the entries read are zeroed); return how many. The slots written do not
+    depend on the values read, so one entry does not wait for the one before to arrive from the
+    cache. Called with constant clear, so each use compiles to its own loop."""
     cdef intp_t j, m = 0
-    cdef double f, r
     while bits != 0:
         j = first + fastgen_ctz64(bits)
         bits &= bits - 1
-        f = row[j]
+        feature[m] = j
+        value[m] = row[j]
         if clear:
             row[j] = 0.0
-        feature[m] = j
-        value[m] = f
-        if rest != NULL:
-            r = total - f
-            rest[m] = r if r > 0 else 0.0
         m += 1
     return m
 
 
-cdef inline intp_t list_nonzero(float64_t *row, intp_t n, double total, bint clear,
-                                intp_t *feature, float64_t *value,
-                                float64_t *rest) noexcept nogil:
+cdef inline intp_t list_nonzero(float64_t *row, intp_t n, bint clear, intp_t *feature,
+                                float64_t *value) noexcept nogil:
     """list_marked over all of row[0:n]: the nonzeros found 64 at a time by a vectorised test
     (then only they are read back), in feature order; the row is only written with clear.
     Needs room for as many entries as there are nonzeros."""
     cdef intp_t start, q, m = 0
     cdef uint64_t bits
     for start in range(0, n - n % 64, 64):
-        m += list_marked(row, start, fastgen_nonzero_bits64(row + start), total, clear,
-                         feature + m, value + m, rest + m if rest != NULL else NULL)
+        m += list_marked(row, start, fastgen_nonzero_bits64(row + start), clear, feature + m,
+                         value + m)
     start = n - n % 64
     bits = 0
     for q in range(n - start):
         bits |= (<uint64_t> (row[start + q] != 0)) << q
-    m += list_marked(row, start, bits, total, clear, feature + m, value + m,
-                     rest + m if rest != NULL else NULL)
+    m += list_marked(row, start, bits, clear, feature + m, value + m)
     return m
 
 

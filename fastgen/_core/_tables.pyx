@@ -61,30 +61,24 @@ cdef extern from *:
 
 def nonzero_counts(
     const float64_t[:, ::1] count not None,       # IN (n_classes, n_features)
-    const float64_t[::1] class_total not None,    # IN (n_classes,), used when with_rest
-    bint with_rest,
     intp_t[::1] class_ptr_out not None,           # OUT (n_classes + 1,)
     intp_t[::1] feature_out not None,             # OUT (n_classes * n_features,) capacity
     float64_t[::1] value_out not None,            # OUT same capacity: the nonzero count
-    float64_t[::1] rest_out not None,             # OUT same capacity (if with_rest): class_total - count
     float64_t[::1] class_sum_out not None,        # OUT (n_classes,) sum of each class's counts
 ):
     """List the nonzero counts class by class, in feature order, in one pass: entries
-    class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c. rest_out (clamped at 0,
-    as weighted sums may round below) serves models that also need the complement count; the
-    per-class sums come with the same pass (summed over the listed values, in order)."""
+    class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c; the per-class sums
+    come with the same pass (summed over the listed values, in order)."""
     cdef intp_t n_classes = count.shape[0], n_features = count.shape[1]
     cdef intp_t c, m = 0, start
     cdef intp_t *feature = &feature_out[0]
     cdef float64_t *value = &value_out[0]
-    cdef float64_t *rest = &rest_out[0] if with_rest else NULL
     with nogil:
         for c in range(n_classes):
             class_ptr_out[c] = start = m
             # read only (clear is False)
-            m += list_nonzero(<float64_t *> &count[c, 0], n_features,
-                              class_total[c] if with_rest else 0.0, False, feature + m, value + m,
-                              rest + m if with_rest else NULL)
+            m += list_nonzero(<float64_t *> &count[c, 0], n_features, False, feature + m,
+                              value + m)
             class_sum_out[c] = sum_listed(value + start, m - start)  # still in cache
         class_ptr_out[n_classes] = m
 
@@ -96,9 +90,9 @@ def rest_counts(
     double shift,
     float64_t[::1] rest_out not None,             # OUT (class_ptr[-1],)
 ):
-    """rest_out[k] = class_total[c] - count[k] for the listed counts k of class c, clamped at 0,
-    as nonzero_counts' rest_out (for a listing made without it), plus shift (BernoulliNB's
-    smoothing, added in the same pass)."""
+    """rest_out[k] = class_total[c] - count[k] for the listed counts k of class c, clamped at 0
+    (weighted sums may round below), plus shift (BernoulliNB's smoothing, added in the same
+    pass)."""
     cdef intp_t c, k
     cdef double total, v
     with nogil:
@@ -107,6 +101,35 @@ def rest_counts(
             for k in range(class_ptr[c], class_ptr[c + 1]):
                 v = total - count[k]
                 rest_out[k] = (v if v > 0.0 else 0.0) + shift
+
+
+def bernoulli_terms(
+    const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,) of a listing
+    const float64_t[::1] count not None,          # IN (class_ptr[-1],) the listed counts N
+    const float64_t[::1] class_total not None,    # IN (n_classes,) M
+    const float64_t[::1] log_table not None,      # IN log_table[i] = log(i + shift)
+    double shift,
+    const float64_t[::1] log_norm not None,       # IN (n_classes,) log(M + 2 shift)
+    float64_t[::1] absent_sum_out not None,       # OUT (n_classes,)
+    float64_t[::1] value_out not None,            # OUT (class_ptr[-1],)
+):
+    """BernoulliNB's terms of the listed counts, in one pass, the logs taken as fill_table takes
+    them from log_table: value_out[k] = log(N + a) - log(R + a) and absent_sum_out[c] = the sum
+    over class c's listed k of log(R + a) - log_norm[c], in order, with R = M - N clamped at 0
+    and a = shift. The same sums as rest_counts, NumPy's logs and segment_sums give."""
+    cdef intp_t c, k
+    cdef double total, norm, s, v, logged_absent
+    cdef const float64_t *logs = &log_table[0] if log_table.shape[0] else NULL
+    cdef double n_logs = log_table.shape[0]
+    with nogil:
+        for c in range(class_ptr.shape[0] - 1):
+            total, norm, s = class_total[c], log_norm[c], 0.0
+            for k in range(class_ptr[c], class_ptr[c + 1]):
+                v = total - count[k]
+                logged_absent = _logged(v if v > 0.0 else 0.0, logs, n_logs, shift)
+                s += logged_absent - norm
+                value_out[k] = _logged(count[k], logs, n_logs, shift) - logged_absent
+            absent_sum_out[c] = s
 
 
 def complement_counts(

@@ -40,8 +40,8 @@ def assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums):
     lists from the written table fc."""
     n_classes = fc.shape[0]
     ref_ptr, ref_feature = np.empty(n_classes + 1, np.intp), np.empty(fc.size, np.intp)
-    ref_value, ref_rest, ref_sums = np.empty(fc.size), np.empty(fc.size), np.empty(n_classes)
-    _tables.nonzero_counts(fc, cc, False, ref_ptr, ref_feature, ref_value, ref_rest, ref_sums)
+    ref_value, ref_sums = np.empty(fc.size), np.empty(n_classes)
+    _tables.nonzero_counts(fc, ref_ptr, ref_feature, ref_value, ref_sums)
     n = ref_ptr[-1]
     np.testing.assert_array_equal(ptr, ref_ptr)
     np.testing.assert_array_equal(feature[:n], ref_feature[:n])

@@ -458,6 +458,40 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0) + 0.25)
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "fractional"])
+@pytest.mark.parametrize("shift", [1.0, 0.3])
+def test_bernoulli_terms_equal_numpy_logs_and_segment_sums(whole, shift):
+    """bernoulli_terms gives what rest_counts, NumPy's logs and segment_sums give: exactly, for
+    whole-number counts the log table covers, and to the last bit or so for the others (beyond
+    the table, fractional, or with a class total that rounded below a count)."""
+    rng = np.random.default_rng(int(shift * 10) + whole)
+    n_classes, n_features, n_logs = 4, 200, 32
+    class_total = rng.integers(5, 60, n_classes).astype(np.float64)
+    count = np.minimum(rng.integers(1, 60, (n_classes, n_features)), class_total[:, None])
+    count = count * (rng.random((n_classes, n_features)) < 0.3)
+    if not whole:
+        count = count * rng.uniform(0.5, 1.0, count.shape)
+    class_total[3] = count[3].max() * (1 - 1e-12)  # a total that rounded below a count
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, nz_feature = np.nonzero(count)
+    value = count[nz_class, nz_feature]
+    log_norm = np.log(class_total + 2 * shift)
+    log_absent = np.empty(len(value))
+    _tables.rest_counts(class_ptr, value, class_total, shift, log_absent)
+    np.log(log_absent, out=log_absent)
+    expected_value, expected_sums = np.log(value + shift), np.empty(n_classes)
+    _tables.segment_sums(log_absent, class_ptr, log_norm, expected_sums, expected_value)
+    got_value, got_sums = np.full(len(value), np.nan), np.full(n_classes, np.nan)
+    _tables.bernoulli_terms(class_ptr, value, class_total, np.log(np.arange(n_logs) + shift),
+                            shift, log_norm, got_sums, got_value)
+    np.testing.assert_allclose(got_value, expected_value, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(got_sums, expected_sums, rtol=1e-14)
+    if whole:  # within the table: the very same logs
+        inside = (value < n_logs) & (class_total[nz_class] - value < n_logs) \
+            & (class_total[nz_class] == np.floor(class_total[nz_class]))
+        np.testing.assert_array_equal(got_value[inside], expected_value[inside])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tables_from_nonzero_counts(dtype):
     rng = np.random.default_rng(4)
@@ -466,16 +500,18 @@ def test_tables_from_nonzero_counts(dtype):
     total = count.sum(axis=1) + 5.0
     cap = count.size
     class_ptr = np.empty(5, dtype=np.intp)
-    feature, value, rest = np.empty(cap, np.intp), np.empty(cap), np.empty(cap)
+    feature, value = np.empty(cap, np.intp), np.empty(cap)
     class_sum = np.empty(4)
-    _tables.nonzero_counts(count, total, True, class_ptr, feature, value, rest, class_sum)
+    _tables.nonzero_counts(count, class_ptr, feature, value, class_sum)
     n = class_ptr[-1]
+    rest = np.empty(n)
+    _tables.rest_counts(class_ptr, value[:n], total, 0.0, rest)
     np.testing.assert_allclose(class_sum, count.sum(axis=1), rtol=1e-15)
     nz_class, nz_feature = np.nonzero(count)
     np.testing.assert_array_equal(class_ptr, np.r_[0, np.cumsum((count != 0).sum(axis=1))])
     np.testing.assert_array_equal(feature[:n], nz_feature)
     np.testing.assert_array_equal(value[:n], count[nz_class, nz_feature])
-    np.testing.assert_array_equal(rest[:n], total[nz_class] - count[nz_class, nz_feature])
+    np.testing.assert_array_equal(rest, total[nz_class] - count[nz_class, nz_feature])
 
     feature_term, class_term = rng.normal(size=30), rng.normal(size=4)
     value_term = rng.normal(size=4)
