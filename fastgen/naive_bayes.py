@@ -343,7 +343,8 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
             n_threads = self._n_threads_for(X.indptr[-1])
             listing = {}
             if listed:
-                # a class lists at most min(its entries, n_features) nonzeros (+ 1 slot of room)
+                # a class lists at most min(its entries, n_features) nonzeros (the + 1s are
+                # spare: the arrays are never empty)
                 room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
                 if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
                     entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)

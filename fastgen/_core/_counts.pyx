@@ -24,7 +24,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
 from ._listing cimport fastgen_nonzero_bits64, list_marked, list_nonzero, sum_listed
-from ._typedefs cimport data_t, fastgen_ctz64, fastgen_prefetch, float64_t, intp_t, index_t, label_t
+from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t, label_t
 
 cdef enum:
     # count_csr fetches rows ahead for an X of this many bytes (values and indices) or more: a
@@ -172,7 +172,7 @@ cdef intp_t _count_class(
     64 entries, the bitmap touched of n_features bits, all zero and left so, and overwrite): the
     class is summed into scratch, and its
     nonzeros listed in nz_feature and nz_value, in feature order (room for min(n_features,
-    entries) + 1), their sum in *nz_sum; returns how many. A class with fewer entries than there
+    entries)), their sum in *nz_sum; returns how many. A class with fewer entries than there
     are features / MARK_PER_ENTRY marks the ones it touches in the bitmap and lists only those; a
     larger one lists by testing its whole scratch row (cheaper than marking every entry)."""
     cdef intp_t p, r, next_row, j, n_entries = 0, m
@@ -267,7 +267,7 @@ def count_csr(
     nz_ outputs): the sums are not written to a table but listed class by class, as
     _tables.nonzero_counts lists a written table: class c's nonzeros in nz_ptr_out[c]:nz_ptr_out[c
     + 1] of nz_feature_out and nz_value_out, in feature order, their sum in nz_sum_out[c]. The
-    outputs need room for min(n_features, c's entries) + 1 slots per class c. Threads share the
+    outputs need room for min(n_features, c's entries) slots per class c. Threads share the
     classes only when nz_room gives each class its room (nz_room[c]:nz_room[c + 1]); otherwise the
     classes are counted and listed in order, on one thread. Raises MemoryError if a thread cannot
     have its scratch row and bitmap."""

@@ -3,7 +3,10 @@
 #  a) Text counts are mostly zero, and a zero count's entry is a sum of a per-feature and a
 #     per-class term. So a table is written in two steps: every entry gets that sum, then the
 #     nonzero counts' entries are overwritten. Their values are computed by the caller with NumPy's
-#     vectorised log on compact arrays (a scalar libm log per entry is several times slower).
+#     vectorised log on compact arrays (a scalar libm log per entry is several times slower), or,
+#     for whole-number counts, looked up as they are written in a table of log(n + alpha) that
+#     NumPy computed (fill_table's and bernoulli_terms' log_table; libm for the few counts beyond
+#     it).
 #  b) nonzero_counts lists the nonzero counts class by class (class_ptr, feature, value), in
 #     feature order within a class, so per-class sums over them (segment_sums) are deterministic.
 #  c) Every argument was validated by the caller; the kernels only read and write.
@@ -116,7 +119,8 @@ def bernoulli_terms(
     """BernoulliNB's terms of the listed counts, in one pass, the logs taken as fill_table takes
     them from log_table: value_out[k] = log(N + a) - log(R + a) and absent_sum_out[c] = the sum
     over class c's listed k of log(R + a) - log_norm[c], in order, with R = M - N clamped at 0
-    and a = shift. The same sums as rest_counts, NumPy's logs and segment_sums give."""
+    and a = shift. The same sums as rest_counts, NumPy's logs and segment_sums give (exactly for
+    the logs within the table, to rounding for the others)."""
     cdef intp_t c, k
     cdef double total, norm, s, v, logged_absent
     cdef const float64_t *logs = &log_table[0] if log_table.shape[0] else NULL
@@ -206,9 +210,9 @@ def fill_table(
     cdef intp_t block, part, n_parts, j, j0, j1, c, k, stop
     cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
-    cdef const float64_t *logs = &log_table[0] if log_table is not None \
-        and log_table.shape[0] else NULL
-    cdef double n_logs = log_table.shape[0] if logs != NULL else 0.0
+    cdef bint take_logs = log_table is not None
+    cdef double n_logs = log_table.shape[0] if take_logs else 0.0
+    cdef const float64_t *logs = &log_table[0] if n_logs > 0 else NULL  # else never read
     cdef floating *out
     cdef double vt, x, big = 0.0, x1, x2, x3, big1 = 0.0, big2 = 0.0, big3 = 0.0
     # a broadcast scalar (stride 0) is judged by its one value
@@ -241,19 +245,20 @@ def fill_table(
     # keeps a cursor per class into that class's (feature-sorted) entries. A table larger than the
     # caches is written block by block into a buffer of the thread's, then streamed out (note d).
     # When the feature term is one number (a scalar alpha), every row starts the same: a block of
-    # such rows is made once per thread and copied (the sums take a loop as short as a row, and
-    # 0.5 ms of 2.3 ms filling the 20 Newsgroups-shaped corpus's table).
+    # such rows is made once per thread and copied (summing the rows took 0.5 ms more of 2.3 ms
+    # filling the 20 Newsgroups-shaped corpus's table).
     n_parts = max(1, min(n_threads, n_blocks))
     cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
     cdef const intp_t *listed = &feature[0] if feature.shape[0] else NULL  # none: never read
     cdef bint streamed = n_features * n_classes * <intp_t> sizeof(floating) >= STREAM_MIN_BYTES
     cdef bint constant = feature_term.strides[0] == 0 and n_features > 0
+    # in entries (a float64 memoryview's stride is a multiple of 8 bytes; 0 for a broadcast)
     cdef intp_t term_stride = feature_term.strides[0] // <intp_t> sizeof(float64_t)
     cdef intp_t block_size = FILL_BLOCK * n_classes
     cdef floating *buffer = NULL
     cdef floating *pattern = NULL
     cdef floating *scratch = NULL
-    cdef intp_t base, row
+    cdef intp_t base
     with nogil, parallel(num_threads=n_parts):
         # NULL (out of memory): the table is written in place, each row summed
         scratch = <floating *> malloc((streamed + constant) * block_size * sizeof(floating)) \
@@ -285,7 +290,7 @@ def fill_table(
                     k = cursor[part, c]
                     while k < stop and feature[k] < j1:
                         x = value[k]
-                        if logs != NULL:
+                        if take_logs:
                             x = _logged(x, logs, n_logs, log_shift)
                         # negate is loop-invariant: the compiler makes two loops of it
                         x = <floating> ((-x if negate else x) + vt)

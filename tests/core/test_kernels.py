@@ -121,7 +121,7 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     """overwrite writes the batch's sums over anything (rows of classes without samples too),
     whether a class went through the scratch row or not; listing without a table gives exactly
     what nonzero_counts lists from the written table, with rooms of the documented minimum
-    size."""
+    size (plus one)."""
     rng = np.random.default_rng(6)
     X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
     X.data[::7] = 0.0  # stored zeros: entries that list nothing
@@ -148,12 +148,16 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_count_csr_of_an_x_fetched_ahead(index_dtype):
+@pytest.mark.parametrize(("f", "density"), [(100_000, 0.0012), (400_000, 0.0003)],
+                         ids=["scanned", "marked"])
+def test_count_csr_of_an_x_fetched_ahead(index_dtype, f, density):
     """An X of 4 MiB or more is fetched a row ahead (PREFETCH_MIN_BYTES): the same sums, written
-    and listed, on 1 and 2 threads, as scipy's one-hot product."""
+    and listed, on 1 and 2 threads, as scipy's one-hot product; listed from classes of more than
+    a third as many entries as features (their scratch rows tested whole) or fewer (the features
+    they touch marked)."""
     rng = np.random.default_rng(9)
-    n, f = 3000, 100_000  # 360,000 entries: classes of fewer entries than features (marked)
-    X = _sparse_counts(rng, n, f, np.float64, index_dtype, density=0.0012)
+    n = 3000  # 360,000 entries
+    X = _sparse_counts(rng, n, f, np.float64, index_dtype, density=density)
     assert X.nnz * (8 + X.indices.itemsize) >= 4 << 20
     y_idx = rng.integers(0, 6, n).astype(np.intp)
     order, class_ptr = _grouping(y_idx, 6)
@@ -165,12 +169,14 @@ def test_count_csr_of_an_x_fetched_ahead(index_dtype):
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
                           n_threads)
         np.testing.assert_allclose(fc, expected, rtol=1e-13)
-        size = min(X.nnz, 6 * f) + 7
-        ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(size, np.intp),
-                                     np.empty(size), np.empty(6))
+        entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=6)
+        room = np.r_[0, np.cumsum(np.minimum(entries, f).astype(np.intp))]
+        ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(room[-1], np.intp),
+                                     np.empty(room[-1]), np.empty(6))
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, None,
-                          np.empty(6), 1, overwrite=True, n_features=f, nz_ptr_out=ptr,
-                          nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+                          np.empty(6), n_threads, overwrite=True, n_features=f, nz_room=room,
+                          nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value,
+                          nz_sum_out=sums)
         assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
@@ -239,7 +245,7 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
 def test_fill_table_takes_logs_from_a_table(shift, negate):
     """With log_table, the listed values are counts and their log(count + shift) is written:
     from the table for whole numbers it covers, computed for counts beyond it and for fractions
-    (the same logs to the last bit or so)."""
+    (the same logs to the last bit or so), and all computed with an empty table."""
     rng = np.random.default_rng(int(shift * 8) + negate)
     n_classes, n_features, n_logs = 5, 300, 64
     count = rng.integers(1, 100, (n_classes, n_features)) * (rng.random((n_classes, n_features)) < 0.4)
@@ -262,6 +268,13 @@ def test_fill_table_takes_logs_from_a_table(shift, negate):
     whole = (value < n_logs) & (value == np.floor(value))  # these exactly: from the table
     np.testing.assert_array_equal(table[nz_feature[whole], nz_class[whole]],
                                   expected[nz_feature[whole], nz_class[whole]])
+    # an empty table: every log computed; two threads, a float32 table
+    for logs, n_threads, dtype in ((np.empty(0), 1, np.float64), (log_table, 2, np.float32)):
+        table = np.full((n_features, n_classes), np.nan, dtype=dtype)
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+                                  value, value_term, table, n_threads, negate, logs, shift) == 0
+        np.testing.assert_allclose(table, expected.astype(dtype),
+                                   rtol=1e-15 if dtype == np.float64 else 1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -495,7 +508,8 @@ def test_bernoulli_terms_equal_numpy_logs_and_segment_sums(whole, shift):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tables_from_nonzero_counts(dtype):
     rng = np.random.default_rng(4)
-    count = rng.integers(0, 3, (4, 30)).astype(np.float64) * (rng.random((4, 30)) < 0.3)
+    # 130 features: two whole words of 64 and a tail for the vectorised test
+    count = rng.integers(0, 3, (4, 130)).astype(np.float64) * (rng.random((4, 130)) < 0.3)
     count[2] = 0  # a class without counts
     total = count.sum(axis=1) + 5.0
     cap = count.size
@@ -513,9 +527,9 @@ def test_tables_from_nonzero_counts(dtype):
     np.testing.assert_array_equal(value[:n], count[nz_class, nz_feature])
     np.testing.assert_array_equal(rest, total[nz_class] - count[nz_class, nz_feature])
 
-    feature_term, class_term = rng.normal(size=30), rng.normal(size=4)
+    feature_term, class_term = rng.normal(size=130), rng.normal(size=4)
     value_term = rng.normal(size=4)
-    table = np.empty((30, 4), dtype=dtype)
+    table = np.empty((130, 4), dtype=dtype)
     assert _tables.fill_table(feature_term, class_term, class_ptr, feature[:n], value[:n],
                               value_term, table, 2) == 0
     value_inf = value[:n].copy()
