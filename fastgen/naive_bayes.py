@@ -1261,6 +1261,10 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
                                                                          denominator, 1.0)
         if not np.isfinite(self.lambda_).all():
             raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
+        if not self.lambda_.all():  # alpha > 0, so only a tiny alpha over a large count gets here
+            raise ValueError(f"alpha={self.alpha!r} is too small for these counts: the Poisson "
+                             "rate of a feature a class never had underflows to 0 (a log of "
+                             "-inf). Use a larger alpha.")
         log_lambda = np.log(self.lambda_)
         self._publish(log_lambda, log_lambda, -self.lambda_, self.class_log_prior_)
         if self._dtype == np.float32:  # the CSR kernel reads a table of the output's dtype
@@ -1470,8 +1474,12 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         totals = np.zeros((smoothed.shape[0], len(starts)))
         if smoothed.shape[1]:
             totals[:, nonempty] = np.add.reduceat(smoothed, starts[nonempty], axis=1)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             log_prob = np.log(smoothed) - np.repeat(np.log(totals), self.n_categories_, axis=1)
+        # alpha = 0 and a class without an observed value of a feature (a class announced to
+        # partial_fit but not seen yet, or all missing): 0/0, so the feature tells nothing about
+        # the class, as a missing value tells nothing
+        log_prob[np.repeat(totals == 0, self.n_categories_, axis=1)] = 0.0
         self._log_prob = log_prob
         self._table = np.ascontiguousarray(log_prob.T)
 

@@ -225,6 +225,24 @@ def test_alpha_zero_matches_sklearn_tables(data):
                     rtol=RTOL)
 
 
+def test_alpha_zero_feature_a_class_never_observed_tells_nothing():
+    """alpha=0 and no observed value of a feature in a class (a class announced to partial_fit
+    but not seen yet, or all its values missing) is 0/0: the feature is marginalised for that
+    class, with no NaN and no warning (hypothesis found the RuntimeWarning)."""
+    X = np.array([[2.0, 0.0, 2.0], [0.0, 1.0, 1.0], [1.0, 1.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = fastgen.CategoricalNB(alpha=0.0).partial_fit(X[:2], [0, 1], classes=[0, 1, 2])
+        assert_array_equal(est.feature_log_prob_[0][2], 0.0)  # class 2: nothing observed
+        assert not np.isnan(est.predict_proba(X)).any()
+        est.partial_fit(X[2:], [2])
+        assert_array_equal(est.predict(X), [0, 1, 2])
+        # class 0 never observed feature 1: only feature 0 speaks for it
+        est = fastgen.CategoricalNB(alpha=0.0).fit(np.array([[0.0, np.nan], [1.0, 1.0]]), [0, 1])
+        assert_array_equal(est.feature_log_prob_[1][0], 0.0)
+        assert_allclose(est.predict_proba([[0, 1], [0, 0]]), [[1.0, 0.0], [1.0, 0.0]])
+
+
 # ---------------------------------------------------------------------------------------
 # missing values
 

@@ -7,6 +7,7 @@ scipy.stats oracles of ``_reference.py`` everywhere else (missing values, Poisso
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -512,6 +513,18 @@ def test_poisson_bad_hyperparameters_raise(counts, params):
     X, y, _, _ = counts
     with pytest.raises(ValueError):
         fastgen.PoissonNB(**params).fit(X, y)
+
+
+def test_poisson_rate_underflow_raises():
+    """A positive alpha so tiny that the rate of a feature a class never had underflows to 0
+    (hypothesis found 5e-324 with one row per class) is a clear error, not a warning and a
+    log of -inf."""
+    X = np.array([[4.0, 0.0], [1.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="alpha=5e-324 is too small"):
+            fastgen.PoissonNB(alpha=5e-324).fit(X, [0, 1])
+        fastgen.PoissonNB(alpha=1e-300).fit(X, [0, 1])  # tiny, but the rates stay positive
 
 
 def test_poisson_float32_outputs_and_pickle(counts):
