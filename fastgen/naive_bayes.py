@@ -1355,9 +1355,10 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
     NaN, or a negative code -- is marginalised: it is skipped when counting and contributes
     nothing when predicting (the other features' likelihood is the marginal). ``P(x_j = k | c) =
     (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's observed values of
-    feature j, which is scikit-learn's estimate on complete data. Unlike scikit-learn, a code
-    never seen in training is a clear error (scikit-learn #16028 raised an IndexError) or, with
-    ``handle_unknown="ignore"``, marginalised.
+    feature j, which is scikit-learn's estimate on complete data (with alpha = 0, a feature of
+    which a class has no observed value, 0/0, is marginalised for that class). Unlike
+    scikit-learn, a code never seen in training is a clear error (scikit-learn #16028 raised an
+    IndexError) or, with ``handle_unknown="ignore"``, marginalised.
 
     Examples
     --------
