@@ -487,12 +487,24 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         n = class_ptr[-1]
         return class_ptr, feature[:n], count[:n], class_sum
 
+    def _fill_logged_counts(self, feature_term, class_term, class_ptr, feature, count, alpha):
+        """_fill_table with the listed entries set to log(count + alpha_j) + class_term[c]:
+        taken from a log table for enough whole-number counts (_log_table), else NumPy's add and
+        log first. alpha: a number, or a per-feature vector."""
+        log_table = _log_table(count, alpha)
+        if log_table is not None:  # fill_table takes the logs of the counts themselves
+            return self._fill_table(feature_term, class_term, class_ptr, feature, count,
+                                    log_table=log_table, log_shift=alpha)
+        value = np.add(count, alpha if np.ndim(alpha) == 0 else np.asarray(alpha)[feature])
+        return self._fill_table(feature_term, class_term, class_ptr, feature,
+                                np.log(value, out=value))
+
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
                     value_class_term=None, negate=False, log_table=None, log_shift=0.0):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
         set to value + value_class_term[c] (default: class_term; -value with negate; the value's
-        log(value + log_shift) with a log_table); and whether any entry is not finite. See
-        _tables.fill_table."""
+        log(value + log_shift) with a log_table, log_shift a number); and whether any entry is
+        not finite. See _tables.fill_table."""
         n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
@@ -501,7 +513,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
                                        table, self._n_threads_for(table.size), negate,
-                                       log_table, float(log_shift) if log_table is not None else 0.0)
+                                       log_table, float(log_shift))
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
@@ -610,15 +622,9 @@ class MultinomialNB(_BaseDiscreteNB):
         alpha, log_alpha = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, class_sum = self._nonzero_counts()
         total = class_sum + alpha.sum()
-        log_table = _log_table(count, alpha_in)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if log_table is None:
-                value = np.add(count, alpha_in if np.ndim(alpha_in) == 0 else alpha[feature])
-                np.log(value, out=value)
-            else:  # fill_table takes the logs of the counts themselves
-                value = count
-            table, nonfinite = self._fill_table(log_alpha, -np.log(total), class_ptr, feature,
-                                                value, log_table=log_table, log_shift=alpha_in)
+            table, nonfinite = self._fill_logged_counts(log_alpha, -np.log(total), class_ptr,
+                                                        feature, count, alpha_in)
         bias = self.class_log_prior_.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
         if empty.any():
@@ -923,12 +929,10 @@ class BernoulliNB(_BaseDiscreteNB):
                 return (log_present - log_total).astype(self._dtype, copy=False)
         alpha = float(alpha)
         class_ptr, feature, count, _ = self._nonzero_counts()
-        value = np.add(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
-            table, _ = self._fill_table(
+            table, _ = self._fill_logged_counts(
                 _repeated(np.log(alpha), self.n_features_in_),
-                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature,
-                np.log(value, out=value))
+                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature, count, alpha)
         return table.T
 
     def _apply_required_features(self, X, must, jll):
