@@ -2,19 +2,7 @@
 include "_jll.pxi"
 include "_jll_gaussian.pxi"
 
-
-cdef extern from *:
-    """
-    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    static int fastgen_cpu_has_avx2_fma(void) {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    #else
-    static int fastgen_cpu_has_avx2_fma(void) { return 0; }
-    #endif
-    """
-    int fastgen_cpu_has_avx2_fma() noexcept nogil
+from ._typedefs cimport fastgen_cpu_has_avx2_fma
 
 
 def cpu_has_avx2_fma():

@@ -9,6 +9,7 @@ from _reference import count_reference, jll_linear_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_count_properties import assert_lists_nonzero_counts
+from test_values_properties import CHECK_ISAS, checks_isa
 
 from fastgen._core import _checks, _counts, _jll, _openmp, _tables
 from fastgen._core import jll as selected_jll
@@ -37,6 +38,23 @@ def _readonly(*arrays):
     for a in arrays:
         a.setflags(write=False)
     return arrays
+
+
+@pytest.mark.parametrize("disable", ["1", "0"])
+def test_avx2_choice_at_import(disable, tmp_path):
+    """fastgen._core takes the AVX2 scoring kernels and the checks' AVX2 scans together: where
+    the CPU has AVX2 and FMA, unless FASTGEN_DISABLE_AVX2=1 (a fresh interpreter each)."""
+    import subprocess
+    import sys
+
+    code = ("from fastgen._core import _checks, _jll, jll; "
+            "print(jll is not _jll, _checks.use_avx2(False))")
+    env = {**os.environ, "FASTGEN_DISABLE_AVX2": disable}
+    # in another folder: the source tree, maybe unbuilt, must not shadow the fastgen under test
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout.split()
+    expected = disable == "0" and _jll.cpu_has_avx2_fma() and len(JLL_MODULES) == 2
+    assert out == [str(expected), str(expected)]
 
 
 def _grouping(y_idx, n_classes):
@@ -396,12 +414,14 @@ def test_normalize_rows_edge_cases():
     np.testing.assert_array_equal(raw, jll)
 
 
+@pytest.mark.parametrize("isa", CHECK_ISAS)
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_csr_structure_status(index_dtype):
+def test_csr_structure_status(index_dtype, isa):
     def status(indices, indptr, n_features=4, check_order=True):
-        return _checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
-                                            np.asarray(indptr, dtype=index_dtype), n_features,
-                                            check_order)
+        with checks_isa(isa):
+            return _checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
+                                                np.asarray(indptr, dtype=index_dtype),
+                                                n_features, check_order)
 
     S = _checks.CsrStatus
     assert status([0, 3, 1], [0, 2, 3]) == S.CSR_OK
@@ -423,14 +443,62 @@ def test_csr_structure_status(index_dtype):
     # the order is only looked at when asked
     assert status([3, 0, 1], [0, 2, 3], check_order=False) == S.CSR_OK
     assert status([0, 5], [0, 2], check_order=False) == S.CSR_BAD_INDEX
+    # the limit is n_features, compared in the index type: the largest index int32 holds is
+    # fine when n_features is beyond int32, and a negative index never is
+    big = int(np.iinfo(index_dtype).max)
+    if index_dtype is np.int32:
+        assert status([0, big], [0, 2], n_features=2**40) == S.CSR_OK
+    assert status([0, -1], [0, 2], n_features=2**63 - 1) == S.CSR_BAD_INDEX
+    assert status([big - 1, 0], [0, 1, 2], n_features=big) == S.CSR_OK
+    assert status([big], [0, 1], n_features=big) == S.CSR_BAD_INDEX
 
 
+@pytest.mark.parametrize("isa", CHECK_ISAS)
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 100), index_dtype=st.sampled_from([np.int32, np.int64]),
+       n_features=st.integers(1, 50), sorted_rows=st.booleans(),
+       places=st.lists(st.tuples(st.integers(0, 99),
+                                 st.sampled_from(["negative", "at limit", "huge", "repeat"])),
+                       max_size=3),
+       seed=st.integers(0, 2**32 - 1))
+def test_csr_structure_status_matches_its_definition(isa, n, index_dtype, n_features,
+                                                     sorted_rows, places, seed):
+    """Any length (the vectorised loop's steps and tail), with bad or repeated indices in any
+    lane: an index outside [0, n_features) anywhere is CSR_BAD_INDEX, else CSR_OK_UNSORTED
+    exactly when some row's columns do not strictly increase (CSR_OK without check_order)."""
+    rng = np.random.default_rng(seed)
+    indptr = np.unique(np.r_[0, rng.integers(0, n + 1, rng.integers(0, 6)), n])
+    indices = rng.integers(0, n_features, n)
+    if sorted_rows:
+        for a, b in zip(indptr[:-1], indptr[1:]):
+            indices[a:b] = np.sort(indices[a:b])
+    info = np.iinfo(index_dtype)
+    for position, kind in places:
+        if position < n:
+            indices[position] = {"negative": -1 - position, "at limit": n_features,
+                                 "huge": info.max, "repeat": indices[max(position - 1, 0)]}[kind]
+    S = _checks.CsrStatus
+    if ((indices < 0) | (indices >= n_features)).any():
+        expected = S.CSR_BAD_INDEX
+    else:
+        increasing = all((np.diff(indices[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
+        expected = S.CSR_OK if increasing else S.CSR_OK_UNSORTED
+    indices, indptr = indices.astype(index_dtype), indptr.astype(index_dtype)
+    with checks_isa(isa):
+        assert _checks.csr_structure_status(indices, indptr, n_features, True) == expected
+        assert _checks.csr_structure_status(indices, indptr, n_features, False) == (
+            S.CSR_BAD_INDEX if expected == S.CSR_BAD_INDEX else S.CSR_OK)
+
+
+@pytest.mark.parametrize("isa", CHECK_ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_values_status(dtype):
+def test_values_status(dtype, isa):
     V = _checks.ValuesStatus
 
     def status(values, allow_nan=False, allow_negative=False):
-        return _checks.values_status(np.asarray(values, dtype=dtype), allow_nan, allow_negative)
+        with checks_isa(isa):
+            return _checks.values_status(np.asarray(values, dtype=dtype), allow_nan,
+                                         allow_negative)
 
     assert status([0.0, 1.0, 2.5]) == V.VALUES_OK
     assert status([0.0, -0.0]) == V.VALUES_OK
