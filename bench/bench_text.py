@@ -9,6 +9,14 @@ Groups are ``{model}/{operation}/{dataset}``:
   ``fit+{attribute}`` time ``fit`` followed by reading the attribute, for both libraries:
   ``feature_count_`` (all three models; after a sparse fit fastgen keeps the counts as a list of
   nonzeros until it is read) and BernoulliNB's ``feature_log_prob_``.
+* ``fit-paired`` — ``fit`` on one thread again, the two libraries taking turns: each round times a
+  scikit-learn fit (in the round's setup) and then a fastgen fit, each right after an untimed fit of
+  its own library, as in the ``fit`` groups' loops (a fit straight after the other library's, which
+  evicts the training data from the caches, is 2 ms slower for fastgen). The two then see the same
+  moment of a shared machine, whose speed drifts by tens of percent over seconds, whereas the
+  ``fit`` groups time each library over a second or two of its own, at different moments. Records
+  scikit-learn's times and the median of the per-round ratios (``bench/summarize.py`` reports them
+  in a table of their own).
 * ``predict_log_proba`` — batch throughput on the whole test set (steady state: the estimator is
   fitted and has been called once on one row before timing).
 * ``predict_proba-1row`` — latency of ``predict_proba`` on one CSR row (``benchmark.pedantic`` with many
@@ -24,9 +32,11 @@ bit-identical to its first run.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
-from conftest import bench_single_rows
+from conftest import bench_single_rows, make_estimator, record_extra_info
 from numpy.testing import assert_allclose, assert_array_equal
 
 MODEL_KEYS = ("multinomial", "bernoulli", "complement")
@@ -34,6 +44,7 @@ DATASETS = ("ng20-synth", "ng20-real", "sms")
 RTOL = ATOL = 1e-9
 
 N_CHUNKS = 5
+PAIRED_ROUNDS = 15  #: fit-paired: rounds, each timing a scikit-learn fit then a fastgen fit
 
 
 def cases(op: str):
@@ -86,6 +97,36 @@ def test_fit(benchmark, contender, n_threads, model, dataset, corpora, reference
         _check_params(est, ref.estimator)
     _check_same_as_first(first_fastgen_result, ("fit", model, dataset), contender, n_threads,
                          est.feature_log_prob_)
+
+
+@pytest.mark.parametrize(("model", "dataset"), cases("fit-paired"))
+def test_fit_paired(benchmark, model, dataset, corpora, references, request):
+    contenders = {c.name: c for c in request.config._fastgen_contenders}
+    if set(contenders) != {"fastgen", "sklearn"}:
+        pytest.skip("fit-paired needs both contenders (fastgen and scikit-learn)")
+    corpus = corpora(dataset)
+    X, y = corpus.X_train, corpus.y_train
+    sklearn_times = []
+
+    def fit(name):
+        return make_estimator(contenders[name], model, 1).fit(X, y)
+
+    def sklearn_turn():  # the setup of each round, untimed by pytest-benchmark
+        fit("sklearn")
+        start = time.perf_counter()
+        fit("sklearn")
+        sklearn_times.append(time.perf_counter() - start)
+        fit("fastgen")  # the fastgen fit timed next follows one of its own, as sklearn's did
+
+    est = benchmark.pedantic(fit, args=("fastgen",), setup=sklearn_turn, rounds=PAIRED_ROUNDS,
+                             warmup_rounds=1)
+    fastgen_times = np.asarray(benchmark.stats.stats.data)
+    sk = np.asarray(sklearn_times[-len(fastgen_times):])  # after the warm-up round's
+    record_extra_info(benchmark, contenders["fastgen"], 1, X, dataset, request,
+                      paired_sklearn_min=float(sk.min()), paired_sklearn_median=float(np.median(sk)),
+                      paired_sklearn_mean=float(sk.mean()), paired_sklearn_max=float(sk.max()),
+                      paired_ratio_median=float(np.median(sk / fastgen_times)))
+    _check_params(est, references(model, dataset).estimator)
 
 
 LAZY_ATTRIBUTES = [(m, "feature_count_") for m in MODEL_KEYS] + [("bernoulli", "feature_log_prob_")]

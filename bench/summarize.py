@@ -12,6 +12,10 @@ When scikit-learn was also run with 2 threads (the Gaussian-family benchmarks, m
 2-thread runs; for groups where scikit-learn only ran with one thread (its naive Bayes text models are
 single-threaded) the 2-thread speed-up is against that single run, as before.
 
+Paired groups (``extra_info`` with ``paired_ratio_median``: fastgen's rounds each right after a
+timed scikit-learn run, bench_text.py's ``fit-paired``) get a table of their own: the statistic for
+both, their ratio, and the median of the per-round ratios.
+
 Groups whose dataset part ends in ``-nanNN`` (fastgen only: NN% of the entries missing) get a second
 table: their time divided by that of the same group on complete data, the cost of missing values.
 """
@@ -62,9 +66,15 @@ def fmt_ratio(num: float | None, den: float | None) -> str:
 
 def summarize(data: dict, stat: str = "median") -> str:
     table: dict[str, dict[tuple[str, int], float]] = defaultdict(dict)
+    paired = {}
     for bench in data.get("benchmarks", []):
         group = bench.get("group") or bench.get("name")
-        table[group][_contender(bench)] = bench["stats"][stat]
+        extra = bench.get("extra_info") or {}
+        if "paired_ratio_median" in extra:
+            paired[group] = (bench["stats"][stat], extra[f"paired_sklearn_{stat}"],
+                             extra["paired_ratio_median"])
+        else:
+            table[group][_contender(bench)] = bench["stats"][stat]
 
     sk2 = any(("sklearn", 2) in row for row in table.values())
     lines = [
@@ -82,6 +92,16 @@ def summarize(data: dict, stat: str = "median") -> str:
             + (f"{fmt_time(sk_2t)} | " if sk2 else "")
             + f"{fmt_ratio(sk, f1)} | {fmt_ratio(sk_2t if sk_2t else sk, f2)} |"
         )
+    if paired:
+        lines += [
+            "",
+            "Paired (one thread; each fastgen round right after a scikit-learn run of the same data):",
+            "",
+            "| group | fastgen | sklearn | sklearn/fastgen | median of the per-round ratios |",
+            "|---|---:|---:|---:|---:|",
+            *(f"| {group} | {fmt_time(f)} | {fmt_time(sk)} | {fmt_ratio(sk, f)} | "
+              f"{fmt_ratio(ratio, 1.0)} |" for group, (f, sk, ratio) in sorted(paired.items())),
+        ]
     nan_rows = []
     for group in sorted(table):
         m = NAN_GROUP.match(group)
