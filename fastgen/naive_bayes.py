@@ -716,11 +716,17 @@ class ComplementNB(_BaseDiscreteNB):
         class_ptr, feature, count, class_sum = self._nonzero_counts()
         # base = feature_all_ + alpha, from the nonzero counts; log_comp: the complement counts
         base, log_comp = np.empty(self.n_features_in_), np.empty(len(feature))
-        _tables.complement_counts(feature, count, alpha, base, log_comp)
+        # the logs from a table for enough whole-number counts and a whole alpha (the smoothed
+        # complement, the sum + alpha - count that scikit-learn computes, is then a whole number
+        # + alpha exactly), else NumPy's
+        log_table = _log_table(count, alpha_in) if np.ndim(alpha_in) == 0 \
+            and alpha_in == np.floor(alpha_in) else None
+        _tables.complement_counts(feature, count, alpha, base, log_comp, log_table)
         comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base, log_comp_total = np.log(base), np.log(comp_total)
-            np.log(log_comp, out=log_comp)
+            if log_table is None:
+                np.log(log_comp, out=log_comp)
             if self.norm:
                 table, nonfinite = self._fill_table(log_base, -log_comp_total, class_ptr, feature,
                                                     log_comp)

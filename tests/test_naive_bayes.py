@@ -696,13 +696,16 @@ def test_concurrent_predict_from_threads(Estimator):
 
 
 @pytest.mark.parametrize("counts", ["whole", "fractional", "mostly whole"])
-@pytest.mark.parametrize("Model", [fastgen.MultinomialNB, fastgen.BernoulliNB],
-                         ids=lambda c: c.__name__)
-def test_logs_from_a_table_equal_numpy_logs(Model, counts, monkeypatch):
+@pytest.mark.parametrize("alpha", [0.5, 2.0])
+@pytest.mark.parametrize("Model", [fastgen.MultinomialNB, fastgen.BernoulliNB,
+                                   fastgen.ComplementNB], ids=lambda c: c.__name__)
+def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
     """Enough whole-number counts take their logs from a table of log(n + alpha) (fill_table,
-    bernoulli_terms) instead of NumPy's add and log: the same scoring table and biases, to the
-    last bit or so, whatever the counts (beyond the table, fractional among whole ones, or all
-    fractional: then NumPy's way)."""
+    bernoulli_terms, complement_counts) instead of NumPy's add and log: the same scoring table
+    and biases, to the last bit or so, whatever the counts (beyond the table, fractional among
+    whole ones, or all fractional: then NumPy's way). ComplementNB takes the table only for a
+    whole alpha (its complement, sum + alpha - count as scikit-learn computes it, is then
+    exactly a whole number + alpha)."""
     from fastgen import naive_bayes as nb
 
     rng = np.random.default_rng(5)
@@ -723,10 +726,11 @@ def test_logs_from_a_table_equal_numpy_logs(Model, counts, monkeypatch):
         def original(count, alpha):
             return np.log(np.arange(nb.LOG_TABLE_SIZE) + alpha)
     monkeypatch.setattr(nb, "_log_table", lambda *a: made.append(original(*a)) or made[-1])
-    tabled = Model(alpha=0.5).fit(X, y, sample_weight=weight)
-    assert (made[-1] is None) == (counts == "fractional")
+    tabled = Model(alpha=alpha).fit(X, y, sample_weight=weight)
+    takes_table = counts != "fractional" and (Model is not fastgen.ComplementNB or alpha == 2.0)
+    assert (bool(made) and made[-1] is not None) == takes_table
     monkeypatch.setattr(nb, "_log_table", lambda *a: None)
-    numpy = Model(alpha=0.5).fit(X, y, sample_weight=weight)
+    numpy = Model(alpha=alpha).fit(X, y, sample_weight=weight)
     for name in ("table", "bias"):
         assert_allclose(getattr(tabled._params(), name), getattr(numpy._params(), name),
                         rtol=1e-14, atol=0)

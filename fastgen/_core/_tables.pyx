@@ -142,20 +142,35 @@ def complement_counts(
     const float64_t[:] alpha not None,            # IN (n_features,), may be a stride-0 broadcast
     float64_t[::1] total_out not None,            # OUT (n_features,)
     float64_t[::1] complement_out not None,       # OUT (n_listed,)
+    const float64_t[::1] log_table=None,          # IN (n,): log_table[i] = log(i + alpha)
 ):
     """ComplementNB's smoothed counts from a listing: total_out[j] = (sum of feature j's listed
     counts, added in listing order, as feature_count_.sum(axis=0) adds the classes) + alpha[j],
     and complement_out[k] = total_out[feature[k]] - count[k], the other classes' count of the
-    listed entry's feature, smoothed."""
+    listed entry's feature, smoothed.
+
+    With log_table (for a whole-number alpha, the same for every feature), complement_out[k] is
+    the log of that instead, taken from the table, as fill_table takes it, where the complement
+    before smoothing is a whole number it covers (the counts of text mostly; their sums are
+    exact, so it equals total_out[feature[k]] - count[k] - alpha, and the logged value is the same
+    as NumPy's log of the smoothed complement), else computed (libm)."""
     cdef intp_t j, k, n = feature.shape[0]
+    cdef const float64_t *logs = NULL
+    cdef double n_logs = 0.0, shift = alpha[0] if alpha.shape[0] else 0.0
+    if log_table is not None and log_table.shape[0]:
+        logs, n_logs = &log_table[0], log_table.shape[0]
     with nogil:
         total_out[:] = 0.0
         for k in range(n):
             total_out[feature[k]] += count[k]
+        if logs != NULL:  # the complements before smoothing, while total_out holds the sums
+            for k in range(n):
+                complement_out[k] = _logged(total_out[feature[k]] - count[k], logs, n_logs, shift)
         for j in range(total_out.shape[0]):
             total_out[j] += alpha[j]
-        for k in range(n):
-            complement_out[k] = total_out[feature[k]] - count[k]
+        if logs == NULL:
+            for k in range(n):
+                complement_out[k] = total_out[feature[k]] - count[k]
 
 
 def segment_sums(

@@ -539,6 +539,40 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0) + 0.25)
 
 
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 3.0])
+def test_complement_counts_logged_from_a_table(alpha):
+    """With a log table, complement_counts writes the logs of the smoothed complements: exactly
+    NumPy's log where the complement before smoothing is a whole number the table covers, to the
+    last bit or so beyond it (libm) and for fractional counts among the whole ones; the totals
+    are unchanged."""
+    rng = np.random.default_rng(int(alpha))
+    n_logs = 16
+    count = rng.integers(1, 12, (5, 40)) * (rng.random((5, 40)) < 0.4).astype(np.float64)
+    count[0, :3] = 0.5  # fractional counts
+    count[1, 5] = 1000.0  # complements beyond the table
+    count[:, 9] = 0.0  # a feature no class has
+    nz_class, feature = np.nonzero(count)
+    value = count[nz_class, feature]
+    feature = feature.astype(np.intp)
+    alphas = np.broadcast_to(alpha, (40,))
+    plain_total, plain = np.empty(40), np.empty(len(value))
+    _tables.complement_counts(feature, value, alphas, plain_total, plain)
+    log_table = np.log(np.arange(n_logs) + alpha) if alpha else np.r_[-np.inf, np.log(
+        np.arange(1, n_logs, dtype=np.float64))]
+    total, logged = np.full(40, np.nan), np.full(len(value), np.nan)
+    _tables.complement_counts(feature, value, alphas, total, logged, log_table)
+    np.testing.assert_array_equal(total, plain_total)
+    with np.errstate(divide="ignore"):
+        expected = np.log(plain)
+    rest = plain - alpha
+    in_table = (rest == np.floor(rest)) & (rest < n_logs)
+    assert in_table.any() and (~in_table).any()
+    np.testing.assert_array_equal(logged[in_table], expected[in_table])
+    np.testing.assert_allclose(logged[~in_table], expected[~in_table], rtol=1e-15, atol=0)
+    if alpha == 0:  # a feature only one class has: its complement is 0, its log -inf
+        assert np.isneginf(logged).any()
+
+
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "fractional"])
 @pytest.mark.parametrize("shift", [1.0, 0.3])
 def test_bernoulli_terms_equal_numpy_logs_and_segment_sums(whole, shift):
