@@ -500,11 +500,13 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                                 np.log(value, out=value))
 
     def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
-                    value_class_term=None, negate=False, log_table=None, log_shift=0.0):
+                    value_class_term=None, negate=False, log_table=None, log_shift=0.0,
+                    complement=False):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
         set to value + value_class_term[c] (default: class_term; -value with negate; the value's
-        log(value + log_shift) with a log_table, log_shift a number); and whether any entry is
-        not finite. See _tables.fill_table."""
+        log(value + log_shift) with a log_table, log_shift a number; ComplementNB's logs of
+        complements with complement); and whether any entry is not finite. See
+        _tables.fill_table."""
         n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
@@ -513,7 +515,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
                                        table, self._n_threads_for(table.size), negate,
-                                       log_table, float(log_shift))
+                                       log_table, float(log_shift), complement)
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring
@@ -714,30 +716,41 @@ class ComplementNB(_BaseDiscreteNB):
         # of a class lacking feature j is feature_all_j + alpha_j
         alpha, _ = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, class_sum = self._nonzero_counts()
-        # base = feature_all_ + alpha, from the nonzero counts; log_comp: the complement counts
-        base, log_comp = np.empty(self.n_features_in_), np.empty(len(feature))
-        # the logs from a table for enough whole-number counts and a whole alpha (the smoothed
-        # complement, the sum + alpha - count that scikit-learn computes, is then a whole number
-        # + alpha exactly), else NumPy's
+        # With enough whole-number counts and a whole alpha (the default 1), the complement
+        # count, feature_all_ + alpha - count as scikit-learn computes it, is exactly a whole
+        # number + alpha: fill_table sums the features and takes the logs from a log table, block
+        # by block (complement). Else base = feature_all_ + alpha and the complement counts first
+        # (complement_counts), and NumPy's logs.
         log_table = _log_table(count, alpha_in) if np.ndim(alpha_in) == 0 \
             and alpha_in == np.floor(alpha_in) else None
-        _tables.complement_counts(feature, count, alpha, base, log_comp, log_table)
-        comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_base, log_comp_total = np.log(base), np.log(comp_total)
-            if log_table is None:
-                np.log(log_comp, out=log_comp)
+            if log_table is not None:
+                # the sum of base: every count, and n_features alphas
+                comp_total = (class_sum.sum() + self.n_features_in_ * alpha_in) - class_sum
+                feature_term = _repeated(0.0, self.n_features_in_)  # made by fill_table
+                value, fill = count, {"log_table": log_table, "log_shift": alpha_in,
+                                      "complement": True}
+            else:
+                base, value = np.empty(self.n_features_in_), np.empty(len(feature))
+                _tables.complement_counts(feature, count, alpha, base, value)
+                comp_total = base.sum() - class_sum
+                feature_term = np.log(base)
+                np.log(value, out=value)
+                fill = {}
+            log_comp_total = np.log(comp_total)
             if self.norm:
-                table, nonfinite = self._fill_table(log_base, -log_comp_total, class_ptr, feature,
-                                                    log_comp)
+                table, nonfinite = self._fill_table(feature_term, -log_comp_total, class_ptr,
+                                                    feature, value, **fill)
                 norms = table.sum(axis=0, dtype=np.float64)
                 # all of a class's complement mass on one feature (e.g. a single feature): every
                 # logged value is 0 and so is their sum; the weights are then 0, not 0/0
                 norms[norms == 0] = 1.0
                 table /= norms
             else:  # weights are -logged
-                table, nonfinite = self._fill_table(-log_base, log_comp_total, class_ptr, feature,
-                                                    log_comp, negate=True)
+                if not fill:
+                    np.negative(feature_term, out=feature_term)
+                table, nonfinite = self._fill_table(feature_term, log_comp_total, class_ptr,
+                                                    feature, value, negate=True, **fill)
         if np.min(alpha_in) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"

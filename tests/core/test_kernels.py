@@ -295,6 +295,62 @@ def test_fill_table_takes_logs_from_a_table(shift, negate):
                                    rtol=1e-15 if dtype == np.float64 else 1e-6)
 
 
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 3.0])
+@pytest.mark.parametrize("negate", [False, True])
+@pytest.mark.parametrize("large", [False, True], ids=["in place", "streamed"])
+def test_fill_table_complement_equals_complement_counts_and_logs(alpha, negate, large):
+    """fill_table's complement (ComplementNB) writes what complement_counts, NumPy's logs and a
+    plain fill give: exactly where the counts and their complements are whole numbers the log
+    table covers, to the last bit or so beyond it (libm) and for fractional counts among whole
+    ones; a feature no class has, a class without counts, alpha = 0 (logs of 0: reported); over
+    blocks, on 1 and 2 threads, into float64 and float32, and for a table streamed out."""
+    rng = np.random.default_rng(int(alpha) * 4 + negate * 2 + large)
+    n_classes, n_logs = 5, 16
+    n_features = (4 << 20) // (8 * n_classes) + 333 if large else 300
+    count = rng.integers(1, 12, (n_classes, n_features)) * (rng.random((n_classes, n_features))
+                                                            < 0.4).astype(np.float64)
+    count[0, :3] = 0.5  # fractional counts
+    count[1, 5] = 1000.0  # complements and sums beyond the table
+    count[:, 9], count[3] = 0.0, 0.0  # a feature no class has, a class without counts
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, feature = np.nonzero(count)
+    feature = feature.astype(np.intp)
+    value = count[nz_class, feature]
+    alphas = np.broadcast_to(alpha, (n_features,))
+    base, complement = np.empty(n_features), np.empty(len(value))
+    _tables.complement_counts(feature, value, alphas, base, complement)
+    with np.errstate(divide="ignore"):
+        log_base, logged = np.log(base), np.log(complement)
+        log_table = np.log(np.arange(n_logs) + alpha)
+    class_term = rng.normal(size=n_classes)
+    value_term = class_term + 1.0
+    feature_term = -log_base if negate else log_base
+    expected = np.full((n_features, n_classes), np.nan)
+    plain = _tables.fill_table(feature_term, class_term, class_ptr, feature, logged, value_term,
+                               expected, 1, negate)
+    assert (plain > 0) == (alpha == 0)  # log 0 = -inf: a feature no class has, or only one
+    unused = np.zeros(1)[np.zeros(n_features, dtype=np.intp)]  # not read
+    exact = np.zeros((n_features, n_classes), dtype=bool)  # whole sums and complements in the table
+    rest = base - alpha
+    exact[:] = ((rest == np.floor(rest)) & (rest < n_logs))[:, None]
+    in_table = (complement - alpha < n_logs) & (complement == np.floor(complement))
+    exact[feature, nz_class] &= in_table
+    for n_threads, dtype in ((1, np.float64), (2, np.float64), (2, np.float32)):
+        table = np.full((n_features, n_classes), np.nan, dtype=dtype)
+        nonfinite = _tables.fill_table(unused, class_term, class_ptr, feature, value, value_term,
+                                       table, n_threads, negate, log_table, alpha, True)
+        assert (nonfinite > 0) == (alpha == 0)
+        if dtype == np.float64:
+            np.testing.assert_array_equal(table[exact], expected[exact])
+            np.testing.assert_allclose(table, expected, rtol=1e-15, atol=0)
+        else:
+            np.testing.assert_allclose(table, expected.astype(dtype), rtol=1e-6)
+    assert exact.any() and (~exact).any()
+    with pytest.raises(ValueError, match="log_table"):
+        _tables.fill_table(unused, class_term, class_ptr, feature, value, value_term, table, 1,
+                           negate, None, alpha, True)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_classes", [3, 14])  # fewer than a quad of classes, and quads and the rest
 @pytest.mark.parametrize("aligned", [True, False])
@@ -537,40 +593,6 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     assert (rest[class_ptr[1]:class_ptr[2]] == 0.0).any()
     _tables.rest_counts(class_ptr, value, class_total, 0.25, rest)  # plus a shift, once
     np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0) + 0.25)
-
-
-@pytest.mark.parametrize("alpha", [0.0, 1.0, 3.0])
-def test_complement_counts_logged_from_a_table(alpha):
-    """With a log table, complement_counts writes the logs of the smoothed complements: exactly
-    NumPy's log where the complement before smoothing is a whole number the table covers, to the
-    last bit or so beyond it (libm) and for fractional counts among the whole ones; the totals
-    are unchanged."""
-    rng = np.random.default_rng(int(alpha))
-    n_logs = 16
-    count = rng.integers(1, 12, (5, 40)) * (rng.random((5, 40)) < 0.4).astype(np.float64)
-    count[0, :3] = 0.5  # fractional counts
-    count[1, 5] = 1000.0  # complements beyond the table
-    count[:, 9] = 0.0  # a feature no class has
-    nz_class, feature = np.nonzero(count)
-    value = count[nz_class, feature]
-    feature = feature.astype(np.intp)
-    alphas = np.broadcast_to(alpha, (40,))
-    plain_total, plain = np.empty(40), np.empty(len(value))
-    _tables.complement_counts(feature, value, alphas, plain_total, plain)
-    log_table = np.log(np.arange(n_logs) + alpha) if alpha else np.r_[-np.inf, np.log(
-        np.arange(1, n_logs, dtype=np.float64))]
-    total, logged = np.full(40, np.nan), np.full(len(value), np.nan)
-    _tables.complement_counts(feature, value, alphas, total, logged, log_table)
-    np.testing.assert_array_equal(total, plain_total)
-    with np.errstate(divide="ignore"):
-        expected = np.log(plain)
-    rest = plain - alpha
-    in_table = (rest == np.floor(rest)) & (rest < n_logs)
-    assert in_table.any() and (~in_table).any()
-    np.testing.assert_array_equal(logged[in_table], expected[in_table])
-    np.testing.assert_allclose(logged[~in_table], expected[~in_table], rtol=1e-15, atol=0)
-    if alpha == 0:  # a feature only one class has: its complement is 0, its log -inf
-        assert np.isneginf(logged).any()
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "fractional"])
