@@ -736,3 +736,9 @@ def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
                         rtol=1e-14, atol=0)
     assert_allclose(tabled.predict_log_proba(X), numpy.predict_log_proba(X), rtol=1e-12,
                     atol=1e-12)
+    if Model is fastgen.ComplementNB:  # the normalised weights too
+        monkeypatch.setattr(nb, "_log_table", original)
+        tabled = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
+        monkeypatch.setattr(nb, "_log_table", lambda *a: None)
+        numpy = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
+        assert_allclose(tabled._params().table, numpy._params().table, rtol=1e-14, atol=0)
