@@ -360,10 +360,14 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                               n_features=n_features, row_sum_out=lengths, **listing)
             if listed:
                 n = listing["nz_ptr_out"][-1]
-                # views of the first n entries (the pages past them were never touched), and
+                # shrunk in place to the first n entries (realloc: the pages past them, never
+                # touched, go back to the allocator, which would otherwise hand out fresh pages,
+                # to be faulted in, for every fit of a process that made no larger arrays), and
                 # read-only: derivations take them as they are
-                listed_counts = (listing["nz_ptr_out"], listing["nz_feature_out"][:n],
-                                 listing["nz_value_out"][:n], listing["nz_sum_out"])
+                for name in ("nz_feature_out", "nz_value_out"):
+                    listing[name].resize(n, refcheck=False)  # no views of them exist
+                listed_counts = (listing["nz_ptr_out"], listing["nz_feature_out"],
+                                 listing["nz_value_out"], listing["nz_sum_out"])
                 for array in listed_counts:
                     array.flags.writeable = False
                 self._listed_counts = (n_features, *listed_counts)

@@ -420,6 +420,12 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path):
     assert_allclose(listed().merge(listed()).feature_count_, 2 * dense.feature_count_, rtol=1e-15)
     # the list is the model's own: nothing writes into it
     assert not any(a.flags.writeable for a in listed()._listed_counts[1:])
+    # and holds no more memory than it lists: the room the counting kernel had is given back,
+    # on one thread and on two (rooms per class)
+    for n_threads in (1, 2):
+        _, class_ptr, feature, count, _ = Estimator(n_threads=n_threads).fit(X, y)._listed_counts
+        for array in (feature, count):
+            assert array.base is None and array.nbytes == class_ptr[-1] * array.itemsize
     # the attributes that it is checked against, modified
     for name, value in (("n_features_in_", X.shape[1] - 1), ("classes_", np.arange(4))):
         est = Estimator().fit(X, y)
