@@ -344,7 +344,7 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
             listing = {}
             if listed:
                 # a class lists at most min(its entries, n_features) nonzeros (the + 1s are
-                # spare: the arrays are never empty)
+                # spare: the kernel's arrays are never empty; the kept ones may be)
                 room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
                 if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
                     entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
@@ -718,7 +718,6 @@ class ComplementNB(_BaseDiscreteNB):
     def _derive(self, alpha_in):
         # logged_cj = log(complement count) - log(complement total), where the complement count
         # of a class lacking feature j is feature_all_j + alpha_j
-        alpha, _ = self._alpha_per_feature(alpha_in)
         class_ptr, feature, count, class_sum = self._nonzero_counts()
         # With enough whole-number counts and a whole alpha (the default 1), the complement
         # count, feature_all_ + alpha - count as scikit-learn computes it, is exactly a whole
@@ -735,6 +734,7 @@ class ComplementNB(_BaseDiscreteNB):
                 value, fill = count, {"log_table": log_table, "log_shift": alpha_in,
                                       "complement": True}
             else:
+                alpha, _ = self._alpha_per_feature(alpha_in)
                 base, value = np.empty(self.n_features_in_), np.empty(len(feature))
                 _tables.complement_counts(feature, count, alpha, base, value)
                 comp_total = base.sum() - class_sum

@@ -389,7 +389,7 @@ def test_extra_params_by_model():
     assert "norm" not in fastgen.MultinomialNB().get_params()
 
 
-def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path):
+def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, monkeypatch):
     """A sparse first batch keeps its counts listed: predicting does not build feature_count_,
     reading it (or pickling, saving, merging, the next batch) does, equal to a dense fit's."""
     X, y, Xt, _ = zipf
@@ -421,11 +421,17 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path):
     # the list is the model's own: nothing writes into it
     assert not any(a.flags.writeable for a in listed()._listed_counts[1:])
     # and holds no more memory than it lists: the room the counting kernel had is given back,
-    # on one thread and on two (rooms per class)
+    # on one thread and on two (rooms per class: the small X gets two threads)
+    monkeypatch.setattr(fastgen._base, "PARALLEL_MIN_WORK", 0)
+    rooms = []
+    count_csr = fastgen._core._counts.count_csr
+    monkeypatch.setattr(fastgen._core._counts, "count_csr",
+                        lambda *a, **k: rooms.append(k.get("nz_room")) or count_csr(*a, **k))
     for n_threads in (1, 2):
         _, class_ptr, feature, count, _ = Estimator(n_threads=n_threads).fit(X, y)._listed_counts
         for array in (feature, count):
             assert array.base is None and array.nbytes == class_ptr[-1] * array.itemsize
+    assert rooms[0] is None and rooms[1] is not None
     # the attributes that it is checked against, modified
     for name, value in (("n_features_in_", X.shape[1] - 1), ("classes_", np.arange(4))):
         est = Estimator().fit(X, y)
@@ -707,7 +713,7 @@ def test_concurrent_predict_from_threads(Estimator):
                                    fastgen.ComplementNB], ids=lambda c: c.__name__)
 def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
     """Enough whole-number counts take their logs from a table of log(n + alpha) (fill_table,
-    bernoulli_terms, complement_counts) instead of NumPy's add and log: the same scoring table
+    bernoulli_terms, fill_table's complement) instead of NumPy's add and log: the same scoring table
     and biases, to the last bit or so, whatever the counts (beyond the table, fractional among
     whole ones, or all fractional: then NumPy's way). ComplementNB takes the table only for a
     whole alpha (its complement, sum + alpha - count as scikit-learn computes it, is then

@@ -19,10 +19,9 @@ except ImportError as exc:  # never a silent pure-Python fallback
 from . import _checks  # noqa: E402 (after the check that the kernels were built)
 
 jll = _jll
-_avx2 = _jll.cpu_has_avx2_fma() and os.environ.get("FASTGEN_DISABLE_AVX2", "0") in ("", "0")
-_checks.use_avx2(_avx2)
-if _avx2:
+if _jll.cpu_has_avx2_fma() and os.environ.get("FASTGEN_DISABLE_AVX2", "0") in ("", "0"):
     try:
         from . import _jll_avx2 as jll  # noqa: F401 (re-exported as fastgen._core.jll)
     except ImportError:  # not built: a non-x86 platform or a compiler without -mavx2
         pass
+_checks.use_avx2(jll is not _jll)

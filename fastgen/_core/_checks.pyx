@@ -146,10 +146,11 @@ cdef extern from *:
     FASTGEN_SIGN_SCAN(fastgen_scan_i32, int, 2147483647)
     FASTGEN_SIGN_SCAN(fastgen_scan_i64, long long, 9223372036854775807LL)
 
-    /* One pass over CSR column indices idx[0:n]: returns 1 if some index is outside [0, limit)
-       (compared unsigned: a negative one is huge), and counts in *not_above, if given, the k >= 1
-       with idx[k] <= idx[k - 1]. Flags are OR-ed and counts added without early exits, so that
-       the compiler vectorises the loop (the count in the index type: no widening). */
+    /* One pass over CSR column indices idx[0:n], n >= 1: returns 1 if some index is outside
+       [0, limit) (compared unsigned: a negative one is huge), and counts in *not_above, if given,
+       the k >= 1 with idx[k] <= idx[k - 1]. Flags are OR-ed and counts added without early
+       exits, so that the compiler vectorises the loop (the count in the index type: no
+       widening). */
     #define FASTGEN_INDEX_SCAN(NAME, ATTR, T, UT)                                                \
     ATTR static int NAME(const T *__restrict idx, Py_ssize_t n, UT limit, T *not_above) {        \
         UT outside = (UT)idx[0] >= limit;                                                        \

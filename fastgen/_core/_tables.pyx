@@ -222,14 +222,14 @@ def fill_table(
     that filling stays a plain vectorised loop; a positive answer may thus be cautious."""
     cdef intp_t n_features = table_out.shape[0], n_classes = table_out.shape[1]
     cdef intp_t n_blocks = (n_features + FILL_BLOCK - 1) // FILL_BLOCK
-    cdef intp_t block, part, n_parts, n_blocks_part, j, j0, j1, c, k, stop
+    cdef intp_t block, part, n_parts, j, j0, j1, c, k, stop
     cdef intp_t nonfinite = 0
     cdef const float64_t *ct = &class_term[0]
     cdef bint take_logs = log_table is not None
     cdef double n_logs = log_table.shape[0] if take_logs else 0.0
     cdef const float64_t *logs = &log_table[0] if n_logs > 0 else NULL  # else never read
     cdef floating *out
-    cdef double vt, x, big = 0.0, x1, x2, x3, big1 = 0.0, big2 = 0.0, big3 = 0.0
+    cdef double vt, class_big, x, big = 0.0, x1, x2, x3, big1 = 0.0, big2 = 0.0, big3 = 0.0
     # a broadcast scalar (stride 0) is judged by its one value
     cdef intp_t n_judged = min(n_features, 1) if feature_term.strides[0] == 0 else n_features
     cdef intp_t n_quads
@@ -258,6 +258,7 @@ def fill_table(
             x = ct[c]
             nonfinite += (x - x) != 0
             vt = _larger(vt, fabs(x))
+        class_big = vt
         x = <floating> (big + vt)
         nonfinite += (x - x) != 0
     # One pass over the table, a block of features at a time (the block stays in cache while
@@ -269,9 +270,11 @@ def fill_table(
     # filling the 20 Newsgroups-shaped corpus's table).
     n_parts = max(1, min(n_threads, n_blocks))
     cdef intp_t[:, ::1] cursor = np.empty((n_parts, n_classes), dtype=np.intp)
-    # complement: each part's largest feature term magnitude, and whether it had no room
-    cdef float64_t[::1] part_big = np.zeros(n_parts)
-    cdef intp_t[::1] part_failed = np.zeros(n_parts, dtype=np.intp)
+    # complement: each part's largest feature term magnitude, and room for a block's feature
+    # sums (T_j) and then its feature terms
+    cdef float64_t[::1] part_big = np.zeros(n_parts if complement else 0)
+    cdef float64_t[:, ::1] block_sums = np.empty((n_parts if complement else 0, 2 * FILL_BLOCK))
+    cdef const float64_t *counts = &value[0] if value.shape[0] else NULL  # none: never read
     cdef const intp_t *listed = &feature[0] if feature.shape[0] else NULL  # none: never read
     cdef bint streamed = n_features * n_classes * <intp_t> sizeof(floating) >= STREAM_MIN_BYTES
     cdef bint constant = feature_term.strides[0] == 0 and n_features > 0 and not complement
@@ -281,13 +284,9 @@ def fill_table(
     cdef floating *buffer = NULL
     cdef floating *pattern = NULL
     cdef floating *scratch = NULL
-    # complement: the block's feature sums (T_j), then its feature terms
-    cdef float64_t *sums = NULL
-    cdef float64_t *terms = NULL
+    cdef float64_t *sums
     cdef intp_t base
     with nogil, parallel(num_threads=n_parts):
-        sums = <float64_t *> malloc(2 * FILL_BLOCK * sizeof(float64_t)) if complement else NULL
-        terms = sums + FILL_BLOCK if sums != NULL else NULL
         # NULL (out of memory): the table is written in place, each row summed
         scratch = <floating *> malloc((streamed + constant) * block_size * sizeof(floating)) \
             if streamed or constant else NULL
@@ -297,27 +296,23 @@ def fill_table(
         if pattern != NULL:
             _fill_rows(pattern, &feature_term[0], 0, ct, FILL_BLOCK, n_classes)
         for part in prange(n_parts, schedule="static"):
-            if complement and sums == NULL:
-                part_failed[part] = 1
-                n_blocks_part = 0
-            else:
-                n_blocks_part = (part + 1) * n_blocks // n_parts - part * n_blocks // n_parts
+            sums = &block_sums[part, 0] if complement else NULL
             j = part * n_blocks // n_parts * FILL_BLOCK
             for c in range(n_classes):
                 cursor[part, c] = _lower_bound(listed, class_ptr[c], class_ptr[c + 1], j)
-            for block in range(part * n_blocks // n_parts,
-                               part * n_blocks // n_parts + n_blocks_part):
+            for block in range(part * n_blocks // n_parts, (part + 1) * n_blocks // n_parts):
                 j0 = block * FILL_BLOCK
                 j1 = min(j0 + FILL_BLOCK, n_features)
                 # feature j's row starts at out + (j - base) * n_classes
                 out = buffer if buffer != NULL else &table_out[0, 0]
                 base = j0 if buffer != NULL else 0
                 if complement:
-                    nonfinite += _complement_terms(listed, &value[0], &class_ptr[0],
+                    nonfinite += _complement_terms(listed, counts, &class_ptr[0],
                                                    &cursor[part, 0], n_classes, j0, j1, logs,
-                                                   n_logs, log_shift, negate, sums, terms,
-                                                   &part_big[part])
-                    _fill_rows(out + (j0 - base) * n_classes, terms, 1, ct, j1 - j0, n_classes)
+                                                   n_logs, log_shift, negate, sums,
+                                                   sums + FILL_BLOCK, &part_big[part])
+                    _fill_rows(out + (j0 - base) * n_classes, sums + FILL_BLOCK, 1, ct, j1 - j0,
+                               n_classes)
                 elif pattern != NULL:
                     memcpy(out + (j0 - base) * n_classes, pattern,
                            (j1 - j0) * n_classes * sizeof(floating))
@@ -348,23 +343,12 @@ def fill_table(
         if buffer != NULL:
             fastgen_stream_fence()  # the streamed stores are done before the table is read
         free(scratch)
-        free(sums)
     if complement:
-        if np.any(part_failed):
-            raise MemoryError("could not allocate fill_table's block sums")
         # the feature terms' largest finite magnitude (the others were counted as they were
         # made) with the class terms' one: a sum that overflows the table's type
-        x = <floating> (np.max(part_big) + _largest_magnitude(class_term))
+        x = <floating> (np.max(part_big) + class_big)
         nonfinite += (x - x) != 0
     return nonfinite
-
-
-cdef double _largest_magnitude(const float64_t[::1] values) noexcept nogil:
-    cdef intp_t i
-    cdef double big = 0.0
-    for i in range(values.shape[0]):
-        big = _larger(big, fabs(values[i]))
-    return big
 
 
 cdef intp_t _complement_terms(

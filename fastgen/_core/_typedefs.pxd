@@ -69,19 +69,23 @@ cdef extern from *:
 # Whether this CPU has AVX2 and FMA (then the AVX2/FMA build of the scoring kernels, _jll_avx2, is
 # chosen, and the checks' scans take their AVX2 twins), and FASTGEN_TARGET_AVX2, the attribute
 # that compiles one function for AVX2/FMA in a module built for the baseline instruction set:
-# defined only where the compiler has it (gcc or clang on x86), as FASTGEN_HAVE_TARGET_AVX2.
+# defined only where the compiler has it and SSE2 is the baseline (gcc or clang on x86-64, as
+# _jll_avx2), as FASTGEN_HAVE_TARGET_AVX2.
 cdef extern from *:
     """
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    #define FASTGEN_HAVE_TARGET_AVX2 1
-    #define FASTGEN_TARGET_AVX2 __attribute__((target("avx2,fma")))
     static inline int fastgen_cpu_has_avx2_fma(void) {
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
     #else
-    #define FASTGEN_HAVE_TARGET_AVX2 0
     static inline int fastgen_cpu_has_avx2_fma(void) { return 0; }
+    #endif
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #define FASTGEN_HAVE_TARGET_AVX2 1
+    #define FASTGEN_TARGET_AVX2 __attribute__((target("avx2,fma")))
+    #else
+    #define FASTGEN_HAVE_TARGET_AVX2 0
     #endif
     """
     int fastgen_cpu_has_avx2_fma() noexcept nogil

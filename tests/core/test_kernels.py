@@ -351,6 +351,36 @@ def test_fill_table_complement_equals_complement_counts_and_logs(alpha, negate, 
                            negate, None, alpha, True)
 
 
+@pytest.mark.parametrize("n_features", [1, 5, 127, 128, 129, 700])
+@pytest.mark.parametrize("n_classes", [1, 3])
+@pytest.mark.parametrize("density", [0.0, 0.05, 0.5])
+def test_fill_table_complement_layouts(n_features, n_classes, density):
+    """fill_table's complement for any number of features (one block or several, a partial last
+    one), classes and entries (none at all, blocks without any), on up to more threads than
+    blocks: what complement_counts, NumPy's logs and a plain fill give."""
+    rng = np.random.default_rng(n_features * 10 + n_classes)
+    count = rng.integers(1, 9, (n_classes, n_features)) * (
+        rng.random((n_classes, n_features)) < density).astype(np.float64)
+    count[:, 128:256] = 0.0  # a block without entries
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, feature = np.nonzero(count)
+    feature, value = feature.astype(np.intp), count[nz_class, feature]
+    base, complement = np.empty(n_features), np.empty(len(value))
+    _tables.complement_counts(feature, value, np.broadcast_to(1.0, (n_features,)), base,
+                              complement)
+    class_term = rng.normal(size=n_classes)
+    expected = np.empty((n_features, n_classes))
+    assert _tables.fill_table(-np.log(base), class_term, class_ptr, feature, np.log(complement),
+                              class_term, expected, 1, True) == 0
+    unused = np.zeros(1)[np.zeros(n_features, dtype=np.intp)]
+    for n_threads in (1, 2, 16):
+        table = np.full((n_features, n_classes), np.nan)
+        assert _tables.fill_table(unused, class_term, class_ptr, feature, value, class_term,
+                                  table, n_threads, True, np.log(np.arange(64) + 1.0), 1.0,
+                                  True) == 0
+        np.testing.assert_array_equal(table, expected)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_classes", [3, 14])  # fewer than a quad of classes, and quads and the rest
 @pytest.mark.parametrize("aligned", [True, False])
