@@ -57,6 +57,15 @@ def test_avx2_choice_at_import(disable, tmp_path):
     assert out == [str(expected), str(expected)]
 
 
+def _listing(count):
+    """The listing of a dense (n_classes, n_features) count table, as nonzero_counts makes it:
+    class_ptr, and the class, feature and count of each nonzero, class by class in feature
+    order."""
+    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
+    nz_class, feature = np.nonzero(count)
+    return class_ptr, nz_class, feature.astype(np.intp), count[nz_class, feature]
+
+
 def _grouping(y_idx, n_classes):
     order = np.argsort(y_idx, kind="stable").astype(np.intp)
     class_ptr = np.zeros(n_classes + 1, dtype=np.intp)
@@ -229,8 +238,7 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
     feature term, on 1 or 2 threads; a non-finite term anywhere is reported."""
     rng = np.random.default_rng(n_classes * 10_000 + n_features)
     count = rng.integers(0, 3, (n_classes, n_features)) * (rng.random((n_classes, n_features)) < 0.2)
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, nz_feature = np.nonzero(count)
+    class_ptr, nz_class, nz_feature, _ = _listing(count)
     value, value_term = rng.normal(size=len(nz_class)), rng.normal(size=n_classes)
     feature_term = (np.broadcast_to(rng.normal(), (n_features,)) if broadcast
                     else rng.normal(size=n_features))
@@ -239,13 +247,13 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
     expected[nz_feature, nz_class] = value + value_term[nz_class]
     for n_threads in (1, 2):
         table = np.full((n_features, n_classes), np.nan)
-        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
     # the listed values negated (ComplementNB's weights)
     expected[nz_feature, nz_class] = -value + value_term[nz_class]
     table = np.full((n_features, n_classes), np.nan)
-    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                               value, value_term, table, 1, True) == 0
     np.testing.assert_array_equal(table, expected)
     for bad in (np.nan, np.inf):
@@ -254,7 +262,7 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
         else:
             term = feature_term.copy()
             term[rng.integers(n_features)] = bad  # in a quad or in the tail
-        assert _tables.fill_table(term, class_term, class_ptr, nz_feature.astype(np.intp), value,
+        assert _tables.fill_table(term, class_term, class_ptr, nz_feature, value,
                                   value_term, np.empty((n_features, n_classes)), 1) > 0
 
 
@@ -270,9 +278,8 @@ def test_fill_table_takes_logs_from_a_table(shift, negate):
     count = count.astype(np.float64)
     count[0, :40] += rng.random(40) * (count[0, :40] > 0)  # fractions, beyond the table or not
     count[1, :3] = [1e300, 2.0**70, n_logs]  # huge ones, and the first beyond the table
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, nz_feature = np.nonzero(count)
-    value, value_term = count[nz_class, nz_feature], rng.normal(size=n_classes)
+    class_ptr, nz_class, nz_feature, value = _listing(count)
+    value_term = rng.normal(size=n_classes)
     feature_term, class_term = rng.normal(size=n_features), rng.normal(size=n_classes)
     with np.errstate(divide="ignore"):
         log_table = np.log(np.arange(n_logs) + shift)
@@ -280,7 +287,7 @@ def test_fill_table_takes_logs_from_a_table(shift, negate):
     expected = feature_term[:, None] + class_term[None, :]
     expected[nz_feature, nz_class] = (-logged if negate else logged) + value_term[nz_class]
     table = np.full((n_features, n_classes), np.nan)
-    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                               value, value_term, table, 1, negate, log_table, shift) == 0
     np.testing.assert_allclose(table, expected, rtol=1e-15, atol=0)
     whole = (value < n_logs) & (value == np.floor(value))  # these exactly: from the table
@@ -289,7 +296,7 @@ def test_fill_table_takes_logs_from_a_table(shift, negate):
     # an empty table: every log computed; two threads, a float32 table
     for logs, n_threads, dtype in ((np.empty(0), 1, np.float64), (log_table, 2, np.float32)):
         table = np.full((n_features, n_classes), np.nan, dtype=dtype)
-        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads, negate, logs, shift) == 0
         np.testing.assert_allclose(table, expected.astype(dtype),
                                    rtol=1e-15 if dtype == np.float64 else 1e-6)
@@ -312,10 +319,7 @@ def test_fill_table_complement_equals_complement_counts_and_logs(alpha, negate, 
     count[0, :3] = 0.5  # fractional counts
     count[1, 5] = 1000.0  # complements and sums beyond the table
     count[:, 9], count[3] = 0.0, 0.0  # a feature no class has, a class without counts
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, feature = np.nonzero(count)
-    feature = feature.astype(np.intp)
-    value = count[nz_class, feature]
+    class_ptr, nz_class, feature, value = _listing(count)
     alphas = np.broadcast_to(alpha, (n_features,))
     base, complement = np.empty(n_features), np.empty(len(value))
     _tables.complement_counts(feature, value, alphas, base, complement)
@@ -362,9 +366,7 @@ def test_fill_table_complement_layouts(n_features, n_classes, density):
     count = rng.integers(1, 9, (n_classes, n_features)) * (
         rng.random((n_classes, n_features)) < density).astype(np.float64)
     count[:, 128:256] = 0.0  # a block without entries
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, feature = np.nonzero(count)
-    feature, value = feature.astype(np.intp), count[nz_class, feature]
+    class_ptr, nz_class, feature, value = _listing(count)
     base, complement = np.empty(n_features), np.empty(len(value))
     _tables.complement_counts(feature, value, np.broadcast_to(1.0, (n_features,)), base,
                               complement)
@@ -393,8 +395,7 @@ def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, bro
     rng = np.random.default_rng(n_classes)
     n_features = (4 << 20) // (np.dtype(dtype).itemsize * n_classes) + 777  # past the threshold
     count = rng.random((n_classes, n_features)) < 0.05
-    class_ptr = np.r_[0, np.cumsum(count.sum(axis=1))].astype(np.intp)
-    nz_class, nz_feature = np.nonzero(count)
+    class_ptr, nz_class, nz_feature, _ = _listing(count)
     value, value_term = rng.normal(size=len(nz_class)), rng.normal(size=n_classes)
     feature_term = (np.broadcast_to(rng.normal(), (n_features,)) if broadcast
                     else rng.normal(size=n_features))
@@ -405,7 +406,7 @@ def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, bro
         memory = np.full(n_features * n_classes + 1, np.nan, dtype=dtype)
         table = memory[1 - aligned:][:n_features * n_classes].reshape(n_features, n_classes)
         assert (table.ctypes.data % 16 == 0) == aligned
-        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature.astype(np.intp),
+        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
 
@@ -606,12 +607,10 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     rng = np.random.default_rng(8)
     count = rng.uniform(0.1, 3.0, (4, 30)) * (rng.random((4, 30)) < 0.3)
     count[2], count[:, 7] = 0.0, 0.0
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, feature = np.nonzero(count)
-    value = count[nz_class, feature]
+    class_ptr, nz_class, feature, value = _listing(count)
     alpha = np.broadcast_to(0.5, (30,)) if broadcast else rng.uniform(0.0, 2.0, 30)
     total, complement = np.full(30, np.nan), np.full(len(value), np.nan)
-    _tables.complement_counts(feature.astype(np.intp), value, alpha, total, complement)
+    _tables.complement_counts(feature, value, alpha, total, complement)
     expected_total = np.bincount(feature, weights=value, minlength=30) + alpha
     np.testing.assert_array_equal(total, expected_total)
     np.testing.assert_array_equal(complement, expected_total[feature] - value)
@@ -639,9 +638,7 @@ def test_bernoulli_terms_equal_numpy_logs_and_segment_sums(whole, shift):
     if not whole:
         count = count * rng.uniform(0.5, 1.0, count.shape)
     class_total[3] = count[3].max() * (1 - 1e-12)  # a total that rounded below a count
-    class_ptr = np.r_[0, np.cumsum((count != 0).sum(axis=1))].astype(np.intp)
-    nz_class, nz_feature = np.nonzero(count)
-    value = count[nz_class, nz_feature]
+    class_ptr, nz_class, nz_feature, value = _listing(count)
     log_norm = np.log(class_total + 2 * shift)
     log_absent = np.empty(len(value))
     _tables.rest_counts(class_ptr, value, class_total, shift, log_absent)
