@@ -5,7 +5,7 @@ scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
 from ._information_gain import information_gain
-from ._persist import load
+from ._base import load
 from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
 from .baseline import BaselineClassifier
 from .discriminant_analysis import (

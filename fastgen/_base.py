@@ -1,13 +1,13 @@
-"""Base classes: parameters, scikit-learn protocol, and the shared predict/score paths.
-
-Subclasses implement ``_score``: given input validated by ``_validate_X``, write joint
-log-likelihoods, log-posteriors or posteriors with one kernel call. Everything that all classifiers share -- argmax decisions, accuracy, the estimator
-protocol (get_params/set_params/clone/repr/tags) -- lives here once.
+"""Base classes: the estimator protocol, and everything classifiers share, written once over
+the declared state (``_state``): fit, partial_fit, merge, set_params, pickle, model files, Dask,
+sampling, and the predict/score paths. A model class holds only its mathematics (see
+``BaseClassifier``).
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Union
 
@@ -18,6 +18,17 @@ from numpy.typing import ArrayLike, NDArray
 from ._core import _counts
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
+from ._persist import read_model, write_model
+from ._state import (
+    CLASSES,
+    FEATURES,
+    Fitted,
+    fitted_attribute,
+    readonly,
+    statistic,
+    validate,
+    zeros,
+)
 from ._validation import (
     check_is_fitted,
     check_sample_weight,
@@ -38,6 +49,8 @@ else:  # annotations are not evaluated at run time, and sparray needs scipy >= 1
 
 # The most samples one sample() call draws (more cannot be held in memory anyway).
 MAX_SAMPLES = 2**31 - 1
+# The most features (and classes) a model file may declare: an index of the kernels' int32 CSR.
+MAX_FEATURES = 2**31 - 1
 
 # Below this many multiply-adds a batch is scored on one thread: waking threads costs more.
 PARALLEL_MIN_WORK = 200_000
@@ -75,6 +88,41 @@ def spread(values, rows, n_rows):
     out = np.zeros((n_rows,) + np.shape(values)[1:])
     out[rows] = values
     return out
+
+
+def _model_dtype(X):
+    """Parameters and outputs keep float32 input's dtype; anything else gives float64."""
+    return X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+
+
+def check_classes(classes):
+    """Validate the classes of a model file or pickle: a non-empty 1-D array of sorted, distinct
+    labels (numbers, strings, or an object array of str/int/float/bool)."""
+    if not isinstance(classes, np.ndarray) or classes.ndim != 1 or not 1 <= len(classes) <= \
+            MAX_FEATURES or classes.dtype.kind not in "biufUO":
+        raise ValueError("classes must be a non-empty 1-D array of labels")
+    if classes.dtype.kind == "O" and not all(
+            isinstance(c, (str, int, float, bool)) for c in classes):
+        raise ValueError("classes must be labels: str, int, float or bool")
+    if classes.dtype.kind in "fO" and any(isinstance(c, float) and not np.isfinite(c)
+                                          for c in classes.tolist()):
+        raise ValueError("classes must not hold NaN or infinity")
+    try:
+        ordered = len(classes) == 1 or bool(np.all(classes[1:] > classes[:-1]))
+    except TypeError:
+        ordered = False
+    if not ordered:
+        raise ValueError("classes must be sorted and distinct")
+    return classes
+
+
+def class_prior(class_count, priors):
+    """P(c): the given priors, else the class frequencies (a class of no weight has prior 0 and
+    so posterior 0, without warnings or NaN: scikit-learn #13232)."""
+    if priors is not None:
+        return priors
+    total = class_count.sum()
+    return class_count / total if total > 0 else np.full(len(class_count), 1.0 / len(class_count))
 
 
 def check_loss(loss, n_classes):
@@ -169,8 +217,12 @@ class BaseEstimator:
     def __sklearn_is_fitted__(self):
         return hasattr(self, "n_features_in_")
 
-    def __getstate__(self):
-        return self.__dict__.copy()
+    def __copy__(self):
+        """A shallow copy that shares the fitted snapshot (immutable) but not the writers' lock:
+        statistics the copy changes are copied first."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_lock"})
+        return clone
 
     # Naive Bayes makes strong independence assumptions; scikit-learn tags its own NB models so
     # that generic accuracy checks do not demand more than the model can give.
@@ -190,35 +242,18 @@ class BaseEstimator:
             input_tags=InputTags(**self._more_input_tags()),
         )
 
-    def _check_n_features(self, X, reset):
-        n_features = X.shape[1]
-        if reset:
-            self.n_features_in_ = n_features
-        elif n_features != self.n_features_in_:
-            raise ValueError(
-                f"X has {n_features} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input."
-            )
-
-    def _check_feature_names(self, X, reset):
-        """Record (reset) or compare DataFrame column names, with scikit-learn's messages."""
+    def _check_feature_names(self, X, fitted):
+        """Compare DataFrame column names with the fitted ones (scikit-learn's messages)."""
         names = get_feature_names(X)
-        if reset:
-            if names is not None:
-                self.feature_names_in_ = names
-            elif hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-            return
-        fitted = getattr(self, "feature_names_in_", None)
         if fitted is None and names is None:
             return
         if fitted is None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", stacklevel=4)
+                          "feature names", stacklevel=5)
             return
         if names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", stacklevel=4)
+                          "fitted with feature names", stacklevel=5)
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return
@@ -252,48 +287,174 @@ def maps_dask(method):
     return wrapper
 
 
-class BaseClassifier(BaseEstimator):
-    """Shared prediction paths of every fastgen classifier.
+# fastgen's estimators by name: the only classes a model file can name (BaseClassifier fills it).
+_ESTIMATORS: dict[str, type] = {}
 
-    Subclasses define ``_X_constraints`` (keyword arguments of ``check_X``), ``_dtype`` (the model's
-    float dtype, set at fit), ``_score(X, kind, out, has_nan)`` writing the requested output, and
-    the three steps of fitting on additive statistics: ``_check_batch`` (validate what a batch
-    brings besides X and y), ``_reset`` (empty statistics for the classes) and ``_accumulate``
-    (add a validated batch). ``_finish_fit`` runs at the end of ``fit`` only.
+
+def load(path):
+    """Read a model written by ``save``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+
+    Returns
+    -------
+    estimator : fastgen estimator
+        The fitted model, exactly as saved.
+
+    Raises
+    ------
+    ValueError
+        If the file is truncated, corrupted (checksum), not a fastgen model file, of another
+        format version, or holds hyperparameters or statistics that are not valid for its model
+        (every field is checked against the model's declaration before anything is derived).
+    """
+    name, params, exported = read_model(path)
+    cls = _ESTIMATORS.get(name)
+    try:
+        if cls is None:
+            raise ValueError(f"unknown estimator {name!r}")
+        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
+            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
+        model = cls(**params)
+        model._publish(model._import(exported))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+            ZeroDivisionError, np.linalg.LinAlgError) as exc:
+        raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
+                         f"{type(exc).__name__}: {exc}).") from None
+    return model
+
+
+class BaseClassifier(BaseEstimator):
+    """What every fastgen classifier shares, written once over the declared state (``_state``).
+
+    A model class holds only its mathematics, through these hooks:
+
+    - ``_fields(hyper)``: the declared statistics (``Field``s; they may depend on the validated
+      hyperparameters), and ``_more_dims(stats)`` for dimensions computed from them;
+    - ``_check_params(n_classes, X, fitted)``: the validated hyperparameters (a dict) for a
+      batch, ``fitted`` being the model it is added to (None for a new fit);
+    - ``_start(hyper, n_classes, X)``: empty statistics (default: zeros of the declaration);
+    - ``_add(stats, X, y_idx, sample_weight, has_nan, hyper, owned)``: the statistics with a
+      validated batch added (in place only when ``owned``);
+    - ``_combine(a, rows_a, b, rows_b, n_classes, hyper)``: two models' statistics added, their
+      class rows spread over the merged classes (default: the class-major fields summed);
+    - ``_agree(stats, hyper)``: checks across fields (raise ValueError), on load and merge;
+    - ``_derive(fitted)``: the parameters, one pure function of the snapshot;
+    - ``_score(params, X, kind, out, has_nan)``: one kernel call writing jll, log-posteriors or
+      posteriors; ``_sample_X(fitted, y_idx, rng)``: features drawn given the classes.
+
+    ``_lazy`` models (the text models) leave the parameters to be derived on first use after
+    ``partial_fit``, so that streaming many small batches costs counting only.
     """
 
     _X_constraints: dict = {}
-    classes_: NDArray[Any]
+    _lazy = False
     n_threads: int | None
 
-    def _validate_X(self, X, reset, dtype=None, **constraints):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("fastgen.") and not cls.__name__.startswith("_"):
+            _ESTIMATORS[cls.__name__] = cls
+
+    def __sklearn_is_fitted__(self):
+        return "_fitted" in self.__dict__
+
+    # ----------------------------------------------------------------- the published state
+    classes_ = fitted_attribute(lambda model, fitted: readonly(fitted.classes),
+                                "ndarray of shape (n_classes,): the class labels.")
+    n_features_in_ = fitted_attribute(lambda model, fitted: fitted.n_features,
+                                      "int: the number of features seen during fit.")
+    class_count_ = statistic("class_count_", "ndarray of shape (n_classes,): the weight of the "
+                             "training samples of each class.")
+
+    @property
+    def feature_names_in_(self):
+        """ndarray of shape (n_features_in_,): column names, when X was a DataFrame."""
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None or fitted.feature_names is None:
+            raise AttributeError(f"{type(self).__name__} has no feature_names_in_ (it is set "
+                                 "by a fit on a DataFrame with string column names).")
+        return readonly(fitted.feature_names)
+
+    def _publish(self, fitted):
+        """Make ``fitted`` the model: one assignment, so that predictions see all of it or none."""
+        self._fitted = fitted
+
+    def _params_of(self, fitted):
+        """The parameters of a snapshot, derived on first use if the model is lazy (under the
+        lock of the statistics they are derived from)."""
+        params = fitted.params
+        if params is None:
+            with fitted.lock:
+                params = fitted.params
+                if params is None:
+                    params = self._derive(fitted)
+                    fitted.params = params  # published whole, in one store
+        return params
+
+    def _write_lock(self):
+        """The lock a model's writers (fit, partial_fit, merge) hold: they run one at a time, and
+        statistics this model owns are changed only under it."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+    # ----------------------------------------------------------------- hooks' defaults
+    def _more_dims(self, stats):
+        return {}
+
+    def _dims(self, n_classes, n_features):
+        return {CLASSES: n_classes, FEATURES: n_features}
+
+    def _start(self, hyper, n_classes, X):
+        return zeros(self._fields(hyper), self._dims(n_classes, X.shape[1]))
+
+    def _agree(self, stats, hyper):
+        """Checks across fields (a model file's statistics must agree with each other)."""
+
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        """Two models' statistics added: every field is class-major and additive."""
+        return {name: spread(a[name], rows_a, n_classes) + spread(b[name], rows_b, n_classes)
+                for name in a}
+
+    # ----------------------------------------------------------------- input
+    def _validate_X(self, X, fitted, dtype=None, **constraints):
         """Validate X once at the boundary; returns ``(X, has_nan)`` (NaN only where the model
-        allows it: missing values). constraints add to (or override) the class's _X_constraints
-        (check_X's keywords). With reset (a new fit) nothing is recorded yet: fitting validates
-        everything first and only then commits (``_set_input_features``), so a rejected call
-        never leaves a half-updated model."""
-        if not reset:
-            self._check_feature_names(X, reset=False)
+        allows it: missing values). ``fitted``: the snapshot X must agree with (its features,
+        their names and its dtype), or None for a new fit. constraints add to (or override) the
+        class's _X_constraints (check_X's keywords)."""
+        if fitted is not None:
+            self._check_feature_names(X, fitted.feature_names)
+            dtype = fitted.dtype
         X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
                                    **{**self._X_constraints, **constraints})
-        if not reset:
-            self._check_n_features(X_valid, reset=False)
+        if fitted is not None and X_valid.shape[1] != fitted.n_features:
+            raise ValueError(f"X has {X_valid.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {fitted.n_features} features as input.")
         return X_valid, has_nan
-
-    def _set_input_features(self, X, X_valid):
-        """Record n_features_in_ and feature_names_in_ of a new fit (X as the user gave it)."""
-        self._check_feature_names(X, reset=True)
-        self._check_n_features(X_valid, reset=True)
 
     def _n_threads_for(self, work):
         return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1
 
+    def _output(self, X, kind):
+        """(output of the requested kind, the classes) from one snapshot."""
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
+            check_is_fitted(self)
+        X, has_nan = self._validate_X(X, fitted)
+        params = fitted.params
+        if params is None:
+            params = self._params_of(fitted)
+        out = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
+        self._score(params, X, kind, out, has_nan)
+        return out, fitted.classes
+
     def _predict_output(self, X, kind):
-        check_is_fitted(self)
-        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
-        out = np.empty((X.shape[0], len(self.classes_)), dtype=self._dtype)
-        self._score(X, kind, out, has_nan)
-        return out
+        return self._output(X, kind)[0]
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
@@ -318,15 +479,22 @@ class BaseClassifier(BaseEstimator):
         """
         effective_n_threads(self.n_threads)
         if is_dask_collection(X) or is_dask_collection(y):
-            return self._adopt(self._fit_dask(X, y, sample_weight, None))
-        X_valid, has_nan = self._validate_X(X, reset=True)
+            fitted = self._fit_dask(X, y, sample_weight, None)._fitted
+            with self._write_lock():
+                self._publish(self._rederived(fitted))
+            return self
+        X_valid, has_nan = self._validate_X(X, None)
         y = check_y(y, X_valid.shape[0])
         classes, y_idx = encode_labels(y)
-        checked = self._check_batch(X_valid, len(classes), sample_weight)
-        self._set_input_features(X, X_valid)
-        self._reset(classes, X_valid)
-        self._accumulate(X_valid, y_idx, has_nan, *checked)
-        self._finish_fit()
+        sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+        with self._write_lock():
+            hyper = self._check_params(len(classes), X_valid, None)
+            stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
+                              sample_weight, has_nan, hyper, True)
+            fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
+                            get_feature_names(X), stats, hyper, lock=self._write_lock())
+            fitted.params = self._derive(fitted)
+            self._publish(fitted)
         return self
 
     def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
@@ -351,41 +519,50 @@ class BaseClassifier(BaseEstimator):
             Fitted estimator.
         """
         effective_n_threads(self.n_threads)
-        first = not self.__sklearn_is_fitted__()
-        if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit.")
-        if classes is not None:
-            classes = np.unique(np.asarray(classes))
-            if classes.size == 0:
-                raise ValueError("classes must name at least one class.")
-            if not first and not (len(classes) == len(self.classes_)
-                                  and np.all(classes == self.classes_)):
-                raise ValueError(
-                    f"`classes={classes!r}` is not the same as on last call to partial_fit, "
-                    f"was: {self.classes_!r}"
-                )
-        if is_dask_collection(X) or is_dask_collection(y):
-            part = self._fit_dask(X, y, sample_weight, classes if first else self.classes_)
-            return self._adopt(part) if first else self.merge(part)
-        X_valid, has_nan = self._validate_X(X, reset=first, dtype=None if first else self._dtype)
-        y = check_y(y, X_valid.shape[0])
-        known = classes if first else self.classes_
-        y_idx = np.searchsorted(known, y)
-        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
-        if bad.any():
-            raise ValueError(
-                f"The target label(s) {np.unique(y[bad])!r} in y do not exist in the initial "
-                f"classes {known!r}"
-            )
-        checked = self._check_batch(X_valid, len(known), sample_weight)
-        if first:
-            self._set_input_features(X, X_valid)
-            self._reset(classes, X_valid)
-        self._accumulate(X_valid, y_idx, has_nan, *checked)
+        with self._write_lock():
+            fitted = self.__dict__.get("_fitted")
+            if fitted is None and classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            if classes is not None:
+                classes = np.unique(np.asarray(classes))
+                if classes.size == 0:
+                    raise ValueError("classes must name at least one class.")
+                if fitted is not None and not (len(classes) == len(fitted.classes)
+                                               and np.all(classes == fitted.classes)):
+                    raise ValueError(
+                        f"`classes={classes!r}` is not the same as on last call to "
+                        f"partial_fit, was: {fitted.classes!r}")
+            if is_dask_collection(X) or is_dask_collection(y):
+                part = self._fit_dask(X, y, sample_weight,
+                                      classes if fitted is None else fitted.classes)
+                if fitted is None:
+                    self._publish(self._rederived(part._fitted))
+                    return self
+                return self.merge(part)
+            known = classes if fitted is None else fitted.classes
+            X_valid, has_nan = self._validate_X(X, fitted)
+            y = check_y(y, X_valid.shape[0])
+            y_idx = np.searchsorted(known, y)
+            bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+            if bad.any():
+                raise ValueError(f"The target label(s) {np.unique(y[bad])!r} in y do not exist "
+                                 f"in the initial classes {known!r}")
+            sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+            hyper = self._check_params(len(known), X_valid, fitted)
+            if fitted is None:
+                stats, owned = self._start(hyper, len(known), X_valid), True
+                fitted = Fitted(known, X_valid.shape[1], _model_dtype(X_valid),
+                                get_feature_names(X), stats, hyper)
+            else:  # statistics another model may read are copied before they are changed
+                owned = fitted.lock is self._write_lock()
+                stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
+            with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
+                stats = self._add(stats, X_valid, y_idx, sample_weight, has_nan, hyper, True)
+            fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
+            if not self._lazy:
+                fitted.params = self._derive(fitted)
+            self._publish(fitted)
         return self
-
-    def _finish_fit(self):
-        """Run at the end of ``fit`` (not of ``partial_fit``); nothing by default."""
 
     def _fits_partitions_alone(self):
         """Whether a partition that sees only some of the classes can be fitted on its own, its
@@ -400,12 +577,18 @@ class BaseClassifier(BaseEstimator):
 
         return _dask.fit(self, X, y, sample_weight, classes)
 
-    def _adopt(self, model):
-        """Become ``model`` (a fitted model with this one's parameters), as a fit would."""
-        self.__dict__.clear()
-        self.__dict__.update(model.__dict__)
-        self._finish_fit()
-        return self
+    def _rederived(self, fitted, **changes):
+        """A snapshot of ``fitted``'s statistics (validated against this model's declaration),
+        with this model's hyperparameters, and its parameters derived: for merge, load, unpickle,
+        set_params and a dask fit."""
+        fitted = fitted.replace(**changes)
+        hyper = self._check_params(len(fitted.classes), None, fitted)
+        stats = validate(self._fields(hyper), fitted.stats,
+                         self._dims(len(fitted.classes), fitted.n_features), self._more_dims)
+        self._agree(stats, hyper)
+        fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
+        fitted.params = self._derive(fitted)
+        return fitted
 
     # ----------------------------------------------------------------- combining models
     def merge(self, other):
@@ -428,75 +611,134 @@ class BaseClassifier(BaseEstimator):
                              f"{type(self).__name__}: the models must be of the same kind.")
         check_is_fitted(self)
         check_is_fitted(other)
-        if other.n_features_in_ != self.n_features_in_:
-            raise ValueError(f"Cannot merge models of {other.n_features_in_} and "
-                             f"{self.n_features_in_} features.")
-        mine, theirs = (getattr(m, "feature_names_in_", None) for m in (self, other))
-        if (mine is None) != (theirs is None) or (mine is not None
-                                                  and not np.array_equal(mine, theirs)):
-            raise ValueError("Cannot merge models fitted on different feature names.")
-        differ = [name for name, value in self.get_params().items()
-                  if name != "n_threads" and not _same_param(value, other.get_params()[name])]
-        if differ:
-            raise ValueError(f"Cannot merge models with different parameters: {differ}.")
-        classes = np.unique(np.concatenate([self.classes_, other.classes_]))
-        mine, theirs = (np.searchsorted(classes, m.classes_) for m in (self, other))
-        self._merge(other, classes, mine, theirs)  # the model's own statistics (class rows
-        # spread over the merged classes); then what every model shares:
-        n = len(classes)
-        self.class_count_ = spread(self.class_count_, mine, n) + spread(other.class_count_,
-                                                                        theirs, n)
-        self.classes_ = classes
-        self._rederive()
+        with self._write_lock():
+            a, b = self._fitted, other._fitted
+            if a.n_features != b.n_features:
+                raise ValueError(f"Cannot merge models of {b.n_features} and {a.n_features} "
+                                 "features.")
+            if (a.feature_names is None) != (b.feature_names is None) or (
+                    a.feature_names is not None
+                    and not np.array_equal(a.feature_names, b.feature_names)):
+                raise ValueError("Cannot merge models fitted on different feature names.")
+            differ = [name for name, value in self.get_params().items()
+                      if name != "n_threads" and not _same_param(value, other.get_params()[name])]
+            if differ:
+                raise ValueError(f"Cannot merge models with different parameters: {differ}.")
+            classes = np.unique(np.concatenate([a.classes, b.classes]))
+            rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
+            stats = self._combine(a.stats, rows_a, b.stats, rows_b, len(classes), a.hyper)
+            self._publish(self._rederived(a, classes=classes, stats=stats,
+                                          extra=self._merged_extra(a, b)))
         return self
 
-    def _rederive(self):
-        """Rebuild the derived parameters from the statistics (after merge or load); this
-        default serves the models whose only prior parameter is ``priors``."""
-        priors = self.priors
-        self._derive(None if priors is None else check_priors(priors, len(self.classes_)))
+    def _merged_extra(self, a, b):
+        """What else besides statistics a merged model keeps (MixedNB: its columns)."""
+        return a.extra
 
-    # ----------------------------------------------------------------- model files
+    # ----------------------------------------------------------------- set_params
+    def set_params(self, **params: Any):
+        """Set the parameters of this estimator.
+
+        On a fitted model the parameters are derived again from the statistics with the new
+        values (so ``predict`` follows them at once); where the statistics cannot serve them
+        (for example ``covariance="full"`` on a model fitted with a diagonal one, or a value
+        that is not valid), the model is left unfitted, to be fitted again.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+        """
+        super().set_params(**params)
+        if params.keys() - {"n_threads"}:
+            with self._write_lock():
+                fitted = self.__dict__.get("_fitted")
+                if fitted is not None:
+                    try:
+                        self._publish(self._rederived(fitted))
+                    except (ValueError, TypeError):
+                        del self._fitted
+        return self
+
+    # ----------------------------------------------------------------- pickle and files
+    def __getstate__(self):
+        """The hyperparameters and, when fitted, the snapshot's statistics only: nothing
+        derived, no lock (see ``_state``)."""
+        state = {name: value for name, value in self.__dict__.items()
+                 if name not in ("_fitted", "_lock")}
+        fitted = self.__dict__.get("_fitted")
+        if fitted is not None:
+            state["_fitted"] = self._export(fitted)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        exported = state.pop("_fitted", None)
+        self.__dict__.update(state)
+        if exported is not None:
+            self._publish(self._import(exported))
+
+    def _export(self, fitted):
+        """The snapshot as plain values: what a model file and a pickle hold."""
+        return {"classes": fitted.classes, "n_features": fitted.n_features,
+                "dtype": fitted.dtype.name, "feature_names": fitted.feature_names,
+                "statistics": self._export_stats(fitted), "extra": fitted.extra}
+
+    def _export_stats(self, fitted):
+        return dict(fitted.stats)
+
+    def _import(self, exported):
+        """A validated snapshot from ``_export``'s values (a model file's or a pickle's): every
+        entry and every declared statistic is checked before anything is derived."""
+        if not isinstance(exported, dict) or set(exported) != {
+                "classes", "n_features", "dtype", "feature_names", "statistics", "extra"}:
+            raise ValueError("the fitted state must have the entries classes, n_features, "
+                             "dtype, feature_names, statistics and extra")
+        classes = check_classes(exported["classes"])
+        n_features = exported["n_features"]
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or \
+                not 1 <= n_features <= MAX_FEATURES:
+            raise ValueError(f"n_features must be an integer in [1, {MAX_FEATURES}]")
+        if exported["dtype"] not in ("float32", "float64"):
+            raise ValueError("the model dtype must be float32 or float64")
+        names = exported["feature_names"]
+        if names is not None and not (isinstance(names, np.ndarray) and names.dtype == object
+                                      and names.shape == (n_features,)
+                                      and all(isinstance(n, str) for n in names)):
+            raise ValueError("feature_names must be None or n_features strings")
+        fitted = Fitted(classes, int(n_features), np.dtype(exported["dtype"]), names,
+                        self._import_stats(exported["statistics"]), None,
+                        extra=self._import_extra(exported["extra"], classes, int(n_features)))
+        return self._rederived(fitted)
+
+    def _import_stats(self, stats):
+        return stats
+
+    def _import_extra(self, extra, classes, n_features):
+        if extra is not None:
+            raise ValueError("this model keeps nothing besides its statistics")
+        return None
+
     def save(self, path) -> None:
         """Write the fitted model to a file (fastgen's documented format: no pickle, versioned,
-        with a checksum); ``fastgen.load(path)`` reads it back exactly.
+        with a checksum; the hyperparameters and the statistics only); ``fastgen.load(path)``
+        reads it back exactly, validating every field.
 
         Parameters
         ----------
         path : str or path-like
             Where to write the model.
         """
-        from ._persist import save
-
-        save(self, path)
-
-    def _restore(self):
-        """After loading a model file: check every statistic's shape against the classes and
-        features, then rebuild what derives from them (nothing derived is trusted)."""
-        classes = getattr(self, "classes_", None)
-        n_features = getattr(self, "n_features_in_", None)
-        if not isinstance(classes, np.ndarray) or classes.ndim != 1 or len(classes) < 1:
-            raise ValueError("classes_ must be a non-empty 1-D array")
-        if len(classes) > 1 and not np.all(classes[1:] > classes[:-1]):
-            raise ValueError("classes_ must be sorted and unique")
-        if not isinstance(n_features, int) or n_features < 1:
-            raise ValueError("n_features_in_ must be a positive integer")
-        if getattr(self, "_dtype", np.dtype(np.float64)) not in (np.float32, np.float64):
-            raise ValueError("the model dtype must be float32 or float64")
-        for name, shape in self._state_shapes(len(classes), n_features):
-            value = getattr(self, name, None)
-            if not isinstance(value, np.ndarray) or value.shape != shape or \
-                    value.dtype.kind not in "iuf":
-                raise ValueError(f"{name} must be a numeric array of shape {shape}")
-        self._rederive()
-
-    def _state_shapes(self, n_classes, n_features):
-        """(attribute, shape) of the statistics (checked when a model file is loaded)."""
-        return [("class_count_", (n_classes,))]
+        check_is_fitted(self)
+        write_model(path, type(self).__name__, self.get_params(), self._export(self._fitted))
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):
-        """Generate samples from the fitted model (seed 004: a generative model can generate data
+        """Generate samples from the fitted model (a generative model can generate data
         given the label).
 
         Parameters
@@ -518,13 +760,15 @@ class BaseClassifier(BaseEstimator):
             The labels.
         """
         check_is_fitted(self)
+        fitted = self._fitted
+        classes = fitted.classes
         rng = _generator(random_state)
-        n_classes = len(self.classes_)
+        n_classes = len(classes)
         if not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= MAX_SAMPLES:
             raise ValueError(f"n_samples must be an integer in [1, {MAX_SAMPLES}], got "
                              f"{n_samples!r}.")
         if y is None:
-            prior = self._class_prior()
+            prior = self._class_prior(fitted)
             if not prior.max(initial=0.0) > 0:
                 raise ValueError("The class prior is zero for every class: pass y to choose "
                                  "the classes to sample.")
@@ -536,19 +780,17 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"y must give between 1 and {MAX_SAMPLES} labels.")
             if labels.ndim == 0:
                 labels = np.full(n_samples, labels)
-            y_idx = np.searchsorted(self.classes_, labels)
-            bad = (y_idx >= n_classes) | (self.classes_[np.minimum(y_idx, n_classes - 1)]
-                                          != labels)
+            y_idx = np.searchsorted(classes, labels)
+            bad = (y_idx >= n_classes) | (classes[np.minimum(y_idx, n_classes - 1)] != labels)
             if labels.ndim != 1 or bad.any():
-                raise ValueError(f"y must be labels from classes_ {self.classes_!r}; got "
+                raise ValueError(f"y must be labels from classes_ {classes!r}; got "
                                  f"{np.unique(labels[bad]) if labels.ndim == 1 else labels!r}.")
-        return self._sample_X(np.asarray(y_idx, dtype=np.intp), rng), self.classes_[y_idx]
+        y_idx = np.asarray(y_idx, dtype=np.intp)
+        return self._sample_X(fitted, y_idx, rng), classes[y_idx]
 
-    def _class_prior(self):
-        for name in ("class_prior_", "priors_"):
-            if hasattr(self, name):
-                return np.asarray(getattr(self, name), dtype=np.float64)
-        return np.exp(self.class_log_prior_)
+    def _class_prior(self, fitted):
+        """P(c) of a snapshot (the prior that ``sample`` draws classes from)."""
+        return np.exp(self._params_of(fitted).log_prior)
 
     @maps_dask
     def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
@@ -565,7 +807,7 @@ class BaseClassifier(BaseEstimator):
         jll : ndarray of shape (n_samples, n_classes)
             Unnormalised log-posteriors ``log P(c) + log P(x | c)``, columns in ``classes_`` order.
         """
-        return self._predict_output(X, OUT_JLL)
+        return self._output(X, OUT_JLL)[0]
 
     @maps_dask
     def predict_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
@@ -582,7 +824,7 @@ class BaseClassifier(BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-posteriors, columns in ``classes_`` order.
         """
-        return self._predict_output(X, OUT_LOG_PROBA)
+        return self._output(X, OUT_LOG_PROBA)[0]
 
     @maps_dask
     def predict_proba(self, X: MatrixLike) -> NDArray[np.floating]:
@@ -599,7 +841,7 @@ class BaseClassifier(BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Posteriors (rows sum to one), columns in ``classes_`` order.
         """
-        return self._predict_output(X, OUT_PROBA)
+        return self._output(X, OUT_PROBA)[0]
 
     @maps_dask
     def predict(self, X: MatrixLike, loss: ArrayLike | None = None) -> NDArray[Any]:
@@ -624,14 +866,17 @@ class BaseClassifier(BaseEstimator):
         if loss is None:
             # argmax of the log-posterior rather than of the jll: for float32 models the rounded
             # log-posteriors are what predict_proba shows, so predict agrees with it on near-ties
-            log_proba = self._predict_output(X, OUT_LOG_PROBA)
-            return self.classes_[np.argmax(log_proba, axis=1)]
+            log_proba, classes = self._output(X, OUT_LOG_PROBA)
+            return classes[np.argmax(log_proba, axis=1)]
         check_is_fitted(self)
-        loss = check_loss(loss, len(self.classes_))
+        loss = check_loss(loss, len(self._fitted.classes))
         if loss.max() > 0:  # the decision does not change with the scale; avoid overflow
             loss = loss / loss.max()
-        risk = self._predict_output(X, OUT_PROBA).astype(np.float64) @ loss
-        return self.classes_[np.argmin(risk, axis=1)]
+        proba, classes = self._output(X, OUT_PROBA)
+        if len(classes) != loss.shape[0]:  # refitted with other classes meanwhile
+            raise ValueError("The model was refitted with other classes during this call; "
+                             "call predict again with a loss matrix for them.")
+        return classes[np.argmin(proba.astype(np.float64) @ loss, axis=1)]
 
     @maps_dask
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
@@ -649,8 +894,8 @@ class BaseClassifier(BaseEstimator):
             With two classes ``log P(c1 | x) - log P(c0 | x)`` (seeds 001/002: positive means
             ``classes_[1]``); otherwise ``log P(c | x)`` per class.
         """
-        log_proba = self._predict_output(X, OUT_LOG_PROBA)
-        if len(self.classes_) == 2:
+        log_proba, classes = self._output(X, OUT_LOG_PROBA)
+        if len(classes) == 2:
             with np.errstate(invalid="ignore"):
                 return log_proba[:, 1] - log_proba[:, 0]
         return log_proba

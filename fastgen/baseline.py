@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import BaseClassifier, check_priors
+from typing import NamedTuple
+
+from ._base import BaseClassifier, check_priors, class_prior
 from ._core import jll as _jll
-from ._validation import check_sample_weight
+from ._state import CLASSES, Field, parameter
 
 __all__ = ["BaselineClassifier"]
 
@@ -45,39 +47,40 @@ class BaselineClassifier(BaseClassifier):
     def __init__(self, priors: ArrayLike | None = None):
         self.priors = priors
 
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "class_prior_")
-
     def _more_input_tags(self):
         return {"sparse": True, "allow_nan": True}
 
-    def _check_batch(self, X, n_classes, sample_weight):
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        return check_sample_weight(sample_weight, X.shape[0]), priors
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return (Field("class_count_", (CLASSES,)),)
 
-    def _reset(self, classes, X):
-        self.classes_ = classes
-        self.class_count_ = np.zeros(len(classes))
-        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+    def _check_params(self, n_classes, X, fitted):
+        return {"priors": None if self.priors is None else check_priors(self.priors, n_classes)}
 
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, priors):
-        self.class_count_ = self.class_count_ + np.bincount(
-            y_idx, weights=sample_weight, minlength=len(self.classes_))
-        self._derive(priors)
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        return {"class_count_": stats["class_count_"] + np.bincount(
+            y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
 
-    def _derive(self, priors):
-        self.class_prior_ = priors if priors is not None else (
-            self.class_count_ / self.class_count_.sum())
+    # ----------------------------------------------------------------- parameters
+    def _derive(self, fitted):
+        prior = class_prior(fitted.stats["class_count_"], fitted.hyper["priors"])
+        with np.errstate(divide="ignore"):
+            return _Params(prior, np.log(prior))
 
-    def _merge(self, other, classes, mine, theirs):
-        """Nothing beyond the class counts, which merge() adds."""
+    class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c), what "
+                             "predict_proba returns for every row.")
 
-    def _sample_X(self, y_idx, rng):
+    # ----------------------------------------------------------------- scoring and sampling
+    def _score(self, params, X, kind, out, has_nan):
+        out[...] = params.log_prior
+        if _jll.normalize_rows_inplace(out, kind, 1):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+    def _sample_X(self, fitted, y_idx, rng):
         raise TypeError("BaselineClassifier has no model of X (it predicts from the class prior "
                         "alone), so it cannot generate features.")
 
-    def _score(self, X, kind, out, has_nan):
-        with np.errstate(divide="ignore"):
-            out[...] = np.log(self.class_prior_)
-        if _jll.normalize_rows_inplace(out, kind, 1):
-            raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+class _Params(NamedTuple):
+    prior: np.ndarray
+    log_prior: np.ndarray

@@ -1,0 +1,182 @@
+"""The declared state of a fitted model: statistics -> parameters -> scores.
+
+Every model keeps additive sufficient statistics and derives everything it scores with from them
+in one place. This module holds the two pieces every model shares:
+
+``Field``
+    One declared statistic: its name, its shape in terms of the model's dimensions (``"classes"``,
+    ``"features"``, or a dimension the model computes from fields declared before it, such as
+    CategoricalNB's total number of categories; ``None`` for a free length), and its constraints:
+    integer or float64, non-negative, bounded above. Floats are always finite. A model declares
+    its fields once (``_fields``); ``validate`` checks any statistics against that declaration --
+    a model file's, a pickle's, or another model's before a merge -- before anything is derived
+    from them.
+
+``Fitted``
+    One fitted model, as prediction sees it: the classes, the number and names of the features,
+    the float dtype, the declared statistics, the validated hyperparameters the parameters were
+    derived with, and those parameters. It is published by one assignment (``model._fitted =
+    fitted``), and prediction reads it once, at entry, so a prediction running beside a refit
+    sees the old model or the new one, never a mix of the two.
+
+Statistics are mutated in place only by the model that owns them (``Fitted.lock``: partial_fit of
+the text models adds a batch's counts into the existing tables), under that lock; parameters
+derived lazily from such statistics are derived under the same lock.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, NamedTuple
+
+import numpy as np
+
+CLASSES, FEATURES = "classes", "features"
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class Field(NamedTuple):
+    """One declared sufficient statistic (see the module docstring)."""
+
+    name: str
+    shape: tuple  # dimension names, ints, or None (any length)
+    integer: bool = False  # intp values (else float64, always finite)
+    nonneg: bool = True
+    upper: float = np.inf  # largest allowed value
+
+
+def resolve_shape(field, dims):
+    """The concrete shape of ``field`` given the dimensions (``None`` entries stay None)."""
+    return tuple(dims[d] if isinstance(d, str) else d for d in field.shape)
+
+
+def zeros(fields, dims):
+    """Empty statistics (all zero) of the declared fields, for a model's first batch."""
+    return {f.name: np.zeros(resolve_shape(f, dims), dtype=np.intp if f.integer else np.float64)
+            for f in fields}
+
+
+def validate(fields, stats, dims, more_dims=None):
+    """Check statistics against their declaration; returns them as C-contiguous arrays of the
+    declared dtype (copies, never views of the input).
+
+    ``dims`` maps dimension names to sizes; ``more_dims(validated)``, if given, is called for a
+    dimension not in ``dims`` with the fields validated so far and returns the missing sizes.
+    Every violation -- a missing or unknown field, a wrong dtype or shape, NaN or infinity, a
+    negative value, a fractional or too large value -- is a ValueError naming the field.
+    """
+    if not isinstance(stats, dict):
+        raise ValueError("the statistics must be a mapping of field names to arrays")
+    names = [f.name for f in fields]
+    unknown = sorted(set(map(str, stats)) - set(names))
+    if unknown:
+        raise ValueError(f"unknown statistics {unknown}; {names} are declared")
+    dims = dict(dims)
+    out = {}
+    for f in fields:
+        if f.name not in stats:
+            raise ValueError(f"the statistic {f.name!r} is missing")
+        value = stats[f.name]
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+            raise ValueError(f"the statistic {f.name!r} must be a numeric array")
+        if any(isinstance(d, str) and d not in dims for d in f.shape):
+            dims.update(more_dims(out))
+        shape = resolve_shape(f, dims)
+        if value.ndim != len(shape) or any(want is not None and have != want
+                                           for have, want in zip(value.shape, shape)):
+            raise ValueError(f"the statistic {f.name!r} has shape {value.shape}, expected "
+                             f"{tuple('any' if s is None else s for s in shape)}")
+        if f.integer:
+            if value.dtype.kind == "f":
+                if not np.isfinite(value).all() or (value != np.floor(value)).any():
+                    raise ValueError(f"the statistic {f.name!r} must hold whole numbers")
+            if value.size and not value.max() <= min(f.upper, np.iinfo(np.intp).max):
+                raise ValueError(f"the statistic {f.name!r} holds a value above {f.upper:g}")
+            value = np.array(value, dtype=np.intp, order="C")
+        else:
+            value = np.array(value, dtype=np.float64, order="C")
+            if not np.isfinite(value).all():
+                raise ValueError(f"the statistic {f.name!r} holds NaN or infinity")
+            if value.size and value.max() > f.upper:
+                raise ValueError(f"the statistic {f.name!r} holds a value above {f.upper:g}")
+        if f.nonneg and value.size and value.min() < 0:
+            raise ValueError(f"the statistic {f.name!r} holds a negative value")
+        out[f.name] = value
+    return out
+
+
+def readonly(array):
+    """A read-only view: fitted attributes show the statistics without letting a caller change
+    what the kernels trust."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class Fitted:
+    """One fitted model as prediction sees it (see the module docstring).
+
+    Nothing in it changes after publication except ``params``, which a model that derives lazily
+    (after ``partial_fit``) sets once, under ``lock``.
+    """
+
+    __slots__ = ("classes", "n_features", "dtype", "feature_names", "stats", "hyper", "params",
+                 "lock", "extra")
+
+    def __init__(self, classes, n_features, dtype, feature_names, stats, hyper, params=None,
+                 lock=None, extra=None):
+        self.classes = classes
+        self.n_features = n_features
+        self.dtype = dtype
+        self.feature_names = feature_names
+        self.stats = stats
+        self.hyper = hyper
+        self.params = params
+        self.lock = threading.RLock() if lock is None else lock
+        self.extra = extra
+
+    def replace(self, **changes: Any) -> Fitted:
+        """A new snapshot with some entries changed (and a fresh lock unless one is given)."""
+        values = {name: getattr(self, name) for name in self.__slots__ if name != "lock"}
+        values["params"] = None
+        values.update(changes)
+        return Fitted(**values)
+
+
+class fitted_attribute:
+    """A read-only fitted attribute computed from the published ``Fitted`` (``read(model,
+    fitted)``): absent (AttributeError) before fit, and not assignable -- the statistics are
+    the model's, and changing them means refitting."""
+
+    def __init__(self, read, doc=None):
+        self.read = read
+        self.__doc__ = doc
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        fitted = model.__dict__.get("_fitted")
+        if fitted is None:
+            raise AttributeError(f"{type(model).__name__}.{self.name} is available after fit")
+        return self.read(model, fitted)
+
+    def __set__(self, model, value):
+        raise AttributeError(f"{type(model).__name__}.{self.name} is a fitted attribute: it "
+                             "comes from the model's statistics and cannot be set (refit the "
+                             "model instead).")
+
+    def __delete__(self, model):
+        self.__set__(model, None)
+
+
+def statistic(name, doc=None):
+    """A fitted attribute showing one declared statistic (read-only)."""
+    return fitted_attribute(lambda model, fitted: readonly(fitted.stats[name]), doc)
+
+
+def parameter(name, doc=None):
+    """A fitted attribute showing one derived parameter (an attribute of ``params``)."""
+    return fitted_attribute(lambda model, fitted: model._params_of(fitted).__getattribute__(name),
+                            doc)
