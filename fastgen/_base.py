@@ -333,7 +333,7 @@ class BaseClassifier(BaseEstimator):
     A model class holds only its mathematics, through these hooks:
 
     - ``_fields(hyper)``: the declared statistics (``Field``s; they may depend on the validated
-      hyperparameters), and ``_more_dims(stats)`` for dimensions computed from them;
+      hyperparameters), and ``_more_dims(stats, hyper)`` for dimensions computed from them;
     - ``_check_params(n_classes, X, fitted)``: the validated hyperparameters (a dict) for a
       batch, ``fitted`` being the model it is added to (None for a new fit);
     - ``_start(hyper, n_classes, X)``: empty statistics (default: zeros of the declaration);
@@ -404,8 +404,14 @@ class BaseClassifier(BaseEstimator):
         return lock
 
     # ----------------------------------------------------------------- hooks' defaults
-    def _more_dims(self, stats):
+    def _more_dims(self, stats, hyper):
         return {}
+
+    def _new_shell(self, X):
+        """For a new fit: None, or a ``Fitted`` holding only what the model learns from X's form
+        before its values (its ``extra``: MixedNB's column kinds and categories), which
+        ``_validate_X`` and ``_check_params`` then read."""
+        return None
 
     def _dims(self, n_classes, n_features):
         return {CLASSES: n_classes, FEATURES: n_features}
@@ -427,7 +433,7 @@ class BaseClassifier(BaseEstimator):
         allows it: missing values). ``fitted``: the snapshot X must agree with (its features,
         their names and its dtype), or None for a new fit. constraints add to (or override) the
         class's _X_constraints (check_X's keywords)."""
-        if fitted is not None:
+        if fitted is not None:  # (not a new fit's shell: those models have none)
             self._check_feature_names(X, fitted.feature_names)
             dtype = fitted.dtype
         X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
@@ -483,16 +489,18 @@ class BaseClassifier(BaseEstimator):
             with self._write_lock():
                 self._publish(self._rederived(fitted))
             return self
-        X_valid, has_nan = self._validate_X(X, None)
-        y = check_y(y, X_valid.shape[0])
-        classes, y_idx = encode_labels(y)
-        sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
         with self._write_lock():
-            hyper = self._check_params(len(classes), X_valid, None)
+            shell = self._new_shell(X)
+            X_valid, has_nan = self._validate_X(X, shell)
+            y = check_y(y, X_valid.shape[0])
+            classes, y_idx = encode_labels(y)
+            sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+            hyper = self._check_params(len(classes), X_valid, shell)
             stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
                               sample_weight, has_nan, hyper, True)
             fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
-                            get_feature_names(X), stats, hyper, lock=self._write_lock())
+                            get_feature_names(X), stats, hyper, lock=self._write_lock(),
+                            extra=None if shell is None else shell.extra)
             fitted.params = self._derive(fitted)
             self._publish(fitted)
         return self
@@ -540,7 +548,8 @@ class BaseClassifier(BaseEstimator):
                     return self
                 return self.merge(part)
             known = classes if fitted is None else fitted.classes
-            X_valid, has_nan = self._validate_X(X, fitted)
+            shell = self._new_shell(X) if fitted is None else None
+            X_valid, has_nan = self._validate_X(X, fitted or shell)
             y = check_y(y, X_valid.shape[0])
             y_idx = np.searchsorted(known, y)
             bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
@@ -548,11 +557,12 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"The target label(s) {np.unique(y[bad])!r} in y do not exist "
                                  f"in the initial classes {known!r}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            hyper = self._check_params(len(known), X_valid, fitted)
+            hyper = self._check_params(len(known), X_valid, fitted or shell)
             if fitted is None:
-                stats, owned = self._start(hyper, len(known), X_valid), True
+                stats = self._start(hyper, len(known), X_valid)
                 fitted = Fitted(known, X_valid.shape[1], _model_dtype(X_valid),
-                                get_feature_names(X), stats, hyper)
+                                get_feature_names(X), stats, hyper,
+                                extra=None if shell is None else shell.extra)
             else:  # statistics another model may read are copied before they are changed
                 owned = fitted.lock is self._write_lock()
                 stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
@@ -583,8 +593,9 @@ class BaseClassifier(BaseEstimator):
         set_params and a dask fit."""
         fitted = fitted.replace(**changes)
         hyper = self._check_params(len(fitted.classes), None, fitted)
-        stats = validate(self._fields(hyper), fitted.stats,
-                         self._dims(len(fitted.classes), fitted.n_features), self._more_dims)
+        stats = validate(self._fields(hyper), self._plain_stats(fitted),
+                         self._dims(len(fitted.classes), fitted.n_features),
+                         lambda done: self._more_dims(done, hyper))
         self._agree(stats, hyper)
         fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
         fitted.params = self._derive(fitted)
@@ -626,7 +637,8 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"Cannot merge models with different parameters: {differ}.")
             classes = np.unique(np.concatenate([a.classes, b.classes]))
             rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
-            stats = self._combine(a.stats, rows_a, b.stats, rows_b, len(classes), a.hyper)
+            stats = self._combine(self._plain_stats(a), rows_a, self._plain_stats(b), rows_b,
+                                  len(classes), a.hyper)
             self._publish(self._rederived(a, classes=classes, stats=stats,
                                           extra=self._merged_extra(a, b)))
         return self
@@ -640,9 +652,11 @@ class BaseClassifier(BaseEstimator):
         """Set the parameters of this estimator.
 
         On a fitted model the parameters are derived again from the statistics with the new
-        values (so ``predict`` follows them at once); where the statistics cannot serve them
-        (for example ``covariance="full"`` on a model fitted with a diagonal one, or a value
-        that is not valid), the model is left unfitted, to be fitted again.
+        values, so ``predict`` follows them at once. Where the statistics cannot serve them (a
+        value that is not valid, or one that needs other statistics, such as
+        ``covariance="full"`` on a model fitted with a diagonal one), the model keeps the
+        parameters it had, and the next ``fit`` or ``partial_fit`` reports the problem (as
+        scikit-learn validates parameters at fit).
 
         Parameters
         ----------
@@ -659,9 +673,10 @@ class BaseClassifier(BaseEstimator):
                 fitted = self.__dict__.get("_fitted")
                 if fitted is not None:
                     try:
-                        self._publish(self._rederived(fitted))
+                        fitted = self._rederived(fitted)
                     except (ValueError, TypeError):
-                        del self._fitted
+                        return self  # reported by the next fit
+                    self._publish(fitted)
         return self
 
     # ----------------------------------------------------------------- pickle and files
@@ -688,8 +703,13 @@ class BaseClassifier(BaseEstimator):
                 "dtype": fitted.dtype.name, "feature_names": fitted.feature_names,
                 "statistics": self._export_stats(fitted), "extra": fitted.extra}
 
-    def _export_stats(self, fitted):
+    def _plain_stats(self, fitted):
+        """The statistics as plain arrays, as validate takes them."""
         return dict(fitted.stats)
+
+    def _export_stats(self, fitted):
+        """The statistics as a model file and a pickle hold them."""
+        return self._plain_stats(fitted)
 
     def _import(self, exported):
         """A validated snapshot from ``_export``'s values (a model file's or a pickle's): every

@@ -194,7 +194,7 @@ def predict(estimator, method, X, *args, **kwargs):
         tail, dtype = (), np.dtype(np.float64)
     else:
         tail, dtype = (n_classes,), (np.dtype(np.float64) if method == "decision_function"
-                                     else estimator._dtype)
+                                     else estimator._fitted.dtype)
     if _is_frame(X):  # whole partitions: MixedNB reads the DataFrame's columns and dtypes
         return da.concatenate([da.from_delayed(delayed(block)(part), shape=(np.nan,) + tail,
                                                dtype=dtype)

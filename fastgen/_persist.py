@@ -186,9 +186,12 @@ def read_model(path):
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: written by a newer fastgen (model file format {version}; this "
                          f"fastgen reads {FORMAT_VERSION}). Upgrade fastgen to load it.")
+    if version < 1:
+        raise ValueError(f"{path}: not a valid fastgen model file (format version {version}).")
     if version != FORMAT_VERSION:
-        raise ValueError(f"{path}: model file format {version} is not supported (this fastgen "
-                         f"reads format {FORMAT_VERSION}); fit the model again and save it.")
+        raise ValueError(f"{path}: model file format {version} (an earlier fastgen's, which also "
+                         f"held derived state) is not supported; this fastgen reads format "
+                         f"{FORMAT_VERSION}. Fit the model again and save it.")
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")

@@ -51,8 +51,8 @@ def resolve_shape(field, dims):
 
 def zeros(fields, dims):
     """Empty statistics (all zero) of the declared fields, for a model's first batch."""
-    return {f.name: np.zeros(resolve_shape(f, dims), dtype=np.intp if f.integer else np.float64)
-            for f in fields}
+    return {f.name: np.zeros([0 if n is None else n for n in resolve_shape(f, dims)],
+                             dtype=np.intp if f.integer else np.float64) for f in fields}
 
 
 def validate(fields, stats, dims, more_dims=None):

@@ -1,7 +1,8 @@
 """MixedNB: one naive Bayes over columns of different kinds.
 
-Each kind of column is modelled by the fastgen model for it, fitted on those columns with a
-uniform prior; the joint log-likelihood is the class prior plus every part's per-feature
+Each kind of column is modelled by the fastgen model for it, with a uniform prior: MixedNB's
+declared statistics are the class counts and every part's statistics (named "kind.field"), and
+each part's own hooks add to, derive and score its columns. The joint log-likelihood is the class prior plus every part's per-feature
 log-likelihoods (each part's own uniform prior taken out), all in log space. Missing values are
 marginalised in every kind, so a DataFrame with NaN/None in any column is used as it is.
 """
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import copy
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import OUT_JLL, BaseClassifier, check_priors
+from ._base import OUT_JLL, BaseClassifier, check_priors, class_prior, spread
 from ._core import jll as _jll
-from ._validation import check_sample_weight, check_X
+from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, readonly
+from ._validation import check_X
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -108,7 +111,6 @@ class MixedNB(BaseClassifier):
     >>> model.predict([[1.1, np.nan, 2], [np.nan, 1, np.nan]])
     array([0, 1])
     """
-
     _poor_score = True
 
     def __init__(self, feature_types: list[str] | None = None, *, alpha: float = 1.0,
@@ -121,9 +123,6 @@ class MixedNB(BaseClassifier):
         self.handle_unknown = handle_unknown
         self.n_threads = n_threads
 
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "parts_")
-
     def _more_input_tags(self):
         return {"sparse": False, "allow_nan": True}
 
@@ -134,27 +133,46 @@ class MixedNB(BaseClassifier):
                 return [_infer_kind(dtype) for dtype in X.dtypes]
             return ["gaussian"] * n_features
         types = list(self.feature_types)
-        if len(types) != n_features or any(t not in KINDS for t in types):
+        if len(types) != n_features or any(not isinstance(t, str) or t not in KINDS
+                                           for t in types):
             raise ValueError(f"feature_types must give one of {KINDS} for each of the "
                              f"{n_features} columns, got {self.feature_types!r}.")
         return types
 
-    def _encode(self, X, types, categories, reset):
-        """A float64 matrix: DataFrame categorical columns as codes (learned at reset), missing
-        values (NaN, None, pd.NA, NaT) as NaN."""
-        if not (hasattr(X, "dtypes") and hasattr(X, "columns")):
-            return X, categories
+    def _new_shell(self, X):
+        """The columns' kinds and a DataFrame's categories, learned from X's form."""
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2:
+            shape = np.shape(np.asarray(X, dtype=object))
+        if len(shape) != 2:
+            raise ValueError(f"Expected a 2D array, got an array of shape {shape} instead.")
+        types = self._resolve_types(X, shape[1])
+        categories = {}
+        if _is_frame(X):
+            import pandas as pd  # a DataFrame was passed, so pandas is there
+
+            for j, kind in enumerate(types):
+                column = X.iloc[:, j]
+                if kind == "categorical" and _holds_labels(column.dtype):
+                    categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+        return Fitted(None, len(types), np.dtype(np.float64), None, None, None,
+                      extra={"feature_types": types, "categories": categories})
+
+    def _encode(self, X, types, categories):
+        """A float64 matrix: DataFrame categorical columns as codes, missing values (NaN, None,
+        pd.NA, NaT) as NaN."""
+        if not _is_frame(X):
+            return X
         import pandas as pd  # a DataFrame was passed, so pandas is there
 
+        if X.shape[1] != len(types):
+            raise ValueError(f"X has {X.shape[1]} features, but MixedNB is expecting "
+                             f"{len(types)} features as input.")
         columns = []
-        categories = dict(categories)
         for j, kind in enumerate(types):
             column = X.iloc[:, j]
-            if kind == "categorical" and (not pd.api.types.is_numeric_dtype(column.dtype)
-                                          or pd.api.types.is_bool_dtype(column.dtype)):
-                if reset:
-                    categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
-                elif j not in categories:
+            if kind == "categorical" and _holds_labels(column.dtype):
+                if j not in categories:
                     raise ValueError(f"Column {X.columns[j]!r} holds labels, but the model was "
                                      "fitted with numeric codes in that column.")
                 # -1 for missing values and for labels not seen in training
@@ -173,56 +191,29 @@ class MixedNB(BaseClassifier):
                 except (TypeError, ValueError):
                     raise ValueError(f"Column {X.columns[j]!r} of kind {kind!r} is not numeric; "
                                      "declare it 'categorical' in feature_types.") from None
-        return np.column_stack(columns) if columns else np.empty((len(X), 0)), categories
+        return np.column_stack(columns) if columns else np.empty((len(X), 0))
 
-    def _validate_X(self, X, reset, dtype=None):
-        if not reset:
-            self._check_feature_names(X, reset=False)
-            types, categories = self.feature_types_, self.categories_
-        else:
-            n_features = X.shape[1] if hasattr(X, "shape") and len(X.shape) == 2 else None
-            types = self._resolve_types(X, n_features if n_features is not None
-                                        else np.asarray(X).shape[-1])
-            categories = {}
+    def _validate_X(self, X, fitted, dtype=None):
+        if fitted.feature_names is not None or fitted.classes is not None:
+            self._check_feature_names(X, fitted.feature_names)
         if self.handle_unknown not in ("error", "ignore"):
             raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
                              f"{self.handle_unknown!r}.")
-        encoded, categories = self._encode(X, types, categories, reset)
+        extra = fitted.extra
+        encoded = self._encode(X, extra["feature_types"], extra["categories"])
         X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
                                    dtype=np.float64, allow_nan=True, accept_sparse=False,
                                    accept_int=False, max_abs=1e150)
-        if not reset:
-            self._check_n_features(X_valid, reset=False)
-        else:
-            types = self._resolve_types(X, X_valid.shape[1])
-            self._pending = (types, categories)
+        if X_valid.shape[1] != fitted.n_features:
+            raise ValueError(f"X has {X_valid.shape[1]} features, but MixedNB is expecting "
+                             f"{fitted.n_features} features as input.")
         return X_valid, has_nan
 
-    # ----------------------------------------------------------------- statistics
-    def _check_batch(self, X, n_classes, sample_weight):
-        for name in ("alpha", "var_smoothing"):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
-                    0 <= float(value) <= MAX_SMOOTHING):
-                raise ValueError(f"{name} must be a number in [0, {MAX_SMOOTHING:g}], got "
-                                 f"{value!r}.")
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        # every part checks its block before any part learns from it: a batch one part rejects
-        # must leave the whole model unchanged
-        kinds = np.asarray(self._pending[0] if hasattr(self, "_pending") else self.feature_types_)
-        for kind in KINDS:
-            columns = np.flatnonzero(kinds == kind)
-            if columns.size:
-                part = self._new_part(kind, n_classes)
-                block, _ = part._validate_X(self._part_input(kind, X[:, _as_slice(columns)]),
-                                            reset=True)
-                part._check_batch(block, n_classes, sample_weight)
-        return sample_weight, priors
-
+    # ----------------------------------------------------------------- the parts
     def _new_part(self, kind, n_classes):
         """The model of one kind of column, with a uniform class prior (taken out again when
-        scoring: the class prior is MixedNB's own)."""
+        scoring: the class prior is MixedNB's own). It serves as the mathematics of its columns:
+        MixedNB's snapshot holds the statistics and parameters of all of them."""
         common = {"n_threads": self.n_threads}
         if kind == "gaussian":
             return GaussianNB(priors=np.full(n_classes, 1.0 / n_classes),
@@ -236,16 +227,6 @@ class MixedNB(BaseClassifier):
             return PoissonNB(alpha=self.alpha, fit_prior=False, **common)
         return MultinomialNB(alpha=self.alpha, fit_prior=False, **common)
 
-    def _reset(self, classes, X):
-        self.feature_types_, self.categories_ = self._pending
-        del self._pending
-        self.classes_ = classes
-        self.class_count_ = np.zeros(len(classes))
-        self._dtype = np.dtype(np.float64)
-        kinds = np.asarray(self.feature_types_)
-        self.parts_ = {kind: (np.flatnonzero(kinds == kind), self._new_part(kind, len(classes)))
-                       for kind in KINDS if (kinds == kind).any()}
-
     @staticmethod
     def _part_input(kind, X):
         if kind == "bernoulli":
@@ -254,87 +235,206 @@ class MixedNB(BaseClassifier):
             return np.where(np.isnan(X), 0.0, X)
         return X
 
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, priors):
-        labels = self.classes_[y_idx]
-        for kind, (columns, part) in self.parts_.items():
-            part.partial_fit(self._part_input(kind, X[:, _as_slice(columns)]), labels,
-                             classes=self.classes_,
-                             sample_weight=sample_weight)
-        self.class_count_ = self.class_count_ + np.bincount(
-            y_idx, weights=sample_weight, minlength=len(self.classes_))
-        self._priors = priors
-        self.class_prior_ = priors if priors is not None else (
-            self.class_count_ / self.class_count_.sum())
+    def _part_fields(self, hyper):
+        """(kind, columns, part model, part hyper, fields renamed "kind.field")."""
+        for kind, (columns, part, part_hyper) in hyper["parts"].items():
+            fields = tuple(f._replace(name=f"{kind}.{f.name}", shape=tuple(
+                d if d == CLASSES or not isinstance(d, str) else f"{kind}.{d}" for d in f.shape))
+                for f in part._fields(part_hyper))
+            yield kind, columns, part, part_hyper, fields
 
-    def _merge(self, other, classes, mine, theirs):
-        if self.feature_types_ != other.feature_types_ or self.categories_.keys() != \
-                other.categories_.keys() or any(not np.array_equal(self.categories_[j],
-                                                                   other.categories_[j])
-                                                for j in self.categories_):
+    @staticmethod
+    def _sub(stats, kind):
+        prefix = kind + "."
+        return {name[len(prefix):]: value for name, value in stats.items()
+                if name.startswith(prefix)}
+
+    def _part_fitted(self, fitted, kind, columns, part_hyper, params=None):
+        return Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
+                      self._sub(fitted.stats, kind), part_hyper, params, lock=fitted.lock)
+
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        fields = (Field("class_count_", (CLASSES,)),)
+        for *_, part_fields in self._part_fields(hyper):
+            fields += part_fields
+        return fields
+
+    def _more_dims(self, stats, hyper):
+        dims = {}
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            dims[f"{kind}.{FEATURES}"] = len(columns)
+            if all(f"{kind}.{f.name}" in stats for f in part._fields(part_hyper)[:2]):
+                dims.update({f"{kind}.{k}": v for k, v in
+                             part._more_dims(self._sub(stats, kind), part_hyper).items()})
+        return dims
+
+    def _check_params(self, n_classes, X, fitted):
+        for name in ("alpha", "var_smoothing"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
+                    0 <= float(value) <= MAX_SMOOTHING):
+                raise ValueError(f"{name} must be a number in [0, {MAX_SMOOTHING:g}], got "
+                                 f"{value!r}.")
+        kinds = np.asarray(fitted.extra["feature_types"])
+        parts = {}
+        for kind in KINDS:
+            columns = np.flatnonzero(kinds == kind)
+            if columns.size:
+                part = self._new_part(kind, n_classes)
+                part_X = None if X is None else self._part_input(kind, X[:, _as_slice(columns)])
+                if part_X is not None:  # every part checks its block before any part learns
+                    part._validate_X(part_X, None)
+                part_fitted = Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
+                                     None, None)
+                parts[kind] = (columns, part, part._check_params(n_classes, part_X, part_fitted))
+        return {"priors": None if self.priors is None else check_priors(self.priors, n_classes),
+                "parts": parts}
+
+    def _start(self, hyper, n_classes, X):
+        stats = {"class_count_": np.zeros(n_classes)}
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            block = self._part_input(kind, X[:, _as_slice(columns)])
+            stats.update({f"{kind}.{name}": value for name, value in
+                          part._start(part_hyper, n_classes, block).items()})
+        return stats
+
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        out = {"class_count_": stats["class_count_"] + np.bincount(
+            y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            block, part_nan = part._validate_X(
+                self._part_input(kind, X[:, _as_slice(columns)]), None)
+            added = part._add(self._sub(stats, kind), block, y_idx, sample_weight, part_nan,
+                              part_hyper, owned)
+            out.update({f"{kind}.{name}": value for name, value in added.items()})
+        return out
+
+    def _plain_stats(self, fitted):
+        stats = {"class_count_": fitted.stats["class_count_"]}
+        for kind, columns, part, part_hyper, _ in self._part_fields(fitted.hyper) \
+                if fitted.hyper is not None else ():
+            part_stats = part._export_stats(self._part_fitted(fitted, kind, columns, part_hyper))
+            stats.update({f"{kind}.{name}": value for name, value in part_stats.items()})
+        return stats if fitted.hyper is not None else dict(fitted.stats)
+
+    def _agree(self, stats, hyper):
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            part._agree(self._sub(stats, kind), part_hyper)
+
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        out = {"class_count_": spread(a["class_count_"], rows_a, n_classes)
+               + spread(b["class_count_"], rows_b, n_classes)}
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            out.update({f"{kind}.{name}": value for name, value in part._combine(
+                self._sub(a, kind), rows_a, self._sub(b, kind), rows_b, n_classes,
+                part_hyper).items()})
+        return out
+
+    def _merged_extra(self, a, b):
+        if a.extra["feature_types"] != b.extra["feature_types"] or \
+                a.extra["categories"].keys() != b.extra["categories"].keys() or any(
+                    not np.array_equal(a.extra["categories"][j], b.extra["categories"][j])
+                    for j in a.extra["categories"]):
             raise ValueError("Cannot merge MixedNB models whose columns have different kinds or "
                              "categorical labels.")
-        n = len(classes)
-        for kind, (_, part) in self.parts_.items():
-            other_part = other.parts_[kind][1]
-            if kind == "gaussian":  # the uniform prior of the merged classes on both sides
-                other_part = copy.copy(other_part).set_params(priors=np.full(n, 1.0 / n))
-                part.set_params(priors=np.full(n, 1.0 / n))
-            part.merge(other_part)
+        return a.extra
 
-    def _rederive(self):
-        n = len(self.classes_)
-        priors = None if self.priors is None else check_priors(self.priors, n)
-        self.class_prior_ = priors if priors is not None else (
-            self.class_count_ / self.class_count_.sum())
-
-    def _state_shapes(self, n_classes, n_features):
-        types = self.feature_types_
+    def _import_extra(self, extra, classes, n_features):
+        if not isinstance(extra, dict) or set(extra) != {"feature_types", "categories"}:
+            raise ValueError("MixedNB's structure must give feature_types and categories")
+        types, categories = extra["feature_types"], extra["categories"]
         if not isinstance(types, list) or len(types) != n_features or \
-                any(t not in KINDS for t in types):
-            raise ValueError("feature_types_ must give a kind per feature")
-        seen = np.zeros(n_features, dtype=int)
-        for kind, (columns, part) in self.parts_.items():
-            columns = np.asarray(columns)
-            if kind not in KINDS or columns.dtype.kind not in "iu" or columns.ndim != 1 or \
-                    (columns < 0).any() or (columns >= n_features).any():
-                raise ValueError(f"the columns of the {kind!r} part are out of range")
-            if part.n_features_in_ != len(columns) or not np.array_equal(part.classes_,
-                                                                         self.classes_):
-                raise ValueError(f"the {kind!r} part does not match the model")
-            seen[columns] += 1
-        if (seen != 1).any():
-            raise ValueError("every column must belong to exactly one part")
-        return [("class_count_", (n_classes,))]
+                any(not isinstance(t, str) or t not in KINDS for t in types):
+            raise ValueError("feature_types must give a kind per feature")
+        if not isinstance(categories, dict) or any(
+                isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < n_features
+                or types[j] != "categorical" or not isinstance(labels, np.ndarray)
+                or labels.ndim != 1 or labels.dtype.kind not in "biufUO"
+                for j, labels in categories.items()):
+            raise ValueError("categories must map categorical columns to arrays of labels")
+        return {"feature_types": list(types), "categories": dict(categories)}
 
-    def _sample_X(self, y_idx, rng):
+    # ----------------------------------------------------------------- parameters
+    def _derive(self, fitted):
+        hyper = fitted.hyper
+        prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
+        parts = []
+        for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
+            part_fitted = self._part_fitted(fitted, kind, columns, part_hyper)
+            part_fitted.params = part._derive(part_fitted)
+            parts.append((kind, columns, part, part_fitted))
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(prior)
+        return _MixedParams(prior, log_prior, parts)
+
+    class_prior_ = fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).prior),
+                                    "ndarray of shape (n_classes,): P(c).")
+    feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
+                                      "list of str: the kind of every column.")
+    categories_ = fitted_attribute(lambda model, fitted: dict(fitted.extra["categories"]),
+                                   "dict: categorical DataFrame column index -> its labels.")
+
+    @property
+    def parts_(self):
+        """dict: kind -> (column indices, the fitted fastgen model of those columns)."""
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
+            raise AttributeError("parts_ is available after fit")
+        out = {}
+        for kind, columns, part, part_fitted in self._params_of(fitted).parts:
+            model = copy.copy(part)
+            model._publish(part_fitted)
+            out[kind] = (columns, model)
+        return out
+
+    # ----------------------------------------------------------------- scoring and sampling
+    def _sample_X(self, fitted, y_idx, rng):
         """Each kind's columns drawn by its part; a DataFrame (with the original labels of the
         categorical columns) when the model was fitted on one."""
-        X = np.empty((len(y_idx), self.n_features_in_))
-        for kind, (columns, part) in self.parts_.items():
-            block = part._sample_X(y_idx, rng)
+        X = np.empty((len(y_idx), fitted.n_features))
+        for kind, columns, part, part_fitted in self._params_of(fitted).parts:
+            block = part._sample_X(part_fitted, y_idx, rng)
             X[:, columns] = block.toarray() if hasattr(block, "toarray") else block
-        if not hasattr(self, "feature_names_in_"):
+        if fitted.feature_names is None:
             return X
         import pandas as pd  # fitted on a DataFrame, so pandas is there
 
-        columns = {name: (self.categories_[j][X[:, j].astype(np.intp)] if j in self.categories_
-                          else X[:, j]) for j, name in enumerate(self.feature_names_in_)}
+        categories = fitted.extra["categories"]
+        columns = {name: (categories[j][X[:, j].astype(np.intp)] if j in categories
+                          else X[:, j]) for j, name in enumerate(fitted.feature_names)}
         return pd.DataFrame(columns)
 
-    def _score(self, X, kind, out, has_nan):
-        n_classes = len(self.classes_)
+    def _score(self, params, X, kind, out, has_nan):
+        n_classes = out.shape[1]
         with np.errstate(divide="ignore"):
             jll = np.empty((X.shape[0], n_classes))
-            jll[...] = np.log(self.class_prior_) + len(self.parts_) * np.log(n_classes)
+            jll[...] = params.log_prior + len(params.parts) * np.log(n_classes)
         part_jll = np.empty_like(jll)
-        for part_kind, (columns, part) in self.parts_.items():
+        for part_kind, columns, part, part_fitted in params.parts:
             X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, _as_slice(columns)]))
-            if part_kind in ("gaussian", "categorical", "bernoulli"):
-                # X was validated (finite floats, NaN = missing): all these parts accept
-                part._score(X_part, OUT_JLL, part_jll, has_nan)
-            else:  # counts must also be non-negative: the part validates its block
-                part_jll = part._predict_output(X_part, OUT_JLL)
+            if part_kind not in ("gaussian", "categorical", "bernoulli"):
+                # counts must also be non-negative: the part validates its block
+                X_part, _ = part._validate_X(X_part, part_fitted)
+            # X was validated (finite floats, NaN = missing): all these parts accept it
+            part._score(part_fitted.params, X_part, OUT_JLL, part_jll, has_nan)
             jll += part_jll  # (each part's uniform prior, -log(n_classes), is taken out above)
         if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
         out[...] = jll
+
+
+class _MixedParams(NamedTuple):
+    prior: np.ndarray
+    log_prior: np.ndarray
+    parts: list  # (kind, columns, part model, part snapshot with its parameters)
+
+
+def _is_frame(X):
+    return hasattr(X, "dtypes") and hasattr(X, "columns")
+
+
+def _holds_labels(dtype):
+    import pandas as pd
+
+    return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)

@@ -1,29 +1,40 @@
-"""Naive Bayes for counts and word presence: MultinomialNB, BernoulliNB, ComplementNB.
+"""Naive Bayes: the text models (MultinomialNB, BernoulliNB, ComplementNB), GaussianNB,
+PoissonNB and CategoricalNB.
 
-Each model keeps additive per-class sufficient statistics (``class_count_``, ``feature_count_``):
-``fit`` counts them in one kernel pass, ``partial_fit`` keeps adding to them. Everything scoring
-needs is derived from the statistics in one place per model (``_derive``): a feature-major table
-``[n_features, n_classes]`` and a per-class bias, so that the joint log-likelihood is linear,
-``jll[i, c] = bias[c] + sum_j v(x_ij) table[j, c]``, and one kernel scores all three models.
-``fit`` derives eagerly; ``partial_fit`` only marks the derived parameters stale, and they are
-rebuilt the first time they are needed (so streaming many small batches costs counting only).
+Each model is read top to bottom in its class: its declared statistics (``_fields``: the additive
+per-class sufficient statistics, with their shapes and constraints), how a batch adds to them
+(``_add``), the derivation of its parameters (``_derive``, one pure function of the statistics
+and hyperparameters), its scoring (``_score``, one kernel call) and its sampling. Fitting,
+merging, files, pickles and Dask are written once over the declaration (``_base``, ``_state``).
 
-A sparse first batch leaves its counts as the list of nonzeros the counting kernel made
-(``_listed_counts``): derivation reads that list, and the dense ``feature_count_``, mostly zeros for
-a large vocabulary and as large as the scoring table, is built when it is first read (by the user,
+The text models score with a feature-major table ``[n_features, n_classes]`` and a per-class bias,
+so that the joint log-likelihood is linear, ``jll[i, c] = bias[c] + sum_j v(x_ij) table[j, c]``,
+and one kernel scores all three. ``fit`` derives eagerly; after ``partial_fit`` the parameters are
+derived the first time they are needed (so streaming many small batches costs counting only). A
+sparse first batch leaves its counts as the list of nonzeros the counting kernel made
+(``_Listing``): derivation reads that list, and the dense ``feature_count_``, mostly zeros for a
+large vocabulary and as large as the scoring table, is built when it is first read (by the user,
 the next batch, merge, pickling or saving).
 """
 from __future__ import annotations
 
 import numbers
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from ._base import OUT_JLL, BaseClassifier, check_priors, group_by_class, spread
+from ._base import (
+    OUT_JLL,
+    BaseClassifier,
+    check_priors,
+    class_prior,
+    group_by_class,
+    spread,
+)
 from ._core import _checks, _counts, _tables
 from ._core import jll as _jll
 from ._gaussian import (
@@ -35,7 +46,15 @@ from ._gaussian import (
     diagonal_tables,
     score_diagonal,
 )
-from ._validation import check_sample_weight
+from ._state import (
+    CLASSES,
+    FEATURES,
+    Field,
+    fitted_attribute,
+    readonly,
+    statistic,
+    zeros,
+)
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -49,10 +68,6 @@ MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the sm
 MIN_GAUSSIAN_VARIANCE = 1e-300
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
-# Document lengths of this many batches, or rows, are added into the length statistics.
-MAX_LENGTH_PARTS = 64
-MAX_LENGTH_ROWS = 2**20
-
 
 # Whole-number counts take their logs log(n + alpha) from a table of this many (fill_table), when
 # there are at least LOG_TABLE_MIN_COUNTS of them to pay for it: no NumPy pass that adds alpha and
@@ -83,67 +98,95 @@ def _repeated(value, n):
     return view
 
 
+class _Listing(NamedTuple):
+    """The counts of a sparse first batch as the counting kernel listed them: the nonzero entries
+    of feature_count_, class by class (class_ptr, feature, count, and each class's sum of
+    counts). Read-only, so it is shared, never copied; feature_count_ is built from it when first
+    read (``_dense_counts``)."""
+
+    class_ptr: np.ndarray
+    feature: np.ndarray
+    count: np.ndarray
+    class_sum: np.ndarray
+
+    def copy(self):
+        return self
+
+
 class _Params:
     """What scoring needs, derived from the statistics: the feature-major table, the per-class
-    bias, the (rare) required features of BernoulliNB with alpha = 0, and whether the table holds
-    infinities (then the kernels skip zero values). Built complete, never modified afterwards."""
+    bias, the (rare) required features of BernoulliNB with alpha = 0, whether the table holds
+    infinities (then the kernels skip zero values) and the binarization; ``feature_log_prob`` is
+    made on first read. Built complete; only that cache is written afterwards."""
 
-    __slots__ = ("table", "bias", "must", "nonfinite")
+    __slots__ = ("table", "bias", "log_prior", "must", "nonfinite", "binarize", "threshold",
+                 "feature_log_prob")
 
-    def __init__(self, table, bias, nonfinite, must=None):
+    def __init__(self, table, bias, log_prior, nonfinite, hyper, must=None):
         self.table = table
         self.bias = np.ascontiguousarray(bias, dtype=np.float64)
+        self.log_prior = log_prior
         self.nonfinite = bool(nonfinite)
         self.must = must
+        self.binarize, self.threshold = hyper.get("binarize", (False, 0.0))
+        self.feature_log_prob = None
 
 
-class _Derived:
-    """The smoothing in force and the parameters derived with it (``params is None``: stale,
-    rebuilt on first use).
-
-    A mutable holder, so that deriving during a predict call does not change the estimator's
-    ``__dict__``; ``params`` is replaced by one reference store, so threads predicting at the same
-    time see complete parameters or none (at worst two of them derive the same thing).
-    """
-
-    __slots__ = ("alpha", "params", "feature_log_prob")
-
-    def __init__(self, alpha):
-        self.alpha = alpha
-        self.params = self.feature_log_prob = None
+def check_class_prior(class_prior, n_classes):
+    """Validate a given class_prior (None: none given)."""
+    if class_prior is None:
+        return None
+    prior = np.asarray(class_prior, dtype=np.float64)
+    if prior.shape != (n_classes,):
+        raise ValueError(f"Number of priors must match number of classes: class_prior has shape "
+                         f"{prior.shape}, there are {n_classes} classes.")
+    if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
+        raise ValueError("class_prior must contain finite, non-negative probabilities, not "
+                         "all zero.")
+    return prior
 
 
-class _ClassPriorMixin:
-    """``fit_prior`` / ``class_prior`` handling shared by the models that take them."""
+def class_log_prior(class_count, hyper):
+    """Empirical (fit_prior), given (class_prior) or uniform log prior.
 
-    def _check_class_prior(self, n_classes):
-        if self.class_prior is None:
-            return None
-        prior = np.asarray(self.class_prior, dtype=np.float64)
-        if prior.shape != (n_classes,):
-            raise ValueError(
-                f"Number of priors must match number of classes: class_prior has shape "
-                f"{prior.shape}, there are {n_classes} classes."
-            )
-        if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
-            raise ValueError("class_prior must contain finite, non-negative probabilities, not "
-                             "all zero.")
-        return prior
+    A class announced in ``classes`` but not seen yet has prior 0 (log -inf) and so posterior
+    0, without warnings or NaN (scikit-learn #13232)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if hyper["class_prior"] is not None:
+            return np.log(hyper["class_prior"])
+        if hyper["fit_prior"]:
+            return np.log(class_count) - np.log(class_count.sum())
+        return np.full(len(class_count), -np.log(len(class_count)))
 
-    def _update_class_log_prior(self, class_prior):
-        """Empirical (fit_prior), given (class_prior) or uniform log prior.
 
-        A class announced in ``classes`` but not seen yet has prior 0 (log -inf) and so posterior
-        0, without warnings or NaN (scikit-learn #13232).
-        """
-        with np.errstate(divide="ignore"):
-            if class_prior is not None:
-                self.class_log_prior_ = np.log(class_prior)
-            elif self.fit_prior:
-                self.class_log_prior_ = np.log(self.class_count_) - np.log(self.class_count_.sum())
-            else:
-                n_classes = len(self.classes_)
-                self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
+def check_alpha(model, n_features):
+    """A text model's or CategoricalNB's alpha: a number in [0, MAX_SMOOTHING] or (text models)
+    an array of n_features of them, raised to ALPHA_MIN with a warning unless force_alpha."""
+    alpha = model.alpha
+    if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
+        alpha = float(alpha)
+        if not 0 <= alpha <= MAX_SMOOTHING:
+            raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
+    elif n_features is None:
+        raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
+    else:
+        try:
+            alpha = np.asarray(alpha, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"alpha must be a number or an array of n_features numbers, got "
+                            f"{model.alpha!r}.") from None
+        if alpha.shape != (n_features,):
+            raise ValueError(f"When alpha is an array, it should contain n_features = "
+                             f"{n_features} elements; got shape {alpha.shape}.")
+        if not ((alpha >= 0) & (alpha <= MAX_SMOOTHING)).all():
+            raise ValueError(f"All values in alpha must be in [0, {MAX_SMOOTHING:g}].")
+        alpha.flags.writeable = False  # derivations take it as it is
+    if np.min(alpha) < ALPHA_MIN and not model.force_alpha:
+        warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
+                      f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
+                      UserWarning, stacklevel=5)
+        alpha = np.maximum(alpha, ALPHA_MIN) if np.ndim(alpha) else ALPHA_MIN
+    return alpha
 
 
 def _length_histogram(y_idx, lengths, weight, shape):
@@ -169,174 +212,92 @@ def _length_histogram(y_idx, lengths, weight, shape):
     return sp.csr_matrix((data, col, indptr), shape=shape)
 
 
-class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
-    """Shared fit/partial_fit/scoring of the discrete naive Bayes models."""
+# The length statistics of the text models: one entry per (class, document length, weight),
+# added up into one entry per distinct (class, length) once there are more than this many.
+LENGTH_FIELDS = ("length_class", "length", "length_weight")
+MAX_LENGTH_ENTRIES = 2**16
+MAX_LENGTH = 2**53  # longer documents are counted at this length (float64 integers end there)
+
+
+def length_counts(stats, n_classes):
+    """The length statistics as a CSR matrix of summed weights, (class, length)."""
+    cls, length, weight = (stats[name] for name in LENGTH_FIELDS)
+    width = int(length.max(initial=0)) + 1
+    return _length_histogram(cls, length, weight, (n_classes, width))
+
+
+def _compact_lengths(stats, n_classes):
+    """The length statistics with one entry per distinct (class, length)."""
+    counts = length_counts(stats, n_classes).tocoo()
+    return {"length_class": counts.row.astype(np.intp), "length": counts.col.astype(np.intp),
+            "length_weight": counts.data.astype(np.float64)}
+
+
+class _BaseDiscreteNB(BaseClassifier):
+    """Statistics, derivation machinery and scoring shared by the three text models.
+
+    Statistics: ``class_count_`` and ``feature_count_`` (a sparse first batch keeps the latter as
+    the counting kernel's ``_Listing`` until it is read), and for the models that draw documents
+    the distribution of document lengths per class (``LENGTH_FIELDS``). Parameters: a
+    feature-major table ``[n_features, n_classes]`` and a per-class bias, so that the joint
+    log-likelihood is linear, ``jll[i, c] = bias[c] + sum_j v(x_ij) table[j, c]``, and one kernel
+    scores all three models.
+    """
 
     _X_constraints = {"allow_negative": False, "max_abs": MAX_COUNT}
-
-    #: (n_features, class_ptr, feature, count, class_sum): the statistics of a sparse first batch
-    #: as the counting kernel listed them, until feature_count_ is built from them (__getattr__);
-    #: read-only. None: feature_count_ is an attribute.
-    _listed_counts: tuple | None = None
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "_derived")
-
-    def __getattr__(self, name):
-        # reached only when normal lookup fails: feature_count_ still listed
-        listed = self.__dict__.get("_listed_counts")
-        if name == "feature_count_" and listed is not None:
-            n_features, class_ptr, feature, count, _ = listed
-            n_classes = len(class_ptr) - 1
-            feature_count = np.zeros((n_classes, n_features))
-            rows = np.repeat(np.arange(n_classes), np.diff(class_ptr))
-            feature_count[rows, feature] = count
-            self.feature_count_ = feature_count  # before the list goes: readers see one or both
-            self._listed_counts = None
-            return feature_count
-        return object.__getattribute__(self, name)  # the usual AttributeError, or a property's
-
-    def __getstate__(self):
-        # Pickle the statistics, not what is derived from them (as large again); it is rebuilt
-        # on first use after loading. Listed counts are stored as feature_count_.
-        if self._listed_counts is not None:
-            self.feature_count_  # noqa: B018  (built)
-        state = self.__dict__.copy()
-        state.pop("_listed_counts", None)
-        if "_derived" in state:
-            state["_derived"] = _Derived(self._derived.alpha)
-        if state.pop("_length_parts", None):
-            state["_length_count"] = self._lengths()
-        return state
+    _lazy = True  # parameters are derived on first use after partial_fit
+    _counts_words = False  # Multinomial and Complement keep document lengths (for sample)
 
     def _more_input_tags(self):
         return {"sparse": True, "positive_only": not self._X_constraints.get("allow_negative", True)}
 
     # ----------------------------------------------------------------- statistics
-    def _binarize_args(self):
-        """(binarize?, threshold) for the kernels: only BernoulliNB binarizes."""
-        return False, 0.0
-
-    def _finish_fit(self):
-        self._params()  # fit derives eagerly; partial_fit leaves it to the first use
-
-    def _reset(self, classes, X):
-        n_classes = len(classes)
-        self.classes_ = classes
-        self.class_count_ = np.zeros(n_classes, dtype=np.float64)
-        self.feature_count_ = None  # written whole, or listed, by the first batch (_accumulate)
-        self._listed_counts = None
-        # parameters and outputs keep float32 input's dtype; counts and float64 give float64
-        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-        self._derived = _Derived(None)
+    def _fields(self, hyper):
+        fields = (Field("class_count_", (CLASSES,)),
+                  Field("feature_count_", (CLASSES, FEATURES)))
         if self._counts_words:
-            self._length_count, self._length_parts = None, []  # None: no lengths yet
+            fields += (Field("length_class", (None,), integer=True),
+                       Field("length", (None,), integer=True, upper=MAX_LENGTH),
+                       Field("length_weight", (None,)))
+        return fields
 
-    # Multinomial and complement models draw documents: they keep each class's distribution of
-    # document lengths, P(N | c) (seed 002), as weights per (class, rounded length). That is a CSR
-    # matrix (_length_count) plus the batches added since it was built (_length_parts, arrays of
-    # class, length and weight): fit and partial_fit only append, and readers add them up.
-    _counts_words = False
-    _length_parts: tuple | list = ()  # none in model files and pickles (see __getstate__)
-
-    def _add_lengths(self, lengths, y_idx, sample_weight):
-        # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
-        lengths = np.minimum(np.rint(lengths), 2.0**53).astype(np.intp)
-        parts = [*self._length_parts, (np.array(y_idx, dtype=np.intp), lengths,
-                                       np.array(sample_weight, dtype=np.float64))]
-        if len(parts) > MAX_LENGTH_PARTS or sum(len(p[0]) for p in parts) > MAX_LENGTH_ROWS:
-            self._length_count, parts = self._lengths(parts), []
-        self._length_parts = parts
-
-    def _lengths(self, parts=None):
-        """The length statistics with the pending parts (default: this model's) added in."""
-        parts = self._length_parts if parts is None else parts
-        current = self._length_count
-        if current is None:
-            current = sp.csr_matrix((len(self.classes_), 1))
-        if not len(parts):
-            return current
-        y_idx, lengths, weight = (np.concatenate(arrays) for arrays in zip(*parts))
-        width = max(current.shape[1], int(lengths.max(initial=0)) + 1)
-        batch = _length_histogram(y_idx, lengths, weight, (current.shape[0], width))
-        if current.nnz:
-            current = current.tocsr(copy=True)
-            current.resize(batch.shape)
-            batch = (current + batch).tocsr()
-        return batch
-
-    def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        self.feature_count_ = (spread(self.feature_count_, mine, n)
-                               + spread(other.feature_count_, theirs, n))
+    def _agree(self, stats, hyper):
         if self._counts_words:
-            mine_count, theirs_count = self._lengths(), other._lengths()
-            width = max(mine_count.shape[1], theirs_count.shape[1])
-            total = sp.csr_matrix((n, width))
-            for part, rows in ((mine_count, mine), (theirs_count, theirs)):
-                part = part.tocoo()
-                total = total + sp.csr_matrix((part.data, (rows[part.row], part.col)),
-                                              shape=(n, width))
-            self._length_count, self._length_parts = total.tocsr(), []
+            sizes = {len(stats[name]) for name in LENGTH_FIELDS}
+            if len(sizes) != 1:
+                raise ValueError("the length statistics must have one class, length and weight "
+                                 "per entry")
+            if len(stats["length_class"]) and stats["length_class"].max() >= len(
+                    stats["class_count_"]):
+                raise ValueError("the statistic 'length_class' names a class that does not exist")
 
-    def _rederive(self):
-        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
-        self._derived = _Derived(self._check_alpha(self.n_features_in_))
+    def _check_params(self, n_classes, X, fitted):
+        n_features = X.shape[1] if X is not None else fitted.n_features
+        return {"alpha": check_alpha(self, n_features),
+                "class_prior": check_class_prior(self.class_prior, n_classes),
+                "fit_prior": bool(self.fit_prior), **self._more_params()}
 
-    def _state_shapes(self, n_classes, n_features):
-        if self._counts_words and self._lengths().shape[0] != n_classes:
-            raise ValueError("the document-length statistics do not match the classes")
-        return [("class_count_", (n_classes,)), ("feature_count_", (n_classes, n_features))]
+    def _more_params(self):
+        return {}
 
-    def _word_probabilities(self):
-        return np.exp(self._feature_log_prob(self._derived.alpha))
+    def _start(self, hyper, n_classes, X):
+        stats = {"class_count_": np.zeros(n_classes), "feature_count_": None}  # None: the first
+        if self._counts_words:  # batch writes (or lists) the counts instead of adding to zeros
+            stats.update(zeros(self._fields(hyper)[2:], {}))
+        return stats
 
-    def _sample_X(self, y_idx, rng):
-        """Documents: a length from the class's length distribution, then that many words from
-        the class's word distribution (a CSR document-term matrix)."""
-        theta = self._word_probabilities()
-        theta = theta / theta.sum(axis=1, keepdims=True)
-        lengths = self._lengths()
-        data, indices, indptr = [], [], [0]
-        for c in y_idx:
-            start, stop = lengths.indptr[c], lengths.indptr[c + 1]
-            if stop == start:
-                raise ValueError(f"Class {self.classes_[c]!r} has no training documents to "
-                                 "draw lengths from.")
-            weights = lengths.data[start:stop]
-            n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
-            counts = rng.multinomial(n_words, theta[c])
-            nonzero = np.flatnonzero(counts)
-            data.append(counts[nonzero].astype(np.float64))
-            indices.append(nonzero)
-            indptr.append(indptr[-1] + len(nonzero))
-        return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
-                             shape=(len(y_idx), self.n_features_in_))
-
-    def _check_batch(self, X, n_classes, sample_weight):
-        """Validate what a batch brings besides X and y: (sample_weight, alpha, class_prior)."""
-        self._binarize_args()  # raises on a bad binarize before anything is committed
-        return (check_sample_weight(sample_weight, X.shape[0]),
-                self._check_alpha(X.shape[1]), self._check_class_prior(n_classes))
-
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior):
-        """Add a validated batch to the statistics and mark the derived parameters stale.
-
-        The first batch after _reset writes the statistics instead of adding to zeros; a sparse
-        one lists them only (see the module docstring)."""
-        n_classes, n_features = len(self.classes_), X.shape[1]
-        first = self._listed_counts is None and self.feature_count_ is None
-        listed = first and sp.issparse(X)
-        if first and not listed:
-            self.feature_count_ = np.zeros((n_classes, n_features))
-        names = ("class_count_",) if listed else ("class_count_", "feature_count_")
-        self._check_statistics(n_classes, n_features, names)  # before the counting kernel writes
-        for name in names:  # e.g. a model loaded read-only (mmap)
-            if not getattr(self, name).flags.writeable:
-                setattr(self, name, getattr(self, name).copy())
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        """Count a validated batch into the statistics (in place: they are owned)."""
+        n_classes, n_features = len(stats["class_count_"]), X.shape[1]
+        feature_count = stats["feature_count_"]
+        listed = feature_count is None and sp.issparse(X)
+        if isinstance(feature_count, _Listing):
+            feature_count = dense_counts(feature_count, n_classes, n_features)
+        elif feature_count is None and not listed:
+            feature_count = np.zeros((n_classes, n_features))
+        class_count = stats["class_count_"]
         order, class_ptr = group_by_class(y_idx, n_classes)
-        binarize, threshold = self._binarize_args()
-        derived = _Derived(alpha)
+        binarize, threshold = hyper.get("binarize", (False, 0.0))
         if sp.issparse(X):
             # the document lengths come with the counting pass
             lengths = np.empty(X.shape[0]) if self._counts_words else None
@@ -355,9 +316,9 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                            "nz_feature_out": np.empty(size, np.intp),
                            "nz_value_out": np.empty(size), "nz_sum_out": np.empty(n_classes)}
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              binarize, threshold, None if listed else self.feature_count_,
-                              self.class_count_, n_threads, overwrite=listed,
-                              n_features=n_features, row_sum_out=lengths, **listing)
+                              binarize, threshold, None if listed else feature_count,
+                              class_count, n_threads, overwrite=listed, n_features=n_features,
+                              row_sum_out=lengths, **listing)
             if listed:
                 n = listing["nz_ptr_out"][-1]
                 # shrunk in place to the first n entries (realloc: the pages past them, never
@@ -366,144 +327,96 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
                 # read-only: derivations take them as they are
                 for name in ("nz_feature_out", "nz_value_out"):
                     listing[name].resize(n, refcheck=False)  # no views of them exist
-                listed_counts = (listing["nz_ptr_out"], listing["nz_feature_out"],
-                                 listing["nz_value_out"], listing["nz_sum_out"])
-                for array in listed_counts:
+                feature_count = _Listing(listing["nz_ptr_out"], listing["nz_feature_out"],
+                                         listing["nz_value_out"], listing["nz_sum_out"])
+                for array in feature_count:
                     array.flags.writeable = False
-                self._listed_counts = (n_features, *listed_counts)
-                del self.feature_count_
         else:
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
-                                self.feature_count_, self.class_count_,
-                                self._n_threads_for(X.size))
+                                feature_count, class_count, self._n_threads_for(X.size))
             lengths = X.sum(axis=1, dtype=np.float64) if self._counts_words else None
+        stats["feature_count_"] = feature_count
         if self._counts_words:
-            self._add_lengths(lengths, y_idx, sample_weight)
-        self._update_class_log_prior(class_prior)
-        self._derived = derived
+            # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
+            batch = (np.asarray(y_idx, dtype=np.intp),
+                     np.minimum(np.rint(lengths), float(MAX_LENGTH)).astype(np.intp),
+                     sample_weight)
+            for name, values in zip(LENGTH_FIELDS, batch):
+                stats[name] = np.concatenate([stats[name], values])
+            if len(stats["length"]) > MAX_LENGTH_ENTRIES:
+                stats.update(_compact_lengths(stats, n_classes))
+        return stats
 
-    def _check_statistics(self, n_classes, n_features,
-                          names=("class_count_", "feature_count_", "class_log_prior_")):
-        """The counting kernels write into these unchecked, and derivation reads them: refuse
-        statistics that were replaced by arrays of another shape, dtype or layout (fitted
-        attributes can be reassigned). Listed counts are private, but are checked against
-        classes_ and n_features_in_, which are not."""
-        shapes = {"class_count_": (n_classes,), "feature_count_": (n_classes, n_features),
-                  "class_log_prior_": (n_classes,)}
-        listed = self._listed_counts
-        if listed is not None and "feature_count_" in names:
-            if (listed[0], len(listed[1]) - 1) != (n_features, n_classes):
-                raise ValueError(
-                    f"classes_ or n_features_in_ was modified: the counts are of {listed[0]} "
-                    f"features x {len(listed[1]) - 1} classes. Refit the model (fit) instead of "
-                    "editing fitted attributes.")
-            names = [name for name in names if name != "feature_count_"]
-        for name in names:
-            shape = shapes[name]
-            value = getattr(self, name)
-            if not (isinstance(value, np.ndarray) and value.shape == shape
-                    and value.dtype == np.float64 and value.flags.c_contiguous):
-                raise ValueError(
-                    f"{name} was modified: expected a C-contiguous float64 array of shape "
-                    f"{shape}. Refit the model (fit) instead of editing fitted attributes."
-                )
+    def _plain_stats(self, fitted):
+        return {**fitted.stats, "feature_count_": self._dense_counts(fitted)}
 
-    def _check_alpha(self, n_features):
-        alpha = self.alpha
-        if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
-            alpha = float(alpha)
-            if not 0 <= alpha <= MAX_SMOOTHING:
-                raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got "
-                                 f"{alpha!r}.")
-        else:
-            try:
-                alpha = np.asarray(alpha, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise TypeError(f"alpha must be a number or an array of n_features numbers, got "
-                                f"{self.alpha!r}.") from None
-            if alpha.shape != (n_features,):
-                raise ValueError(
-                    f"When alpha is an array, it should contain n_features = {n_features} "
-                    f"elements; got shape {alpha.shape}."
-                )
-            if not ((alpha >= 0) & (alpha <= MAX_SMOOTHING)).all():
-                raise ValueError(f"All values in alpha must be in [0, {MAX_SMOOTHING:g}].")
-        if np.min(alpha) < ALPHA_MIN and not self.force_alpha:
-            warnings.warn(
-                f"alpha too small will result in numeric errors, setting alpha = {ALPHA_MIN:.1e}. "
-                "Use `force_alpha=True` to keep alpha unchanged.",
-                UserWarning,
-                stacklevel=3,
-            )
-            alpha = np.maximum(alpha, ALPHA_MIN)
-        return alpha
+    def _export_stats(self, fitted):
+        stats = self._plain_stats(fitted)
+        if self._counts_words:
+            stats.update(_compact_lengths(stats, len(fitted.classes)))
+        return stats
 
-    # ----------------------------------------------------------------- derived parameters
-    def _params(self):
-        """The derived parameters (a _Params), rebuilt from the statistics if stale."""
-        derived = self._derived
-        params = derived.params
-        if params is None:
-            self._check_statistics(len(self.classes_), self.n_features_in_)
-            params = self._derive(derived.alpha)
-            derived.params = params  # published whole, in one store
-        return params
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        out = {}
+        for name in ("class_count_", "feature_count_"):
+            out[name] = spread(a[name], rows_a, n_classes) + spread(b[name], rows_b, n_classes)
+        if self._counts_words:
+            out["length_class"] = np.concatenate([rows_a[a["length_class"]],
+                                                  rows_b[b["length_class"]]])
+            for name in LENGTH_FIELDS[1:]:
+                out[name] = np.concatenate([a[name], b[name]])
+            out.update(_compact_lengths(out, n_classes))
+        return out
 
+    def _dense_counts(self, fitted):
+        """feature_count_ as a dense array, built from a listing on first read (and kept in the
+        snapshot's statistics in its place, an equal value)."""
+        counts = fitted.stats["feature_count_"]
+        if isinstance(counts, _Listing):
+            with fitted.lock:
+                counts = fitted.stats["feature_count_"]
+                if isinstance(counts, _Listing):
+                    counts = dense_counts(counts, len(fitted.classes), fitted.n_features)
+                    fitted.stats["feature_count_"] = counts
+        return counts
+
+    feature_count_ = fitted_attribute(
+        lambda model, fitted: readonly(model._dense_counts(fitted)),
+        "ndarray of shape (n_classes, n_features): (weighted) sum of each feature per class.")
+    class_log_prior_ = fitted_attribute(
+        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
+        "ndarray of shape (n_classes,): log prior of each class.")
+
+    # ----------------------------------------------------------------- derivation machinery
     @property
     def feature_log_prob_(self):
         """ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning)."""
-        if not self.__sklearn_is_fitted__():
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
             raise AttributeError("feature_log_prob_ is available after fit")
-        derived = self._derived
-        if derived.feature_log_prob is None:
-            derived.feature_log_prob = self._feature_log_prob(derived.alpha)
-        return derived.feature_log_prob
+        params = self._params_of(fitted)
+        if params.feature_log_prob is None:
+            params.feature_log_prob = readonly(self._feature_log_prob(fitted, params))
+        return params.feature_log_prob
 
-    def _feature_log_prob(self, alpha):
+    def _feature_log_prob(self, fitted, params):
         """Multinomial and complement models score with feature_log_prob_ itself."""
-        return self._params().table.T
+        return params.table.T
 
-    def _alpha_per_feature(self, alpha):
-        """alpha and log(alpha) as read-only (n_features,) vectors (stride-0 views for a scalar)."""
-        with np.errstate(divide="ignore"):
-            log_alpha = np.log(alpha)
-        if np.ndim(alpha) == 0:
-            return _repeated(alpha, self.n_features_in_), _repeated(log_alpha, self.n_features_in_)
-        alpha = np.asarray(alpha, dtype=np.float64).view()  # the model's own alpha: read-only
-        alpha.flags.writeable = False
-        log_alpha.flags.writeable = False
-        return alpha, log_alpha
-
-    def _nonzero_counts(self):
-        """The nonzero entries of feature_count_, class by class: class_ptr, feature, count and
-        the sum of each class's counts. See _tables.nonzero_counts. Read-only: they may be the
-        listed counts."""
-        listed = self._listed_counts
-        if listed is not None:
-            return listed[1:]
-        capacity = self.feature_count_.size  # only the pages actually written are touched
-        n_classes = len(self.classes_)
-        class_ptr = np.empty(n_classes + 1, dtype=np.intp)
-        feature = np.empty(capacity, dtype=np.intp)
-        count = np.empty(capacity, dtype=np.float64)
-        class_sum = np.empty(n_classes, dtype=np.float64)
-        _tables.nonzero_counts(self.feature_count_, class_ptr, feature, count, class_sum)
-        n = class_ptr[-1]
-        return class_ptr, feature[:n], count[:n], class_sum
-
-    def _fill_logged_counts(self, feature_term, class_term, class_ptr, feature, count, alpha):
+    def _fill_logged_counts(self, fitted, feature_term, class_term, listing, alpha):
         """_fill_table with the listed entries set to log(count + alpha_j) + class_term[c]:
         taken from a log table for enough whole-number counts (_log_table), else NumPy's add and
         log first. alpha: a number, or a per-feature vector."""
-        log_table = _log_table(count, alpha)
+        log_table = _log_table(listing.count, alpha)
         if log_table is not None:  # fill_table takes the logs of the counts themselves
-            return self._fill_table(feature_term, class_term, class_ptr, feature, count,
+            return self._fill_table(fitted, feature_term, class_term, listing, listing.count,
                                     log_table=log_table, log_shift=alpha)
-        value = np.add(count, alpha if np.ndim(alpha) == 0 else np.asarray(alpha)[feature])
-        return self._fill_table(feature_term, class_term, class_ptr, feature,
+        value = np.add(listing.count,
+                       alpha if np.ndim(alpha) == 0 else np.asarray(alpha)[listing.feature])
+        return self._fill_table(fitted, feature_term, class_term, listing,
                                 np.log(value, out=value))
 
-    def _fill_table(self, feature_term, class_term, class_ptr, feature, value,
+    def _fill_table(self, fitted, feature_term, class_term, listing, value,
                     value_class_term=None, negate=False, log_table=None, log_shift=0.0,
                     complement=False):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
@@ -511,46 +424,110 @@ class _BaseDiscreteNB(_ClassPriorMixin, BaseClassifier):
         log(value + log_shift) with a log_table, log_shift a number; ComplementNB's logs of
         complements with complement); and whether any entry is not finite. See
         _tables.fill_table."""
-        n_classes, n_features = len(self.classes_), self.n_features_in_  # as the counts (checked)
+        n_classes, n_features = len(fitted.classes), fitted.n_features
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
             value_class_term = class_term
-        table = np.empty((n_features, n_classes), dtype=self._dtype)
-        nonfinite = _tables.fill_table(feature_term, class_term, class_ptr, feature, value,
+        table = np.empty((n_features, n_classes), dtype=fitted.dtype)
+        nonfinite = _tables.fill_table(feature_term, class_term, listing.class_ptr,
+                                       listing.feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
                                        table, self._n_threads_for(table.size), negate,
                                        log_table, float(log_shift), complement)
         return table, nonfinite > 0
 
-    # ----------------------------------------------------------------- scoring
-    def _score(self, X, kind, out, has_nan):
-        params = self._params()
-        # O(1) guards: the kernels index these arrays unchecked, and fitted attributes can be
-        # reassigned by users
-        n_features, n_classes = params.table.shape
-        if (X.shape[1], out.shape[1], params.bias.shape[0]) != (n_features, n_classes, n_classes):
-            raise ValueError(
-                f"fitted parameters are inconsistent: {n_features} features x {n_classes} classes "
-                f"in the table, {params.bias.shape[0]} class biases, {out.shape[1]} classes_, "
-                f"{X.shape[1]} features in X. Were fitted attributes modified? Refit the model."
-            )
-        binarize, threshold = self._binarize_args()
+    # ----------------------------------------------------------------- scoring and sampling
+    def _score(self, params, X, kind, out, has_nan):
+        n_classes = out.shape[1]
         first_kind = kind if params.must is None else OUT_JLL
         if sp.issparse(X):
             n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
             failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.table, params.bias,
-                                         binarize, threshold, params.nonfinite, first_kind, out,
-                                         n_threads)
+                                         params.binarize, params.threshold, params.nonfinite,
+                                         first_kind, out, n_threads)
         else:
             n_threads = self._n_threads_for(X.size * n_classes)
-            failed = _jll.jll_linear_dense(X, params.table, params.bias, binarize, threshold,
-                                           first_kind, out, n_threads)
+            failed = _jll.jll_linear_dense(X, params.table, params.bias, params.binarize,
+                                           params.threshold, first_kind, out, n_threads)
         if params.must is not None:
-            self._apply_required_features(X, params.must, out)
+            _apply_required_features(params, X, out)
             if kind != OUT_JLL:
                 failed += _jll.normalize_rows_inplace(out, kind, n_threads)
         if failed:
             raise MemoryError("could not allocate the per-thread scoring buffer")
+
+    def _word_probabilities(self, fitted):
+        return np.exp(self._feature_log_prob(fitted, self._params_of(fitted)))
+
+    def _sample_X(self, fitted, y_idx, rng):
+        """Documents: a length from the class's length distribution, then that many words from
+        the class's word distribution (a CSR document-term matrix)."""
+        theta = self._word_probabilities(fitted)
+        theta = theta / theta.sum(axis=1, keepdims=True)
+        lengths = length_counts(fitted.stats, len(fitted.classes))
+        data, indices, indptr = [], [], [0]
+        for c in y_idx:
+            start, stop = lengths.indptr[c], lengths.indptr[c + 1]
+            weights = lengths.data[start:stop]
+            if not weights.sum() > 0:
+                raise ValueError(f"Class {fitted.classes[c]!r} has no training documents to "
+                                 "draw lengths from.")
+            n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
+            counts = rng.multinomial(n_words, theta[c])
+            nonzero = np.flatnonzero(counts)
+            data.append(counts[nonzero].astype(np.float64))
+            indices.append(nonzero)
+            indptr.append(indptr[-1] + len(nonzero))
+        return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
+                             shape=(len(y_idx), fitted.n_features))
+
+
+def dense_counts(listing, n_classes, n_features):
+    """feature_count_ from a _Listing."""
+    feature_count = np.zeros((n_classes, n_features))
+    rows = np.repeat(np.arange(n_classes), np.diff(listing.class_ptr))
+    feature_count[rows, listing.feature] = listing.count
+    return feature_count
+
+
+def nonzero_counts(fitted):
+    """The nonzero entries of a snapshot's feature_count_, class by class, as a _Listing (the
+    kept listing itself when there is one). See _tables.nonzero_counts."""
+    counts = fitted.stats["feature_count_"]
+    if isinstance(counts, _Listing):
+        return counts
+    capacity = counts.size  # only the pages actually written are touched
+    n_classes = counts.shape[0]
+    class_ptr = np.empty(n_classes + 1, dtype=np.intp)
+    feature = np.empty(capacity, dtype=np.intp)
+    count = np.empty(capacity, dtype=np.float64)
+    class_sum = np.empty(n_classes, dtype=np.float64)
+    _tables.nonzero_counts(counts, class_ptr, feature, count, class_sum)
+    n = class_ptr[-1]
+    return _Listing(class_ptr, feature[:n], count[:n], class_sum)
+
+
+def alpha_per_feature(alpha, n_features):
+    """alpha and log(alpha) as read-only (n_features,) vectors (stride-0 views for a scalar)."""
+    with np.errstate(divide="ignore"):
+        log_alpha = np.log(alpha)
+    if np.ndim(alpha) == 0:
+        return _repeated(alpha, n_features), _repeated(log_alpha, n_features)
+    log_alpha.flags.writeable = False
+    return alpha, log_alpha
+
+
+def _apply_required_features(params, X, jll):
+    """Set jll to -inf where a row lacks a feature that its class always had (BernoulliNB with
+    alpha = 0: p = 1)."""
+    must = params.must
+    cols = np.flatnonzero(must.any(axis=0))
+    sub = X[:, cols]
+    if sp.issparse(sub):
+        sub = sub.toarray()
+    present = (sub > params.threshold) if params.binarize else (sub != 0)
+    have = present.astype(np.float64) @ must[:, cols].T.astype(np.float64)
+    jll[have < must.sum(axis=1)] = -np.inf
 
 
 class MultinomialNB(_BaseDiscreteNB):
@@ -611,7 +588,6 @@ class MultinomialNB(_BaseDiscreteNB):
     >>> clf.predict([[1, 0, 0], [0, 0, 5]])
     array(['ham', 'spam'], dtype='<U4')
     """
-
     _counts_words = True
 
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
@@ -622,21 +598,23 @@ class MultinomialNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
-
-    def _derive(self, alpha_in):
+    def _derive(self, fitted):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
-        alpha, log_alpha = self._alpha_per_feature(alpha_in)
-        class_ptr, feature, count, class_sum = self._nonzero_counts()
-        total = class_sum + alpha.sum()
+        hyper = fitted.hyper
+        alpha_in = hyper["alpha"]
+        alpha, log_alpha = alpha_per_feature(alpha_in, fitted.n_features)
+        listing = nonzero_counts(fitted)
+        total = listing.class_sum + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
-            table, nonfinite = self._fill_logged_counts(log_alpha, -np.log(total), class_ptr,
-                                                        feature, count, alpha_in)
-        bias = self.class_log_prior_.copy()
+            table, nonfinite = self._fill_logged_counts(fitted, log_alpha, -np.log(total),
+                                                        listing, alpha_in)
+        log_prior = class_log_prior(fitted.stats["class_count_"], hyper)
+        bias = log_prior.copy()
         empty = total == 0  # a class with no data and no smoothing produces nothing
         if empty.any():
             table[:, empty] = 0.0
             bias[empty] = -np.inf
-        return _Params(table, bias, nonfinite)
+        return _Params(table, bias, log_prior, nonfinite, hyper)
 
 
 class ComplementNB(_BaseDiscreteNB):
@@ -691,7 +669,6 @@ class ComplementNB(_BaseDiscreteNB):
     >>> ComplementNB().fit(X, [0, 0, 1, 1]).predict([[0, 0, 5]])
     array([1])
     """
-
     _counts_words = True
 
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
@@ -703,22 +680,25 @@ class ComplementNB(_BaseDiscreteNB):
         self.class_prior = class_prior
         self.norm = norm
         self.n_threads = n_threads
+    def _more_params(self):
+        return {"norm": bool(self.norm)}
 
-    def _word_probabilities(self):
+    def _word_probabilities(self, fitted):
         # documents of class c are drawn from its own smoothed word counts
-        return self.feature_count_ + self._alpha_per_feature(self._derived.alpha)[0]
+        return self._dense_counts(fitted) + alpha_per_feature(fitted.hyper["alpha"],
+                                                               fitted.n_features)[0]
 
-    @property
-    def feature_all_(self):
-        """ndarray of shape (n_features,): counts of each feature over all classes."""
-        if not self.__sklearn_is_fitted__():
-            raise AttributeError("feature_all_ is available after fit")
-        return self.feature_count_.sum(axis=0)
+    feature_all_ = fitted_attribute(
+        lambda model, fitted: model._dense_counts(fitted).sum(axis=0),
+        "ndarray of shape (n_features,): counts of each feature over all classes.")
 
-    def _derive(self, alpha_in):
+    def _derive(self, fitted):
         # logged_cj = log(complement count) - log(complement total), where the complement count
         # of a class lacking feature j is feature_all_j + alpha_j
-        class_ptr, feature, count, class_sum = self._nonzero_counts()
+        hyper = fitted.hyper
+        alpha_in, n_features = hyper["alpha"], fitted.n_features
+        listing = nonzero_counts(fitted)
+        class_ptr, feature, count, class_sum = listing
         # With enough whole-number counts and a whole alpha (the default 1), the complement
         # count, feature_all_ + alpha - count as scikit-learn computes it, is exactly a whole
         # number + alpha: fill_table sums the features and takes the logs from a log table, block
@@ -729,22 +709,22 @@ class ComplementNB(_BaseDiscreteNB):
         with np.errstate(divide="ignore", invalid="ignore"):
             if log_table is not None:
                 # the sum of base: every count, and n_features alphas
-                comp_total = (class_sum.sum() + self.n_features_in_ * alpha_in) - class_sum
-                feature_term = _repeated(0.0, self.n_features_in_)  # made by fill_table
+                comp_total = (class_sum.sum() + n_features * alpha_in) - class_sum
+                feature_term = _repeated(0.0, n_features)  # made by fill_table
                 value, fill = count, {"log_table": log_table, "log_shift": alpha_in,
                                       "complement": True}
             else:
-                alpha, _ = self._alpha_per_feature(alpha_in)
-                base, value = np.empty(self.n_features_in_), np.empty(len(feature))
+                alpha, _ = alpha_per_feature(alpha_in, n_features)
+                base, value = np.empty(n_features), np.empty(len(feature))
                 _tables.complement_counts(feature, count, alpha, base, value)
                 comp_total = base.sum() - class_sum
                 feature_term = np.log(base)
                 np.log(value, out=value)
                 fill = {}
             log_comp_total = np.log(comp_total)
-            if self.norm:
-                table, nonfinite = self._fill_table(feature_term, -log_comp_total, class_ptr,
-                                                    feature, value, **fill)
+            if hyper["norm"]:
+                table, nonfinite = self._fill_table(fitted, feature_term, -log_comp_total,
+                                                    listing, value, **fill)
                 norms = table.sum(axis=0, dtype=np.float64)
                 # all of a class's complement mass on one feature (e.g. a single feature): every
                 # logged value is 0 and so is their sum; the weights are then 0, not 0/0
@@ -753,16 +733,18 @@ class ComplementNB(_BaseDiscreteNB):
             else:  # weights are -logged
                 if not fill:
                     np.negative(feature_term, out=feature_term)
-                table, nonfinite = self._fill_table(feature_term, log_comp_total, class_ptr,
-                                                    feature, value, negate=True, **fill)
+                table, nonfinite = self._fill_table(fitted, feature_term, log_comp_total,
+                                                    listing, value, negate=True, **fill)
         if np.min(alpha_in) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
-                + (" and norm=True" if self.norm else "") + "; use alpha > 0."
+                + (" and norm=True" if hyper["norm"] else "") + "; use alpha > 0."
             )
-        n_classes = len(self.classes_)
-        bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
-        return _Params(table, bias, nonfinite)
+        n_classes = len(fitted.classes)
+        log_prior = class_log_prior(fitted.stats["class_count_"], hyper)
+        bias = log_prior if n_classes == 1 else np.zeros(n_classes)
+        return _Params(table, bias, log_prior, nonfinite, hyper)
+
 
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
@@ -821,7 +803,6 @@ class BernoulliNB(_BaseDiscreteNB):
     >>> BernoulliNB().fit(X, [0, 0, 1, 1]).predict([[1, 0, 0], [0, 0, 1]])
     array([0, 1])
     """
-
     _X_constraints = {"allow_negative": True}  # binarized: any magnitude is fine
 
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
@@ -833,11 +814,21 @@ class BernoulliNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
+    def _more_params(self):
+        return {"binarize": self._binarize_args()}
 
-    def _validate_X(self, X, reset, dtype=None):
-        binarize, threshold = self._binarize_args()
+    def _agree(self, stats, hyper):
+        # a feature is present in at most every sample of the class
+        slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
+        if (stats["feature_count_"] > stats["class_count_"][:, None] + slack).any():
+            raise ValueError("the statistic 'feature_count_' exceeds class_count_: a feature "
+                             "cannot be present in more samples than its class has")
+
+    def _validate_X(self, X, fitted, dtype=None):
+        binarize, threshold = (self._binarize_args() if fitted is None
+                               else fitted.hyper["binarize"])
         # duplicate entries of a column add up before thresholding, as in the dense matrix
-        X, has_nan = super()._validate_X(X, reset, dtype, sum_duplicates=binarize)
+        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize)
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
             raise ValueError(
@@ -846,9 +837,9 @@ class BernoulliNB(_BaseDiscreteNB):
             )
         return X, has_nan
 
-    def _sample_X(self, y_idx, rng):
+    def _sample_X(self, fitted, y_idx, rng):
         """Binary vectors: feature j present with probability p_cj (CSR, built in blocks)."""
-        p = np.exp(self._feature_log_prob(self._derived.alpha))
+        p = np.exp(self._feature_log_prob(fitted, self._params_of(fitted)))
         blocks = [sp.csr_matrix((rng.random((len(rows), p.shape[1])) < p[rows]).astype(np.float64))
                   for rows in np.array_split(y_idx, max(1, len(y_idx) // 1000))]
         return sp.vstack(blocks, format="csr")
@@ -865,38 +856,44 @@ class BernoulliNB(_BaseDiscreteNB):
             raise ValueError("binarize must not be NaN.")
         return True, float(self.binarize)
 
-    def _log_terms(self, alpha):
+    @staticmethod
+    def _log_terms(fitted, alpha):
         """log(N_cj + a), log(N_c - N_cj + a) and log(N_c + 2a) (broadcastable)."""
-        fc, cc = self.feature_count_, self.class_count_[:, None]
+        fc, cc = fitted.stats["feature_count_"], fitted.stats["class_count_"][:, None]
         with np.errstate(divide="ignore"):
             log_present = np.log(fc + alpha)
             log_absent = np.log(np.maximum(cc - fc, 0.0) + alpha)
             log_total = np.log(cc + 2 * np.asarray(alpha))
         return log_present, log_absent, log_total
 
-    def _derive(self, alpha):
+    def _derive(self, fitted):
         # table_jc = log p - log(1 - p) = log(N_cj + a) - log(M_c - N_cj + a) and
         # bias_c = log prior + sum_j log(1 - p_cj), with p_cj = (N_cj + a) / (M_c + 2a)
+        hyper = fitted.hyper
+        alpha = hyper["alpha"]
+        log_prior = class_log_prior(fitted.stats["class_count_"], hyper)
         if np.ndim(alpha) == 0:
-            table, bias, nonfinite = self._derive_scalar_alpha(float(alpha))
+            table, bias, nonfinite = self._derive_scalar_alpha(fitted, float(alpha), log_prior)
         else:
-            log_present, log_absent, log_total = self._log_terms(alpha)
+            self._dense_counts(fitted)
+            log_present, log_absent, log_total = self._log_terms(fitted, alpha)
             with np.errstate(invalid="ignore"):
-                table = np.ascontiguousarray((log_present - log_absent).T, dtype=self._dtype)
-            bias = self.class_log_prior_ + (log_absent - log_total).sum(axis=1)
+                table = np.ascontiguousarray((log_present - log_absent).T, dtype=fitted.dtype)
+            bias = log_prior + (log_absent - log_total).sum(axis=1)
             nonfinite = not np.isfinite(table).all()
         must = None
         if np.min(alpha) == 0:
-            must = self._patch_unsmoothed(alpha, table, bias)
+            must = self._patch_unsmoothed(fitted, alpha, table, bias, log_prior)
             nonfinite = True
-        return _Params(table, bias, nonfinite, must)
+        return _Params(table, bias, log_prior, nonfinite, hyper, must)
 
-    def _derive_scalar_alpha(self, alpha):
+    def _derive_scalar_alpha(self, fitted, alpha, log_prior):
         """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants.
         Returns (table, bias, whether the table has infinities)."""
-        n_features = self.n_features_in_
-        class_count = self.class_count_
-        class_ptr, feature, count, _ = self._nonzero_counts()
+        n_features = fitted.n_features
+        class_count = fitted.stats["class_count_"]
+        listing = nonzero_counts(fitted)
+        class_ptr, feature, count, _ = listing
         n_present = np.diff(class_ptr)
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
@@ -916,14 +913,14 @@ class BernoulliNB(_BaseDiscreteNB):
                 _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum,
                                      value)
             table, nonfinite = self._fill_table(
-                _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
-                class_ptr, feature, value, np.zeros(len(class_count)))
+                fitted, _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
+                listing, value, np.zeros(len(class_count)))
             # ... and over the absent features: log1p is exact for the tiny p of rare words
             log_q_zero = np.log1p(-alpha / total)
         log_q_sum = log_q_present_sum + (n_features - n_present) * log_q_zero
-        return table, self.class_log_prior_ + log_q_sum, nonfinite
+        return table, log_prior + log_q_sum, nonfinite
 
-    def _patch_unsmoothed(self, alpha, table, bias):
+    def _patch_unsmoothed(self, fitted, alpha, table, bias, log_prior):
         """alpha = 0 leaves probabilities of exactly 0 or 1, where log p - log(1 - p) is infinite.
 
         p = 1 (the feature is in every sample of the class): scored as neutral, and rows lacking
@@ -931,89 +928,75 @@ class BernoulliNB(_BaseDiscreteNB):
         Patches table and bias (not yet published) in place; returns the required features (or
         None).
         """
-        log_present, log_absent, log_total = self._log_terms(alpha)
+        self._dense_counts(fitted)
+        log_present, log_absent, log_total = self._log_terms(fitted, alpha)
         must = np.isneginf(log_absent) & ~np.isneginf(log_present)
         empty = np.isneginf(log_total).any(axis=1) | (np.isneginf(log_present)
                                                        & np.isneginf(log_absent)).any(axis=1)
         for c in np.flatnonzero(must.any(axis=1) | empty):
             log_q = np.where(must[c], log_present[c], log_absent[c]) - log_total[c]
             table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
-            bias[c] = self.class_log_prior_[c] + log_q.sum()
+            bias[c] = log_prior[c] + log_q.sum()
         if empty.any():
             table[:, empty] = 0.0
             bias[empty] = -np.inf
         return must if must.any() else None
 
-    def _feature_log_prob(self, alpha):
+    def _feature_log_prob(self, fitted, params):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
+        alpha = fitted.hyper["alpha"]
         if np.ndim(alpha) != 0:
-            log_present, _, log_total = self._log_terms(alpha)
+            self._dense_counts(fitted)
+            log_present, _, log_total = self._log_terms(fitted, alpha)
             with np.errstate(invalid="ignore"):
-                return (log_present - log_total).astype(self._dtype, copy=False)
+                return (log_present - log_total).astype(fitted.dtype, copy=False)
         alpha = float(alpha)
-        class_ptr, feature, count, _ = self._nonzero_counts()
         with np.errstate(divide="ignore", invalid="ignore"):
             table, _ = self._fill_logged_counts(
-                _repeated(np.log(alpha), self.n_features_in_),
-                -np.log(self.class_count_ + 2 * alpha), class_ptr, feature, count, alpha)
+                fitted, _repeated(np.log(alpha), fitted.n_features),
+                -np.log(fitted.stats["class_count_"] + 2 * alpha), nonzero_counts(fitted), alpha)
         return table.T
-
-    def _apply_required_features(self, X, must, jll):
-        """Set jll to -inf where a row lacks a feature that its class always had (p = 1)."""
-        cols = np.flatnonzero(must.any(axis=0))
-        binarize, threshold = self._binarize_args()
-        sub = X[:, cols]
-        if sp.issparse(sub):
-            sub = sub.toarray()
-        present = (sub > threshold) if binarize else (sub != 0)
-        have = present.astype(np.float64) @ must[:, cols].T.astype(np.float64)
-        jll[have < must.sum(axis=1)] = -np.inf
 
 
 # --------------------------------------------------------------------------------------------
 # Diagonal models of continuous and count features: GaussianNB and PoissonNB.
 
 
+class _DiagonalParams(NamedTuple):
+    tables: tuple  # diagonal_tables' output, read by the diagonal kernel
+    log_prior: np.ndarray
+    named: dict  # the public parameters (theta_, var_, ...), by attribute name
+
+
+def _observed_within_class(stats):
+    slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
+    if (stats["observed_count_"] > stats["class_count_"][:, None] + slack).any():
+        raise ValueError("the statistic 'observed_count_' exceeds class_count_: a class cannot "
+                         "observe a feature more often than it has samples")
+
+
 class _BaseDiagonalNB(BaseClassifier):
     """Shared scoring of GaussianNB and PoissonNB: one term per observed feature (a NaN drops
-    out of the sum, seed 003's product over features marginalised), tables derived eagerly
-    after every batch (they are n_classes x n_features, cheap to rebuild)."""
+    out of the sum, the product over features marginalised), tables derived eagerly after every
+    batch (they are n_classes x n_features, cheap to rebuild)."""
 
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
                             "max_abs": MAX_VALUE}
-    _model = DIAG_GAUSSIAN
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "_tables")
 
     def _more_input_tags(self):
         return {"sparse": self._X_constraints.get("accept_sparse", True), "allow_nan": True,
                 "positive_only": not self._X_constraints.get("allow_negative", True)}
 
-    def _reset(self, classes, X):
-        self.classes_ = classes
-        self.class_count_ = np.zeros(len(classes))
-        self.observed_count_ = np.zeros((len(classes), X.shape[1]))
-        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+    def _agree(self, stats, hyper):
+        _observed_within_class(stats)
 
-    def _check_statistics(self, names):
-        """Refuse statistics that were replaced by arrays of another shape (fitted attributes
-        can be reassigned): the kernels and the derivation trust them."""
-        shape = self.observed_count_.shape if hasattr(self, "observed_count_") else None
-        for name in names:
-            value = getattr(self, name)
-            expected = shape[:1] if name == "class_count_" else shape
-            if not (isinstance(value, np.ndarray) and value.shape == expected
-                    and value.dtype == np.float64):
-                raise ValueError(f"{name} was modified: expected a float64 array of shape "
-                                 f"{expected}. Refit the model instead of editing fitted attributes.")
+    def _score(self, params, X, kind, out, has_nan):
+        score_diagonal(params.tables, X, kind, out, self._n_threads_for(X.size * out.shape[1]))
 
-    def _publish(self, A, S, B, log_prior):
-        """Store the diagonal kernel's tables (``diagonal_tables``) in one reference."""
-        self._tables = diagonal_tables(self._model, A, S, B, log_prior)
 
-    def _score(self, X, kind, out, has_nan):
-        score_diagonal(self._tables, X, kind, out, self._n_threads_for(X.size * out.shape[1]))
+def _named(name, doc):
+    return fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).named[name]),
+                            doc)
 
 
 class GaussianNB(_BaseDiagonalNB):
@@ -1086,86 +1069,90 @@ class GaussianNB(_BaseDiagonalNB):
     >>> model.predict([[48.], [np.nan]])   # nothing measured: the prior decides
     array(['healthy', 'healthy'], dtype='<U8')
     """
-
     def __init__(self, *, priors: ArrayLike | None = None, var_smoothing: float = 1e-9,
                  n_threads: int | None = None):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.n_threads = n_threads
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return (Field("class_count_", (CLASSES,)), Field("observed_count_", (CLASSES, FEATURES)),
+                Field("mean", (CLASSES, FEATURES), nonneg=False),
+                Field("m2", (CLASSES, FEATURES)))
 
-    def _reset(self, classes, X):
-        super()._reset(classes, X)
-        self._mean = np.zeros_like(self.observed_count_)
-        self._m2 = np.zeros_like(self.observed_count_)
-
-    def _check_batch(self, X, n_classes, sample_weight):
+    def _check_params(self, n_classes, X, fitted):
         vs = self.var_smoothing
         if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (
                 0 <= float(vs) <= MAX_SMOOTHING):
             raise ValueError(f"var_smoothing must be a number in [0, {MAX_SMOOTHING:g}], got "
                              f"{vs!r}.")
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        return check_sample_weight(sample_weight, X.shape[0]), priors
+        return {"var_smoothing": float(vs),
+                "priors": None if self.priors is None else check_priors(self.priors, n_classes)}
 
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, priors):
-        self._check_statistics(("class_count_", "observed_count_", "_mean", "_m2"))
-        n_classes = len(self.classes_)
-        batch = diagonal_moments(X, y_idx, sample_weight, n_classes,
-                                 self._n_threads_for(X.size))
-        self.class_count_ = self.class_count_ + np.bincount(y_idx, weights=sample_weight,
-                                                            minlength=n_classes)
-        self.observed_count_, self._mean, self._m2 = combine_moments(
-            self.observed_count_, self._mean, self._m2, *batch)
-        self._derive(priors)
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        n_classes = len(stats["class_count_"])
+        batch = diagonal_moments(X, y_idx, sample_weight, n_classes, self._n_threads_for(X.size))
+        observed, mean, m2 = combine_moments(stats["observed_count_"], stats["mean"],
+                                             stats["m2"], *batch)
+        return {"class_count_": stats["class_count_"] + np.bincount(
+                    y_idx, weights=sample_weight, minlength=n_classes),
+                "observed_count_": observed, "mean": mean, "m2": m2}
 
-    def _derive(self, priors):
-        n, mean, m2 = self.observed_count_, self._mean, self._m2
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        moments = [spread(s[name], rows, n_classes) for s, rows in ((a, rows_a), (b, rows_b))
+                   for name in ("observed_count_", "mean", "m2")]
+        observed, mean, m2 = combine_moments(*moments)
+        return {"class_count_": spread(a["class_count_"], rows_a, n_classes)
+                + spread(b["class_count_"], rows_b, n_classes),
+                "observed_count_": observed, "mean": mean, "m2": m2}
+
+    # ----------------------------------------------------------------- parameters
+    def _derive(self, fitted):
+        stats, hyper = fitted.stats, fitted.hyper
+        n, mean, m2 = stats["observed_count_"], stats["mean"], stats["m2"]
         total = n.sum(axis=0)
         seen = total > 0
         safe_total = np.where(seen, total, 1.0)
-        overall_mean = (n * mean).sum(axis=0) / safe_total
-        overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
-                               / safe_total, 1.0)
-        largest = overall_var[seen].max(initial=0.0)
-        self.epsilon_ = float(self.var_smoothing * (largest if largest > 0 else 1.0))
-        has = n > 0
-        self.theta_ = np.where(has, mean, overall_mean)
         with np.errstate(over="ignore", invalid="ignore"):
-            self.var_ = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + self.epsilon_
-        if not (np.isfinite(self.var_).all() and np.isfinite(self.theta_).all()):
+            overall_mean = (n * mean).sum(axis=0) / safe_total
+            overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
+                                   / safe_total, 1.0)
+            largest = overall_var[seen].max(initial=0.0)
+            epsilon = float(hyper["var_smoothing"] * (largest if largest > 0 else 1.0))
+            has = n > 0
+            theta = np.where(has, mean, overall_mean)
+            var = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + epsilon
+        if not (np.isfinite(var).all() and np.isfinite(theta).all() and np.isfinite(epsilon)):
             raise ValueError("The feature variances overflow float64 (values beyond about "
                              "1e150): rescale X.")
-        if (self.var_ < MIN_GAUSSIAN_VARIANCE).any():
-            c, j = np.argwhere(self.var_ < MIN_GAUSSIAN_VARIANCE)[0]
+        if (var < MIN_GAUSSIAN_VARIANCE).any():
+            c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
-                f"Feature {j} has variance {self.var_[c, j]:.3g} in class {self.classes_[c]!r} even "
+                f"Feature {j} has variance {var[c, j]:.3g} in class {fitted.classes[c]!r} even "
                 f"after var_smoothing={self.var_smoothing!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
-        if priors is not None:
-            self.class_prior_ = priors
-        else:
-            self.class_prior_ = self.class_count_ / self.class_count_.sum()
+        prior = class_prior(stats["class_count_"], hyper["priors"])
         with np.errstate(divide="ignore"):
-            log_prior = np.log(self.class_prior_)
-        self._publish(self.theta_, -0.5 / self.var_, -0.5 * (LOG_2PI + np.log(self.var_)),
-                      log_prior)
+            log_prior = np.log(prior)
+        tables = diagonal_tables(DIAG_GAUSSIAN, theta, -0.5 / var,
+                                 -0.5 * (LOG_2PI + np.log(var)), log_prior)
+        return _DiagonalParams(tables, log_prior, {"theta_": theta, "var_": var,
+                                                   "class_prior_": prior, "epsilon_": epsilon})
 
-    def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        self.observed_count_, self._mean, self._m2 = combine_moments(
-            *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
-            *(spread(getattr(other, a), theirs, n) for a in ("observed_count_", "_mean", "_m2")))
+    observed_count_ = statistic("observed_count_")
+    theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")
+    var_ = _named("var_", "ndarray of shape (n_classes, n_features): the class variances.")
+    class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
+    epsilon_ = fitted_attribute(lambda model, fitted: model._params_of(fitted).named["epsilon_"],
+                                "float: the absolute additive value to variances.")
 
-    def _state_shapes(self, n_classes, n_features):
-        return [("class_count_", (n_classes,))] + [
-            (name, (n_classes, n_features)) for name in ("observed_count_", "_mean", "_m2")]
-
-    def _sample_X(self, y_idx, rng):
-        return rng.normal(self.theta_[y_idx], np.sqrt(self.var_[y_idx]))
+    def _sample_X(self, fitted, y_idx, rng):
+        named = self._params_of(fitted).named
+        return rng.normal(named["theta_"][y_idx], np.sqrt(named["var_"][y_idx]))
 
 
-class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
+class PoissonNB(_BaseDiagonalNB):
     """Poisson naive Bayes: each count feature is Poisson within each class (seed 003).
 
     Parameters
@@ -1222,10 +1209,8 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
     >>> model.predict([[0, 5], [6, np.nan]])
     array([0, 1])
     """
-
     _X_constraints: dict = {"allow_nan": True, "allow_negative": False, "accept_int": False,
                             "max_abs": MAX_COUNT}
-    _model = DIAG_POISSON
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0, *, fit_prior: bool = True,
                  class_prior: ArrayLike | None = None, n_threads: int | None = None):
@@ -1234,34 +1219,35 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
-
-    def _validate_X(self, X, reset, dtype=None):
-        X, has_nan = super()._validate_X(X, reset, dtype)
+    def _validate_X(self, X, fitted, dtype=None):
+        X, has_nan = super()._validate_X(X, fitted, dtype)
         if sp.issparse(X) and has_nan:
             raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
                              "a sparse matrix's absent entries are zeros, not missing.")
         return X, has_nan
 
-    def _reset(self, classes, X):
-        super()._reset(classes, X)
-        self.feature_count_ = np.zeros_like(self.observed_count_)
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return (Field("class_count_", (CLASSES,)), Field("observed_count_", (CLASSES, FEATURES)),
+                Field("feature_count_", (CLASSES, FEATURES)))
 
-    def _check_batch(self, X, n_classes, sample_weight):
-        for name, value, low in (("alpha", self.alpha, 0.0), ("beta", self.beta, 0.0)):
+    def _check_params(self, n_classes, X, fitted):
+        for name, value in (("alpha", self.alpha), ("beta", self.beta)):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-                    or not (low <= float(value) <= MAX_SMOOTHING)
+                    or not (0.0 <= float(value) <= MAX_SMOOTHING)
                     or (name == "alpha" and value == 0)):
                 bound = "> 0" if name == "alpha" else ">= 0"
                 raise ValueError(f"{name} must be a number {bound} and at most "
                                  f"{MAX_SMOOTHING:g}, got {value!r}.")
-        return check_sample_weight(sample_weight, X.shape[0]), self._check_class_prior(n_classes)
+        return {"alpha": float(self.alpha), "beta": float(self.beta),
+                "class_prior": check_class_prior(self.class_prior, n_classes),
+                "fit_prior": bool(self.fit_prior)}
 
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, class_prior):
-        self._check_statistics(("class_count_", "observed_count_", "feature_count_"))
-        n_classes = len(self.classes_)
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        n_classes = len(stats["class_count_"])
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
         if sp.issparse(X):
-            feature_count = np.empty_like(self.feature_count_)
+            feature_count = np.empty_like(stats["feature_count_"])
             order, class_ptr = group_by_class(y_idx, n_classes)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
                               False, 0.0, feature_count, np.empty(n_classes),
@@ -1271,59 +1257,50 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,
                                                  self._n_threads_for(X.size))
             feature_count = observed * mean
-        self.class_count_ = self.class_count_ + class_count
-        self.observed_count_ = self.observed_count_ + observed
-        self.feature_count_ = self.feature_count_ + feature_count
-        self._update_class_log_prior(class_prior)
-        self._derive()
+        return {"class_count_": stats["class_count_"] + class_count,
+                "observed_count_": stats["observed_count_"] + observed,
+                "feature_count_": stats["feature_count_"] + feature_count}
 
-    def _derive(self):
-        denominator = self.observed_count_ + self.beta
-        seen = self.class_count_ > 0
+    # ----------------------------------------------------------------- parameters
+    def _derive(self, fitted):
+        stats, hyper = fitted.stats, fitted.hyper
+        denominator = stats["observed_count_"] + hyper["beta"]
+        seen = stats["class_count_"] > 0
         if (denominator[seen] <= 0).any():
             raise ValueError("beta=0 and a class never observed some feature: its rate is "
                              "undefined. Use beta > 0.")
         with np.errstate(over="ignore"):
-            self.lambda_ = (self.feature_count_ + self.alpha) / np.where(denominator > 0,
-                                                                         denominator, 1.0)
-        if not np.isfinite(self.lambda_).all():
+            lam = (stats["feature_count_"] + hyper["alpha"]) / np.where(denominator > 0,
+                                                                        denominator, 1.0)
+        if not np.isfinite(lam).all():
             raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
-        if not self.lambda_.all():  # alpha > 0, so only a tiny alpha over a large count gets here
+        if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
             raise ValueError(f"alpha={self.alpha!r} is too small for these counts: the Poisson "
                              "rate of a feature a class never had underflows to 0 (a log of "
                              "-inf). Use a larger alpha.")
-        log_lambda = np.log(self.lambda_)
-        self._publish(log_lambda, log_lambda, -self.lambda_, self.class_log_prior_)
-        if self._dtype == np.float32:  # the CSR kernel reads a table of the output's dtype
-            self._sparse_table = self._tables[0].astype(np.float32)
-        else:
-            self._sparse_table = self._tables[0]
+        log_lambda = np.log(lam)
+        log_prior = class_log_prior(stats["class_count_"], hyper)
+        tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
+        # the CSR kernel reads a table of the output's dtype
+        sparse_table = tables[0].astype(fitted.dtype, copy=False)
+        return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
+                                                   "class_log_prior_": log_prior})
 
-    def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        for name in ("observed_count_", "feature_count_"):
-            setattr(self, name, spread(getattr(self, name), mine, n)
-                    + spread(getattr(other, name), theirs, n))
+    observed_count_ = statistic("observed_count_")
+    feature_count_ = statistic("feature_count_")
+    lambda_ = _named("lambda_", "ndarray of shape (n_classes, n_features): the Poisson rates.")
+    class_log_prior_ = _named("class_log_prior_", "ndarray of shape (n_classes,): log P(c).")
 
-    def _rederive(self):
-        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
-        self._derive()
+    def _sample_X(self, fitted, y_idx, rng):
+        return rng.poisson(self._params_of(fitted).named["lambda_"][y_idx]).astype(np.float64)
 
-    def _state_shapes(self, n_classes, n_features):
-        return [("class_count_", (n_classes,))] + [
-            (name, (n_classes, n_features)) for name in ("observed_count_", "feature_count_")]
-
-    def _sample_X(self, y_idx, rng):
-        return rng.poisson(self.lambda_[y_idx]).astype(np.float64)
-
-    def _score(self, X, kind, out, has_nan):
+    def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):
-            return super()._score(X, kind, out, has_nan)
-        bias = self._tables[4]
-        table = self._sparse_table
+            return super()._score(params, X, kind, out, has_nan)
+        bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
-        if _jll.jll_linear_csr(X.data, X.indices, X.indptr, table, bias, False, 0.0, False,
-                               kind, out, n_threads):
+        if _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.named["sparse_table"], bias,
+                               False, 0.0, False, kind, out, n_threads):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
         if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts
             nnz = X.indptr[-1]
@@ -1332,7 +1309,34 @@ class PoissonNB(_ClassPriorMixin, _BaseDiagonalNB):
             out -= np.asarray(log_factorials.sum(axis=1), dtype=out.dtype)
 
 
-class CategoricalNB(_ClassPriorMixin, BaseClassifier):
+class _CategoricalParams(NamedTuple):
+    table: np.ndarray  # feature-major: row offsets[j] + k holds log P(x_j = k | c) for every c
+    log_prob: np.ndarray  # the same, class-major
+    offsets: np.ndarray
+    n_categories: np.ndarray
+    log_prior: np.ndarray
+    handle_unknown: str
+
+
+def _offsets(n_categories):
+    offsets = np.zeros(len(n_categories) + 1, dtype=np.intp)
+    np.cumsum(n_categories, out=offsets[1:])
+    return offsets
+
+
+def _regrid(count, n_categories, wanted):
+    """Category counts (n_classes, sum n_categories) laid out for ``wanted`` (>=) categories per
+    feature, the new categories at zero."""
+    if np.array_equal(n_categories, wanted):
+        return count
+    old, new = _offsets(n_categories), _offsets(wanted)
+    out = np.zeros((count.shape[0], new[-1]))
+    for j in range(len(wanted)):
+        out[:, new[j]:new[j] + n_categories[j]] = count[:, old[j]:old[j + 1]]
+    return out
+
+
+class CategoricalNB(BaseClassifier):
     """Naive Bayes for categorical features: feature j takes one of K_j values (seed 004).
 
     Parameters
@@ -1397,7 +1401,6 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
     >>> model.predict([[0, 2], [2, -1]])   # -1: the second feature is missing
     array([0, 1])
     """
-
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False}
 
     def __init__(self, alpha: float = 1.0, *, force_alpha: bool = True, fit_prior: bool = True,
@@ -1411,14 +1414,30 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         self.min_categories = min_categories
         self.handle_unknown = handle_unknown
         self.n_threads = n_threads
-
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "_table")
-
     def _more_input_tags(self):
         return {"sparse": False, "allow_nan": True, "categorical": True}
 
     # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return (Field("class_count_", (CLASSES,)),
+                Field("n_categories_", (FEATURES,), integer=True, upper=MAX_CATEGORIES),
+                Field("category_count", (CLASSES, "categories")))
+
+    def _more_dims(self, stats, hyper):
+        return {"categories": int(stats["n_categories_"].sum())}
+
+    def _agree(self, stats, hyper):
+        # a class observes a feature at most as often as it has samples
+        offsets = _offsets(stats["n_categories_"])
+        count = stats["category_count"]
+        nonempty = stats["n_categories_"] > 0
+        if count.size and nonempty.any():
+            observed = np.add.reduceat(count, offsets[:-1][nonempty], axis=1)
+            slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
+            if (observed > stats["class_count_"][:, None] + slack).any():
+                raise ValueError("the statistic 'category_count' exceeds class_count_: a class "
+                                 "cannot observe a feature more often than it has samples")
+
     def _scan(self, X):
         """Largest code per column, after checking that the codes are integers."""
         largest = np.empty(X.shape[1], dtype=np.int64)
@@ -1431,7 +1450,7 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
             raise ValueError(f"{type(self).__name__}: a category code is too large to index.")
         return largest
 
-    def _check_batch(self, X, n_classes, sample_weight):
+    def _check_params(self, n_classes, X, fitted):
         alpha = self.alpha
         if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not (
                 0 <= float(alpha) <= MAX_SMOOTHING):
@@ -1439,133 +1458,121 @@ class CategoricalNB(_ClassPriorMixin, BaseClassifier):
         if alpha < ALPHA_MIN and not self.force_alpha:
             warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                           f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=5)
             alpha = ALPHA_MIN
         if self.handle_unknown not in ("error", "ignore"):
             raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
                              f"{self.handle_unknown!r}.")
+        n_features = X.shape[1] if X is not None else fitted.n_features
+        minimum = None
+        if self.min_categories is not None:
+            minimum = np.asarray(self.min_categories)
+            if minimum.dtype.kind not in "iu" or minimum.ndim > 1 or (
+                    minimum.ndim == 1 and minimum.shape[0] != n_features) or (
+                    minimum < 0).any() or (minimum > MAX_CATEGORIES).any():
+                raise ValueError(f"min_categories must be a non-negative integer (at most "
+                                 f"{MAX_CATEGORIES}) or an array of n_features = {n_features} "
+                                 f"such integers, got {self.min_categories!r}.")
+            minimum = np.broadcast_to(minimum.astype(np.intp), (n_features,))
+        return {"alpha": float(alpha), "class_prior": check_class_prior(self.class_prior,
+                                                                         n_classes),
+                "fit_prior": bool(self.fit_prior), "handle_unknown": self.handle_unknown,
+                "min_categories": minimum}
+
+    def _start(self, hyper, n_classes, X):
+        return {"class_count_": np.zeros(n_classes),
+                "n_categories_": np.zeros(X.shape[1], dtype=np.intp),
+                "category_count": np.zeros((n_classes, 0))}
+
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
         needed = self._scan(X) + 1
         if needed.max(initial=0) > MAX_CATEGORIES:
             j = int(np.argmax(needed))
             raise ValueError(f"Feature {j} has the category code {needed[j] - 1}: more than "
                              f"{MAX_CATEGORIES} categories per feature is not supported (the "
                              "codes must be 0 .. K-1; encode the categories first).")
-        if self.min_categories is not None:
-            minimum = np.asarray(self.min_categories)
-            if minimum.dtype.kind not in "iu" or minimum.ndim > 1 or (
-                    minimum.ndim == 1 and minimum.shape[0] != X.shape[1]) or (minimum < 0).any():
-                raise ValueError(f"min_categories must be a non-negative integer or an array of "
-                                 f"n_features = {X.shape[1]} such integers, got "
-                                 f"{self.min_categories!r}.")
-            needed = np.maximum(needed, minimum)
-        return (check_sample_weight(sample_weight, X.shape[0]), float(alpha),
-                self._check_class_prior(n_classes), needed.astype(np.intp))
-
-    def _reset(self, classes, X):
-        self.classes_ = classes
-        self.class_count_ = np.zeros(len(classes))
-        self.n_categories_ = np.zeros(X.shape[1], dtype=np.intp)
-        self._offsets = np.zeros(X.shape[1] + 1, dtype=np.intp)
-        self._count = np.zeros((len(classes), 0))
-        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-
-    def _grow(self, needed):
-        """Make room for categories not seen before (zero counts), keeping the counts."""
-        n_categories = np.maximum(self.n_categories_, needed)
-        if np.array_equal(n_categories, self.n_categories_):
-            return
-        offsets = np.zeros(len(n_categories) + 1, dtype=np.intp)
-        np.cumsum(n_categories, out=offsets[1:])
-        count = np.zeros((self._count.shape[0], offsets[-1]))
-        for j, (start, stop) in enumerate(zip(self._offsets[:-1], self._offsets[1:])):
-            count[:, offsets[j]:offsets[j] + stop - start] = self._count[:, start:stop]
-        self.n_categories_, self._offsets, self._count = n_categories, offsets, count
-
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, alpha, class_prior, needed):
-        self._grow(needed)
-        n_classes = len(self.classes_)
-        count = np.zeros_like(self._count)
+        n_categories = np.maximum(stats["n_categories_"], needed)
+        if hyper["min_categories"] is not None:
+            n_categories = np.maximum(n_categories, hyper["min_categories"])
+        n_categories = n_categories.astype(np.intp)
+        count = _regrid(stats["category_count"], stats["n_categories_"], n_categories)
+        batch = np.zeros_like(count)
+        n_classes = len(stats["class_count_"])
         _counts.count_categorical(X, np.asarray(y_idx, dtype=np.intp), sample_weight,
-                                  self._offsets, count, self._n_threads_for(X.size))
-        self._count = self._count + count
-        self.class_count_ = self.class_count_ + np.bincount(y_idx, weights=sample_weight,
-                                                            minlength=n_classes)
-        self._update_class_log_prior(class_prior)
-        self._alpha = alpha
-        self._derive()
+                                  _offsets(n_categories), batch, self._n_threads_for(X.size))
+        return {"class_count_": stats["class_count_"] + np.bincount(
+                    y_idx, weights=sample_weight, minlength=n_classes),
+                "n_categories_": n_categories, "category_count": count + batch}
 
-    def _derive(self):
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        n_categories = np.maximum(a["n_categories_"], b["n_categories_"])
+        counts = [spread(_regrid(s["category_count"], s["n_categories_"], n_categories), rows,
+                         n_classes) for s, rows in ((a, rows_a), (b, rows_b))]
+        return {"class_count_": spread(a["class_count_"], rows_a, n_classes)
+                + spread(b["class_count_"], rows_b, n_classes),
+                "n_categories_": n_categories, "category_count": counts[0] + counts[1]}
+
+    # ----------------------------------------------------------------- parameters
+    def _derive(self, fitted):
         """Feature-major log table: row offsets[j] + k holds log P(x_j = k | c) for every c."""
-        smoothed = self._count + self._alpha
-        starts = self._offsets[:-1]
-        nonempty = self.n_categories_ > 0
+        stats, hyper = fitted.stats, fitted.hyper
+        n_categories = stats["n_categories_"]
+        offsets = _offsets(n_categories)
+        smoothed = stats["category_count"] + hyper["alpha"]
+        starts = offsets[:-1]
+        nonempty = n_categories > 0
         totals = np.zeros((smoothed.shape[0], len(starts)))
         if smoothed.shape[1]:
             totals[:, nonempty] = np.add.reduceat(smoothed, starts[nonempty], axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_prob = np.log(smoothed) - np.repeat(np.log(totals), self.n_categories_, axis=1)
+            log_prob = np.log(smoothed) - np.repeat(np.log(totals), n_categories, axis=1)
         # alpha = 0 and a class without an observed value of a feature (a class announced to
         # partial_fit but not seen yet, or all missing): 0/0, so the feature tells nothing about
         # the class, as a missing value tells nothing
-        log_prob[np.repeat(totals == 0, self.n_categories_, axis=1)] = 0.0
-        self._log_prob = log_prob
-        self._table = np.ascontiguousarray(log_prob.T)
+        log_prob[np.repeat(totals == 0, n_categories, axis=1)] = 0.0
+        log_prob.flags.writeable = False
+        return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
+                                  n_categories, class_log_prior(stats["class_count_"], hyper),
+                                  hyper["handle_unknown"])
 
-    @property
-    def category_count_(self):
-        """list of ndarray of shape (n_classes, n_categories_[j]): counts per feature."""
-        return [self._count[:, a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
+    n_categories_ = statistic("n_categories_")
+    class_log_prior_ = fitted_attribute(
+        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
+        "ndarray of shape (n_classes,): log P(c).")
+    category_count_ = fitted_attribute(
+        lambda model, fitted: _per_feature(readonly(fitted.stats["category_count"]),
+                                           _offsets(fitted.stats["n_categories_"])),
+        "list of ndarray of shape (n_classes, n_categories_[j]): counts per feature.")
+    feature_log_prob_ = fitted_attribute(
+        lambda model, fitted: _per_feature(model._params_of(fitted).log_prob,
+                                           model._params_of(fitted).offsets),
+        "list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c).")
 
-    @property
-    def feature_log_prob_(self):
-        """list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c)."""
-        return [self._log_prob[:, a:b] for a, b in zip(self._offsets[:-1], self._offsets[1:])]
-
-    def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        self._grow(other.n_categories_)
-        count = np.zeros((len(other.classes_), self._offsets[-1]))
-        for j, (start, stop) in enumerate(zip(other._offsets[:-1], other._offsets[1:])):
-            count[:, self._offsets[j]:self._offsets[j] + stop - start] = other._count[:, start:stop]
-        self._count = spread(self._count, mine, n) + spread(count, theirs, n)
-
-    def _rederive(self):
-        self._update_class_log_prior(self._check_class_prior(len(self.classes_)))
-        self._derive()
-
-    def _state_shapes(self, n_classes, n_features):
-        n_categories = np.asarray(self.n_categories_)
-        if n_categories.shape != (n_features,) or n_categories.dtype.kind not in "iu" or \
-                (n_categories < 0).any():
-            raise ValueError("n_categories_ must hold a non-negative integer per feature")
-        offsets = np.zeros(n_features + 1, dtype=np.intp)
-        np.cumsum(n_categories, out=offsets[1:])
-        if not np.array_equal(self._offsets, offsets) or self._offsets.dtype != np.intp:
-            raise ValueError("the category offsets do not match n_categories_")
-        if not (isinstance(self._alpha, float) and 0 <= self._alpha < np.inf):
-            raise ValueError("alpha must be a non-negative number")
-        return [("class_count_", (n_classes,)), ("_count", (n_classes, int(offsets[-1])))]
-
-    def _sample_X(self, y_idx, rng):
+    def _sample_X(self, fitted, y_idx, rng):
         """Codes drawn per feature from the class's category probabilities (inverse CDF)."""
-        X = np.empty((len(y_idx), self.n_features_in_))
-        for j, log_prob in enumerate(self.feature_log_prob_):
+        params = self._params_of(fitted)
+        X = np.empty((len(y_idx), fitted.n_features))
+        for j, log_prob in enumerate(_per_feature(params.log_prob, params.offsets)):
             cdf = np.cumsum(np.exp(log_prob), axis=1)
             u = rng.random(len(y_idx)) * cdf[y_idx, -1]
             X[:, j] = (u[:, None] >= cdf[y_idx]).sum(axis=1)
         return X
 
-    def _score(self, X, kind, out, has_nan):
+    def _score(self, params, X, kind, out, has_nan):
         failed, unknown, fractional = _jll.jll_categorical(
-            X, self._offsets, self._table, self.class_log_prior_, kind, out,
+            X, params.offsets, params.table, params.log_prior, kind, out,
             self._n_threads_for(X.size * out.shape[1]))
-        if fractional or (unknown and self.handle_unknown == "error"):
+        if fractional or (unknown and params.handle_unknown == "error"):
             largest = self._scan(X)  # raises for fractional codes; names the unknown feature
-            j = np.flatnonzero(largest >= self.n_categories_)[0]
+            j = np.flatnonzero(largest >= params.n_categories)[0]
             raise ValueError(
                 f"Feature {j} has a category ({largest[j]}) not seen in training (it has "
-                f"{self.n_categories_[j]} categories). Use handle_unknown='ignore' to "
+                f"{params.n_categories[j]} categories). Use handle_unknown='ignore' to "
                 "marginalise unknown categories, or min_categories to reserve them."
             )
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+
+def _per_feature(table, offsets):
+    return [table[:, a:b] for a, b in zip(offsets[:-1], offsets[1:])]

@@ -119,26 +119,33 @@ def test_sample_mixed_dataframe_gives_labels():
 @pytest.mark.parametrize("cls", [fastgen.MultinomialNB, fastgen.ComplementNB])
 def test_document_lengths_are_the_same_however_the_data_came(cls, tmp_path):
     """The length statistics that sample draws from: fit, 150 partial_fit batches (more than
-    are kept pending), a merge of two halves, a pickle and a model file all give fit's."""
+    are kept as separate entries), a merge of two halves, a pickle and a model file all give
+    fit's."""
     import pickle
+
+    from fastgen.naive_bayes import MAX_LENGTH_ENTRIES, length_counts
+
+    def lengths(model):
+        return length_counts(model._fitted.stats, len(model.classes_))
 
     weight = RNG.uniform(0.5, 2.0, N)
     whole = cls().fit(COUNTS, Y, sample_weight=weight)
-    expected = whole._lengths().toarray()
+    expected = lengths(whole).toarray()
     assert expected.sum() == pytest.approx(weight.sum())
     stream = cls()
     for rows in np.array_split(np.arange(N), 150):
         stream.partial_fit(COUNTS[rows], Y[rows], classes=[0, 1, 2], sample_weight=weight[rows])
-    assert len(stream._length_parts) < 150  # added into the matrix on the way
+    # added up into one entry per (class, length) on the way
+    assert len(stream._fitted.stats["length"]) <= MAX_LENGTH_ENTRIES + N // 150 + 1
     half_a = cls().fit(COUNTS[: N // 2], Y[: N // 2], sample_weight=weight[: N // 2])
     half_b = cls().fit(COUNTS[N // 2:], Y[N // 2:], sample_weight=weight[N // 2:])
     path = tmp_path / "model.fastgen"
     whole.save(path)
     for model in (stream, half_a.merge(half_b), pickle.loads(pickle.dumps(stream)),
                   fastgen.load(path)):
-        got = model._lengths().toarray()
+        got = lengths(model).toarray()
         assert_allclose(got, expected[:, : got.shape[1]], rtol=1e-12)
         assert not expected[:, got.shape[1]:].any()
     # the weights were copied: changing the caller's array afterwards changes nothing
     weight[:] = 100.0
-    assert_allclose(stream._lengths().toarray(), expected, rtol=1e-12)
+    assert_allclose(lengths(stream).toarray(), expected, rtol=1e-12)

@@ -396,21 +396,22 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
     dense = Estimator(alpha=0.5).fit(X.toarray(), y)
     expected = outputs(dense, Xt)
 
+    from fastgen.naive_bayes import _Listing
+
     def listed():
         est = Estimator(alpha=0.5).fit(X, y)
-        assert "feature_count_" not in vars(est)
+        assert isinstance(est._fitted.stats["feature_count_"], _Listing)
         assert_outputs_equal(outputs(est, Xt), expected)
-        assert "feature_count_" not in vars(est)  # scoring reads the list
+        assert isinstance(est._fitted.stats["feature_count_"], _Listing)  # scoring reads it
         return est
 
     est = listed()
     assert_array_equal(est.feature_count_, dense.feature_count_)
-    assert "feature_count_" in vars(est) and est._listed_counts is None
+    assert isinstance(est._fitted.stats["feature_count_"], np.ndarray)  # built, kept
     assert_outputs_equal(outputs(est, Xt), expected)
     # pickles and model files hold feature_count_, as before
     state = listed().__getstate__()
-    assert_array_equal(state["feature_count_"], dense.feature_count_)
-    assert "_listed_counts" not in state
+    assert_array_equal(state["_fitted"]["statistics"]["feature_count_"], dense.feature_count_)
     assert_array_equal(pickle.loads(pickle.dumps(listed())).feature_count_, dense.feature_count_)
     listed().save(tmp_path / "m.fgm")
     assert_array_equal(fastgen.load(tmp_path / "m.fgm").feature_count_, dense.feature_count_)
@@ -419,7 +420,7 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
     assert_allclose(est.feature_count_, 2 * dense.feature_count_, rtol=1e-15)
     assert_allclose(listed().merge(listed()).feature_count_, 2 * dense.feature_count_, rtol=1e-15)
     # the list is the model's own: nothing writes into it
-    assert not any(a.flags.writeable for a in listed()._listed_counts[1:])
+    assert not any(a.flags.writeable for a in listed()._fitted.stats["feature_count_"][1:])
     # and holds no more memory than it lists: the room the counting kernel had is given back,
     # on one thread and on two (rooms per class: the small X gets two threads)
     monkeypatch.setattr(fastgen._base, "PARALLEL_MIN_WORK", 0)
@@ -428,17 +429,11 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
     monkeypatch.setattr(fastgen._core._counts, "count_csr",
                         lambda *a, **k: rooms.append(k.get("nz_room")) or count_csr(*a, **k))
     for n_threads in (1, 2):
-        _, class_ptr, feature, count, _ = Estimator(n_threads=n_threads).fit(X, y)._listed_counts
+        class_ptr, feature, count, _ = \
+            Estimator(n_threads=n_threads).fit(X, y)._fitted.stats["feature_count_"]
         for array in (feature, count):
             assert array.base is None and array.nbytes == class_ptr[-1] * array.itemsize
     assert rooms[0] is None and rooms[1] is not None
-    # the attributes that it is checked against, modified
-    for name, value in (("n_features_in_", X.shape[1] - 1), ("classes_", np.arange(4))):
-        est = Estimator().fit(X, y)
-        est._derived.params = None  # stale, as after set_params
-        setattr(est, name, value)
-        with pytest.raises(ValueError, match="was modified"):
-            est.predict(Xt[:, :-1] if name == "n_features_in_" else Xt)
     # unfitted: no attribute, and properties keep their own message
     assert not hasattr(Estimator(), "feature_count_")
     with pytest.raises(AttributeError, match="available after fit"):
@@ -448,10 +443,12 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
 def test_alpha_vectors_are_read_only(Estimator, zipf):
     """The per-feature alpha handed to the derivations is the model's own (or a stride-0 view
     of a scalar): an in-place write there would change the model, so none is allowed."""
+    from fastgen.naive_bayes import alpha_per_feature
+
     X, y, _, _ = zipf
     for alpha in (0.5, np.linspace(0.1, 2.0, X.shape[1])):
         est = Estimator(alpha=alpha).fit(X, y)
-        vectors = est._alpha_per_feature(est._derived.alpha)
+        vectors = alpha_per_feature(est._fitted.hyper["alpha"], X.shape[1])
         assert all(v.shape == (X.shape[1],) and not v.flags.writeable for v in vectors)
         with pytest.raises(ValueError, match="read-only"):
             vectors[0][0] = 0.0
@@ -744,7 +741,7 @@ def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
     monkeypatch.setattr(nb, "_log_table", lambda *a: None)
     numpy = Model(alpha=alpha).fit(X, y, sample_weight=weight)
     for name in ("table", "bias"):
-        assert_allclose(getattr(tabled._params(), name), getattr(numpy._params(), name),
+        assert_allclose(getattr(tabled._fitted.params, name), getattr(numpy._fitted.params, name),
                         rtol=1e-14, atol=0)
     assert_allclose(tabled.predict_log_proba(X), numpy.predict_log_proba(X), rtol=1e-12,
                     atol=1e-12)
@@ -753,4 +750,4 @@ def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
         tabled = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
         monkeypatch.setattr(nb, "_log_table", lambda *a: None)
         numpy = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
-        assert_allclose(tabled._params().table, numpy._params().table, rtol=1e-14, atol=0)
+        assert_allclose(tabled._fitted.params.table, numpy._fitted.params.table, rtol=1e-14, atol=0)

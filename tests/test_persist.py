@@ -140,8 +140,12 @@ def test_newer_format_version(saved):
     (lambda h: h.update({"class": "os.system"}), "unknown estimator"),
     (lambda h: h["arrays"][0].update({"shape": [10**6]}), "does not fit"),
     (lambda h: h["arrays"][0].update({"dtype": "|O"}), "does not fit|not a valid"),
-    (lambda h: h["state"]["dict"].append([{"tuple": []}, 1]), "not a scalar|not a mapping"),
-    (lambda h: h.pop("state"), "malformed header"),
+    (lambda h: h["fitted"]["dict"].append([{"tuple": []}, 1]), "not a scalar"),
+    (lambda h: h["fitted"]["dict"].append(["more", 1]), "must have the entries"),
+    (lambda h: h["params"]["dict"].append(["shell", "rm -rf /"]), "hyperparameters must be"),
+    (lambda h: h.pop("fitted"), "malformed header"),
+    (lambda h: h.update({"fitted": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+     "nested too deeply"),
 ])
 def test_hand_edited_headers(saved, mutate, match):
     _rewrite(saved, mutate_header=mutate)
@@ -150,18 +154,24 @@ def test_hand_edited_headers(saved, mutate, match):
 
 
 def test_inconsistent_statistics_are_refused(tmp_path):
-    """A file whose checksum is valid but whose statistics do not match the classes and
-    features never reaches the kernels."""
+    """A file whose checksum is valid but whose statistics do not match their declaration (the
+    classes and features, each other) never reaches the kernels: a ValueError naming the field."""
     model = fastgen.GaussianNB().fit(DENSE, Y)
-    model._m2 = model._m2[:, :2]  # wrong number of features
+    model._fitted.stats["m2"] = model._fitted.stats["m2"][:, :2]  # wrong number of features
     model.save(tmp_path / "bad")
-    with pytest.raises(ValueError, match="inconsistent GaussianNB"):
+    with pytest.raises(ValueError, match="GaussianNB: .*'m2' has shape"):
         fastgen.load(tmp_path / "bad")
     model = fastgen.CategoricalNB().fit(CODES, Y)
-    model.n_categories_ = model.n_categories_ + 1  # offsets no longer match
+    model._fitted.stats["n_categories_"] = model._fitted.stats["n_categories_"] + 1
     model.save(tmp_path / "bad2")
-    with pytest.raises(ValueError, match="inconsistent CategoricalNB"):
+    with pytest.raises(ValueError, match="CategoricalNB: .*'category_count' has shape"):
         fastgen.load(tmp_path / "bad2")
+
+
+def test_old_format_is_a_clear_error(saved):
+    _rewrite(saved, version=1)
+    with pytest.raises(ValueError, match="format 1 .* not supported"):
+        fastgen.load(saved)
 
 
 def test_save_unfitted_or_unknown():

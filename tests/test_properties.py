@@ -289,7 +289,7 @@ def test_wide_sparse_counts_listed_exactly(Estimator, seed, n_rows, n_features, 
         assert csr.nnz >= np.count_nonzero(X)
     dense = Estimator().fit(X, y)
     est = Estimator().fit(csr, y)
-    _, class_ptr, feature, count, class_sum = est._listed_counts
+    class_ptr, feature, count, class_sum = est._fitted.stats["feature_count_"]
     for c in range(len(est.classes_)):
         rows = slice(class_ptr[c], class_ptr[c + 1])
         assert_array_equal(feature[rows], np.flatnonzero(dense.feature_count_[c]))
