@@ -7,6 +7,7 @@ from ._core._openmp import effective_n_threads, openmp_enabled
 from ._information_gain import information_gain
 from ._base import load
 from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
+from ._version import __version__
 from .baseline import BaselineClassifier
 from .discriminant_analysis import (
     LinearDiscriminantAnalysis,
@@ -23,7 +24,6 @@ from .naive_bayes import (
     PoissonNB,
 )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "BaselineClassifier",

@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._core import _counts
+from . import _dask
+from ._core import _counts, jll
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
 from ._persist import read_model, write_model
@@ -38,8 +39,8 @@ from ._validation import (
     get_feature_names,
 )
 
-# Output kinds understood by the scoring kernels (fastgen/_core/_lse.pxd).
-OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = 0, 1, 2
+# Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
+OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = jll.OUTPUT_KINDS
 
 # What the public methods accept as X: anything array-like, or a scipy sparse matrix/array.
 if TYPE_CHECKING:
@@ -279,8 +280,6 @@ def maps_dask(method):
     @functools.wraps(method)
     def wrapper(self, X, *args, **kwargs):
         if is_dask_collection(X):
-            from . import _dask
-
             check_is_fitted(self)
             return _dask.predict(self, method.__name__, X, *args, **kwargs)
         return method(self, X, *args, **kwargs)
@@ -319,6 +318,7 @@ def load(path):
         if not isinstance(params, dict) or set(params) != set(cls._param_names()):
             raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
         model = cls(**params)
+        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
         model._publish(model._import(exported))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
             ZeroDivisionError, np.linalg.LinAlgError) as exc:
@@ -583,8 +583,6 @@ class BaseClassifier(BaseEstimator):
 
     def _fit_dask(self, X, y, sample_weight, classes):
         """A model of this kind fitted on dask collections (fastgen._dask.fit)."""
-        from . import _dask
-
         return _dask.fit(self, X, y, sample_weight, classes)
 
     def _rederived(self, fitted, **changes):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_y, distinct_labels
+
 
 def is_dask_collection(obj) -> bool:
     """True for dask arrays, DataFrames and Series (without importing dask)."""
@@ -98,8 +100,6 @@ def _fit_part(kind, params, X, y, w, classes, dtypes):
         X = X.astype(dtypes)
     y = np.asarray(y)
     if classes is None:
-        from ._validation import check_y, distinct_labels
-
         classes = distinct_labels(check_y(y, X.shape[0]))
     return kind(**params).partial_fit(X, y, classes=classes,
                                       sample_weight=None if w is None else np.asarray(w))

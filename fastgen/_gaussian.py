@@ -21,7 +21,7 @@ from ._core import jll as _jll
 from ._validation import ConvergenceWarning
 
 LOG_2PI = float(np.log(2.0 * np.pi))
-DIAG_GAUSSIAN, DIAG_POISSON = 0, 1  # model kinds of the diagonal kernel (_jll_gaussian.pxi)
+DIAG_GAUSSIAN, DIAG_POISSON = _jll.DIAGONAL_MODELS  # the diagonal kernel's model kinds
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 

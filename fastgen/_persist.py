@@ -31,6 +31,8 @@ import struct
 
 import numpy as np
 
+from ._version import __version__
+
 MAGIC = b"FASTGEN\x00"
 FORMAT_VERSION = 2
 _PREFIX = struct.Struct("<8sIQ")
@@ -84,8 +86,6 @@ class _Writer:
 
 def write_model(path, class_name, params, fitted):
     """Write a model file: the estimator's class name, hyperparameters and fitted state."""
-    from . import __version__
-
     writer = _Writer()
     header = {"fastgen": __version__, "class": class_name, "params": writer.encode(params),
               "fitted": writer.encode(fitted)}

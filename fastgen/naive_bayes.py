@@ -171,7 +171,7 @@ def check_alpha(model, n_features):
         raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
     else:
         try:
-            alpha = np.asarray(alpha, dtype=np.float64)
+            alpha = np.array(alpha, dtype=np.float64)  # a copy: the caller's stays writeable
         except (TypeError, ValueError):
             raise TypeError(f"alpha must be a number or an array of n_features numbers, got "
                             f"{model.alpha!r}.") from None

@@ -18,7 +18,7 @@ from cython.parallel cimport parallel, prange
 from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
-from ._lse cimport _finish_row
+from ._lse cimport OUT_JLL, OUT_LOG_PROBA, OUT_PROBA, _finish_row
 from ._typedefs cimport data_t, fastgen_prefetch, float32_t, float64_t, index_t, intp_t
 
 # Prefetch distance in nonzeros.
@@ -279,3 +279,8 @@ def jll_categorical(
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed, unknown, fractional
+
+
+# The output kinds for Python callers (fastgen._base): their one definition is the C enum in
+# _lse.pxd, never numbers repeated in Python.
+OUTPUT_KINDS = (OUT_JLL, OUT_LOG_PROBA, OUT_PROBA)

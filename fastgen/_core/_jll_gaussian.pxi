@@ -189,3 +189,7 @@ def quadratic_finish(
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed
+
+
+# The model kinds for Python callers (fastgen._gaussian), defined once by the enum above.
+DIAGONAL_MODELS = (DIAG_GAUSSIAN, DIAG_POISSON)
