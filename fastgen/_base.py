@@ -123,6 +123,8 @@ def class_prior(class_count, priors):
     if priors is not None:
         return priors
     total = class_count.sum()
+    if not np.isfinite(total):
+        raise ValueError("The total sample weight overflows float64: rescale sample_weight.")
     return class_count / total if total > 0 else np.full(len(class_count), 1.0 / len(class_count))
 
 

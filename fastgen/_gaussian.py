@@ -210,7 +210,8 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
     density is the Gaussian of its observed sub-vector o, computed from the precision without
     factoring S_oo (``_missing_terms``; ``log det S_oo = log det S + log det P_mm``), batched
     over rows with the same number of missing features. A row with nothing observed gets the
-    log prior.
+    log prior. Where d^T P d overflows (rows very far from a class), the distance is taken of
+    the row scaled to unit size and scaled back (it is quadratic): -inf only if it overflows.
     """
     mask = np.isnan(X)
     X0 = np.where(mask, 0.0, X)
@@ -228,6 +229,14 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
             D = X_rows - means[c]
             D *= observed
             q, logdet, _, _ = _missing_terms(D, missing, precisions[g], n_threads)
+            far = ~np.isfinite(q)
+            if far.any():  # d^T P d overflowed (NaN, or inf minus inf): the distance is
+                # quadratic in d, so take it of the rows scaled to 1 and scale it back
+                scale = np.abs(D[far]).max(axis=1)
+                q_unit = _missing_terms(D[far] / scale[:, None], missing[far], precisions[g],
+                                        n_threads)[0]
+                with np.errstate(over="ignore"):
+                    q[far] = scale * scale * q_unit
             part[:, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdets[g]
                                                + logdet + q)
         out[rows] = part

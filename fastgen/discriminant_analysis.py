@@ -1,20 +1,36 @@
 """Gaussian discriminant analysis: LinearDiscriminantAnalysis and QuadraticDiscriminantAnalysis.
 
 Both keep additive per-class statistics -- the weight, the mean and the scatter matrix about it
-(pooled over the classes for LDA) -- combined exactly across batches, and derive covariances,
-their eigen-decompositions and the scoring parameters from them in one place (``_derive``).
-Missing values (NaN) are marginalised: a row is scored by the Gaussian of its observed
-sub-vector, and fitting estimates means and covariances by EM under missing-at-random.
+(pooled over the classes for LDA) -- combined exactly across batches. Missing values (NaN) are
+marginalised: a row is scored by the Gaussian of its observed sub-vector, and fitting estimates
+means and covariances by EM under missing-at-random.
+
+Where things are (on the declared state of ``_state``): the statistics are declared by
+``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
+``_BaseDiscriminant`` (for both models, and LDA's diagonal kinds); everything derived from them --
+covariances, whitening, the linear form, the discriminant directions -- comes from one pure
+``_derive`` per model, as a ``_LDAParams`` or ``_QDAParams``; ``_score``, ``decision_function``
+and ``transform`` read only those parameters, of one snapshot.
 """
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import linalg
 
-from ._base import OUT_JLL, BaseClassifier, MatrixLike, check_priors, maps_dask, spread
+from ._base import (
+    OUT_JLL,
+    OUT_LOG_PROBA,
+    BaseClassifier,
+    MatrixLike,
+    check_priors,
+    class_prior,
+    maps_dask,
+    spread,
+)
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -31,12 +47,125 @@ from ._gaussian import (
     score_diagonal,
     whitening,
 )
-from ._validation import check_is_fitted, check_sample_weight
+from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
+from ._validation import check_is_fitted
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
 COVARIANCES = ("full", "diagonal", "spherical", "identity")
 ROW_BLOCK = 2048  # rows per BLAS product when scoring full covariances (fits in L2)
+MAX_ABS = 1e150  # the largest |x| fit and predict accept: beyond, squared deviations overflow
+# The largest |class mean| a model file may hold: twice any value of accepted data (room for
+# rounding and EM's imputations), as far as the scoring arithmetic is known not to overflow.
+MAX_MEAN = 2 * MAX_ABS
+STATS_RTOL = 1e-9  # relative tolerance of the checks of a model file's statistics
+
+FULL_FIELDS = (
+    Field("class_count_", (CLASSES,)),
+    Field("mean", (CLASSES, FEATURES), nonneg=False),
+    Field("scatter", (CLASSES, FEATURES, FEATURES), nonneg=False),
+)
+# third and fourth co-moments, kept only for Ledoit-Wolf shrinkage (LDA's shrinkage="auto")
+HIGHER_FIELDS = (
+    Field("third", (CLASSES, FEATURES, FEATURES), nonneg=False),
+    Field("fourth", (CLASSES, FEATURES, FEATURES), nonneg=False),
+)
+DIAGONAL_FIELDS = (
+    Field("class_count_", (CLASSES,)),
+    Field("observed_count", (CLASSES, FEATURES)),
+    Field("mean", (CLASSES, FEATURES), nonneg=False),
+    Field("m2", (CLASSES, FEATURES)),
+)
+
+
+# ---------------------------------------------------------------------------- parameters
+class _Full(NamedTuple):
+    """What full-covariance scoring reads: the whitening of each covariance for the block-wise
+    scorer of complete rows, and the precisions for rows with missing values."""
+
+    shift: np.ndarray  # (d,) the weighted mean of all data: rows are centred on it
+    W: np.ndarray  # (d, G d) whitening of each covariance, side by side
+    offset: np.ndarray  # (C, d) each class mean, centred and whitened
+    block: np.ndarray  # (C,) intp: the covariance of each class
+    const: np.ndarray  # (C,) log prior - (d log 2 pi + log det) / 2
+    means: np.ndarray  # (C, d) class means (the missing-value path)
+    precisions: np.ndarray  # (G, d, d)
+    logdets: np.ndarray  # (G,)
+    log_prior: np.ndarray  # (C,)
+
+
+class _LDAParams(NamedTuple):
+    priors: np.ndarray
+    log_prior: np.ndarray
+    means: np.ndarray  # diagonal kinds: a class's unobserved features at the overall mean
+    covariance: np.ndarray  # (d, d)
+    coef_all: np.ndarray  # (C, d) the linear form, one row per class
+    intercept_all: np.ndarray  # (C,)
+    coef: np.ndarray  # coef_: one row for two classes
+    intercept: np.ndarray
+    xbar: np.ndarray
+    scalings: np.ndarray
+    explained_variance_ratio: np.ndarray
+    n_components: int
+    full: _Full | None  # covariance="full"
+    diagonal: tuple | None  # diagonal_tables() of the other kinds
+
+
+class _QDAParams(NamedTuple):
+    priors: np.ndarray
+    log_prior: np.ndarray
+    means: np.ndarray
+    covariance: np.ndarray  # (C, d, d)
+    full: _Full
+
+
+# Derived arrays that are -inf where a class has prior 0 (and LDA's two-class intercept_, a
+# difference of two of them, +inf too); every other one must be finite.
+MAY_BE_MINUS_INF = {"log_prior", "intercept_all", "const", "bias"}
+MAY_BE_INF = {"intercept"}
+
+
+def _check_derived(params):
+    """Refuse parameters that overflowed (statistics beyond what float64 scoring can use), so
+    that no NaN is ever published; then make them read-only (fitted attributes show them)."""
+    if hasattr(params, "_fields"):
+        params = params._asdict()
+    else:  # diagonal_tables()
+        params = dict(zip(("A", "S", "C", "fill", "bias", "model"), params))
+    for name, value in params.items():
+        if isinstance(value, tuple):
+            _check_derived(value)
+        elif isinstance(value, np.ndarray):
+            if name in MAY_BE_INF:
+                bad = np.isnan(value).any()
+            elif name in MAY_BE_MINUS_INF:
+                bad = np.isnan(value).any() or np.isposinf(value).any()
+            else:
+                bad = not np.isfinite(value).all()
+            if bad:
+                raise ValueError(f"The model's {name} overflows float64: the statistics are "
+                                 "beyond what can be scored (rescale X).")
+            value.flags.writeable = False
+
+
+def _shift(class_count, mean):
+    """The weighted mean of all data: rows are centred on it before the products."""
+    w = class_count
+    return (w @ mean) / w.sum() if w.sum() > 0 else np.zeros(mean.shape[1])
+
+
+def _whitened(class_count, mean, covs, block, log_prior):
+    """Whitening of each covariance for the block-wise scorer and the missing-value path."""
+    n_features = covs.shape[1]
+    shift = _shift(class_count, mean)
+    W, precisions, logdets = whitening(covs)
+    offset = np.empty((len(block), n_features))
+    for c, g in enumerate(block):
+        offset[c] = (mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
+    with np.errstate(invalid="ignore"):
+        const = log_prior - 0.5 * (n_features * LOG_2PI + logdets[block])
+    block = np.ascontiguousarray(block, dtype=np.intp)
+    return _Full(shift, W, offset, block, const, readonly(mean), precisions, logdets, log_prior)
 
 
 def _check_finite(cov):
@@ -45,15 +174,67 @@ def _check_finite(cov):
                          "rescale X.")
 
 
+def _check_rank(cov):
+    """LDA's shared covariance must be finite and non-singular."""
+    _check_finite(cov)
+    if rank_deficient(np.linalg.eigvalsh(cov)):
+        raise ValueError(
+            "The shared covariance is singular (rank-deficient: more features than the data "
+            "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
+            "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
+        )
+
+
+def _full_stats(stats):
+    """The declared statistics as the tuple ``_gaussian``'s full-covariance functions take."""
+    return (stats["class_count_"], stats["mean"], stats["scatter"], stats.get("third"),
+            stats.get("fourth"))
+
+
+# ---------------------------------------------------------------------------- scoring
+def _score_full(full, X, kind, out):
+    """Complete rows: whitened by BLAS products in blocks of rows, then finished in C.
+
+    The finishing pass runs on one thread: alternating a threaded BLAS product and an OpenMP
+    region block after block puts both thread pools, spinning, on the same cores (measured
+    6-7x slower on two cores). The products take most of the time and use BLAS's threads."""
+    shift, W, offset, block, const = full.shift, full.W, full.offset, full.block, full.const
+    n_rows = min(ROW_BLOCK, X.shape[0])
+    centred = np.empty((n_rows, X.shape[1]))
+    Z = np.empty((n_rows, W.shape[1]))
+    failed = 0
+    for start in range(0, X.shape[0], ROW_BLOCK):
+        stop = min(start + ROW_BLOCK, X.shape[0])
+        m = stop - start
+        np.subtract(X[start:stop], shift, out=centred[:m])
+        np.matmul(centred[:m], W, out=Z[:m])
+        failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop], 1)
+    return failed
+
+
+def _score_missing(full, X, kind, out, n_threads):
+    """Rows with missing values: the Gaussian of their observed sub-vector (overwritten in out)."""
+    rows = np.flatnonzero(np.isnan(X).any(axis=1))
+    jll = full_jll_missing(X[rows], full.means, full.precisions, full.logdets, full.block,
+                           full.log_prior, n_threads)
+    failed = _jll.normalize_rows_inplace(jll, kind, 1)
+    out[rows] = jll
+    return failed
+
+
 class _BaseDiscriminant(BaseClassifier):
-    """Statistics, EM and scoring shared by LDA and QDA."""
+    """Statistics, EM and scoring shared by LDA and QDA (full covariances; LDA adds the diagonal
+    kinds)."""
 
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
-                            "max_abs": 1e150}  # beyond, the squared deviations overflow
+                            "max_abs": MAX_ABS}  # beyond, the squared deviations overflow
     _poor_score = False
 
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "_scoring")
+    means_ = parameter("means", "ndarray of shape (n_classes, n_features): class means.")
+    priors_ = parameter("priors", "ndarray of shape (n_classes,): class priors.")
+    covariance_ = parameter("covariance", "ndarray: the covariance(s) the classes use.")
+    n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
+                               "int: EM iterations of the last batch with missing values.")
 
     def _fits_partitions_alone(self):
         return False  # a partition may hold a single class, which has no within-class scatter
@@ -61,161 +242,137 @@ class _BaseDiscriminant(BaseClassifier):
     def _more_input_tags(self):
         return {"sparse": False, "allow_nan": True}
 
-    def _is_full(self):
-        return True
-
-    def _reset(self, classes, X):
-        n_classes, n_features = len(classes), X.shape[1]
-        self.classes_ = classes
-        self.class_count_ = np.zeros(n_classes)
-        self.n_iter_ = 1
-        self._dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
-        self._mean = np.zeros((n_classes, n_features))
-        if self._is_full():
-            shape = (n_classes, n_features, n_features)
-            self._scatter = np.zeros(shape)
-            # third and fourth co-moments, kept only for Ledoit-Wolf shrinkage
-            self._third = self._fourth = np.zeros(shape) if self._wants_higher() else None
-        else:
-            self.observed_count_ = np.zeros((n_classes, n_features))
-            self._m2 = np.zeros((n_classes, n_features))
-
-    def _wants_higher(self):
-        return False
-
-    def _full_stats(self):
-        return self.class_count_, self._mean, self._scatter, self._third, self._fourth
-
-    def _check_classes(self, n_classes):
+    # ----------------------------------------------------------------- hyperparameters
+    @staticmethod
+    def _check_classes(n_classes):
         if n_classes < 2:
             raise ValueError(f"The number of classes has to be greater than one; got "
                              f"{n_classes} class.")
 
-    def _check_iteration_params(self):
+    def _iteration_params(self, fitted):
+        """max_iter and tol, validated, and ``n_iter``: the EM iterations of the last batch with
+        missing values. ``n_iter`` is the one entry ``_add`` writes (the hyperparameters of a
+        snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
+        and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
         if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
             raise ValueError(f"tol must be a non-negative number, got {self.tol!r}.")
+        last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
+        return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
 
-    def _accumulate(self, X, y_idx, has_nan, sample_weight, *checked):
-        n_classes = len(self.classes_)
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return FULL_FIELDS + (HIGHER_FIELDS if hyper["higher"] else ())
+
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+        n_classes = len(stats["class_count_"])
         n_threads = self._n_threads_for(X.size)
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
-        if not self._is_full():
+        if "scatter" not in stats:  # LDA's diagonal kinds: each feature's observed values
             batch = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
-            self.observed_count_, self._mean, self._m2 = combine_moments(
-                self.observed_count_, self._mean, self._m2, *batch)
+            observed, mean, m2 = combine_moments(stats["observed_count"], stats["mean"],
+                                                 stats["m2"], *batch)
+            added = {"observed_count": observed, "mean": mean, "m2": m2}
         else:
-            base = self._full_stats() if self.class_count_.any() else None
-            higher = self._third is not None
+            base = _full_stats(stats) if stats["class_count_"].any() else None
+            higher = hyper["higher"]
             if has_nan:
-                batch, self.n_iter_ = em_full(
+                batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
                     X, y_idx, sample_weight, n_classes,
-                    lambda stats: self._covariances(stats, checked[-1]), base, self.max_iter,
-                    self.tol, n_threads, higher)
+                    lambda moments: self._covariances(moments, hyper), base, hyper["max_iter"],
+                    hyper["tol"], n_threads, higher)
             else:
                 batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
                                      higher=higher)
-            stats = batch if base is None else combine_full(base, batch)
-            _, self._mean, self._scatter, self._third, self._fourth = stats
-        self.class_count_ = self.class_count_ + class_count
-        self._derive(*checked)
+            _, mean, scatter, third, fourth = batch if base is None else combine_full(base, batch)
+            added = {"mean": mean, "scatter": scatter}
+            if higher:
+                added.update(third=third, fourth=fourth)
+        return {"class_count_": stats["class_count_"] + class_count, **added}
 
-    def _merge(self, other, classes, mine, theirs):
-        n = len(classes)
-        if self._is_full():
-            stats = [tuple(None if v is None else spread(v, rows, n) for v in m._full_stats())
-                     for m, rows in ((self, mine), (other, theirs))]
-            _, self._mean, self._scatter, self._third, self._fourth = combine_full(*stats)
+    def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
+        if ("scatter" in a) != ("scatter" in b):
+            raise ValueError("Cannot merge models fitted with a full and a diagonal covariance.")
+        count = spread(a["class_count_"], rows_a, n_classes) + spread(b["class_count_"], rows_b,
+                                                                      n_classes)
+        if "scatter" not in a:
+            observed, mean, m2 = combine_moments(
+                *(spread(a[name], rows_a, n_classes) for name in ("observed_count", "mean", "m2")),
+                *(spread(b[name], rows_b, n_classes) for name in ("observed_count", "mean", "m2")))
+            return {"class_count_": count, "observed_count": observed, "mean": mean, "m2": m2}
+        # the higher moments are kept only if both models have them (combine_full)
+        parts = [tuple(None if value is None else spread(value, rows, n_classes)
+                       for value in _full_stats(stats))
+                 for stats, rows in ((a, rows_a), (b, rows_b))]
+        _, mean, scatter, third, fourth = combine_full(*parts)
+        merged = {"class_count_": count, "mean": mean, "scatter": scatter}
+        if third is not None:
+            merged.update(third=third, fourth=fourth)
+        return merged
+
+    def _agree(self, stats, hyper):
+        """Statistics from outside (a model file, a pickle, a merge) must be ones that fitting
+        can produce: some sample weight, class means within reach of the data, symmetric scatter
+        matrices with a non-negative diagonal, each feature observed at most as often as its
+        class, and nothing but zeros where there is no weight (a class announced to partial_fit
+        but not seen yet, or seen with weight 0 only)."""
+        count, mean = stats["class_count_"], stats["mean"]
+        if not count.sum() > 0:
+            raise ValueError("the statistics hold no sample weight")
+        if np.abs(mean).max() > MAX_MEAN:
+            raise ValueError(f"a class mean lies beyond {MAX_MEAN:g} in magnitude")
+        if "scatter" in stats:
+            scatter = stats["scatter"]
+            with np.errstate(over="ignore", invalid="ignore"):
+                asymmetry = np.abs(scatter - scatter.transpose(0, 2, 1)).max(axis=(1, 2))
+            if not (asymmetry <= STATS_RTOL * np.abs(scatter).max(axis=(1, 2))).all():
+                raise ValueError("the scatter matrices must be symmetric")
+            if (np.diagonal(scatter, axis1=1, axis2=2) < 0).any():
+                raise ValueError("the scatter matrices must have a non-negative diagonal")
+            empty, names = count == 0, ("mean", "scatter", "third", "fourth")
         else:
-            self.observed_count_, self._mean, self._m2 = combine_moments(
-                *(spread(getattr(self, a), mine, n) for a in ("observed_count_", "_mean", "_m2")),
-                *(spread(getattr(other, a), theirs, n)
-                  for a in ("observed_count_", "_mean", "_m2")))
+            observed = stats["observed_count"]
+            if (observed > count[:, None] * (1 + STATS_RTOL)).any():
+                raise ValueError("observed_count exceeds the class weight")
+            empty, names = observed == 0, ("mean", "m2")
+        if any(stats[name][empty].any() for name in names if name in stats):
+            raise ValueError("a class (or feature) of no sample weight must have zero statistics")
 
-    def _state_shapes(self, n_classes, n_features):
-        if getattr(self, "_fitted_covariance", "full") not in COVARIANCES:
-            raise ValueError("unknown covariance kind")
-        shapes = [("class_count_", (n_classes,)), ("_mean", (n_classes, n_features))]
-        if self._is_full():
-            full = (n_classes, n_features, n_features)
-            shapes.append(("_scatter", full))
-            if self._third is not None or self._fourth is not None:
-                shapes += [("_third", full), ("_fourth", full)]
-        else:
-            shapes += [("observed_count_", (n_classes, n_features)),
-                       ("_m2", (n_classes, n_features))]
-        return shapes
-
-    def _sample_X(self, y_idx, rng):
-        """Multivariate normal draws: mean_c + L_c z with covariance_c = L_c L_c^T."""
-        covs = self.covariance_ if self.covariance_.ndim == 3 else self.covariance_[None]
-        X = np.empty((len(y_idx), self.n_features_in_))
-        for g, cov in enumerate(covs):
-            rows = np.arange(len(y_idx)) if len(covs) == 1 else np.flatnonzero(y_idx == g)
-            z = rng.standard_normal((len(rows), cov.shape[0]))
-            X[rows] = self.means_[y_idx[rows]] + z @ np.linalg.cholesky(cov).T
-        return X
-
-    def _priors(self, priors):
-        if priors is not None:
-            return priors
-        return self.class_count_ / self.class_count_.sum()
-
-    # ---------------------------------------------------------------- scoring
-    def _publish_full(self, covs, block, log_prior):
-        """Whitening of each covariance for the block-wise scorer and the missing-value path."""
-        n_features = covs.shape[1]
-        shift = self._shift()
-        W, precisions, logdets = whitening(covs)
-        offset = np.empty((len(block), n_features))
-        for c, g in enumerate(block):
-            offset[c] = (self._mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
-        with np.errstate(invalid="ignore"):
-            const = log_prior - 0.5 * (n_features * LOG_2PI + logdets[block])
-        block = np.ascontiguousarray(block, dtype=np.intp)
-        return ("full", (shift, W, offset, block, const), (precisions, logdets, block, log_prior))
-
-    def _shift(self):
-        """The weighted mean of all data: rows are centred on it before the products."""
-        w = self.class_count_
-        return (w @ self._mean) / w.sum() if w.sum() > 0 else np.zeros(self._mean.shape[1])
-
-    def _score(self, X, kind, out, has_nan):
-        scoring = self._scoring
-        n_threads = self._n_threads_for(X.size * len(self.classes_))
-        if scoring[0] == "diagonal":
-            score_diagonal(scoring[1], X, kind, out, n_threads)
-            failed = 0
-        else:
-            failed = self._score_full(X, kind, out)
-            if has_nan:
-                rows = np.flatnonzero(np.isnan(X).any(axis=1))
-                jll = full_jll_missing(X[rows], self._mean, *scoring[2], n_threads)
-                failed += _jll.normalize_rows_inplace(jll, kind, 1)
-                out[rows] = jll
+    # ----------------------------------------------------------------- scoring and sampling
+    def _score(self, params, X, kind, out, has_nan):
+        """The quadratic form of each class (complete rows), the observed sub-vector's Gaussian
+        for rows with missing values."""
+        full = params.full
+        failed = _score_full(full, X, kind, out)
+        if has_nan:
+            failed += _score_missing(full, X, kind, out,
+                                     self._n_threads_for(X.size * len(full.log_prior)))
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
-    def _score_full(self, X, kind, out):
-        """Complete rows: whitened by BLAS products in blocks of rows, then finished in C.
+    def _class_prior(self, fitted):
+        """priors_, as fit computed them (what sample draws classes from)."""
+        return np.asarray(self._params_of(fitted).priors, dtype=np.float64)
 
-        The finishing pass runs on one thread: alternating a threaded BLAS product and an OpenMP
-        region block after block puts both thread pools, spinning, on the same cores (measured
-        6-7x slower on two cores). The products take most of the time and use BLAS's threads."""
-        shift, W, offset, block, const = self._scoring[1]
-        n_rows = min(ROW_BLOCK, X.shape[0])
-        centred = np.empty((n_rows, X.shape[1]))
-        Z = np.empty((n_rows, W.shape[1]))
-        failed = 0
-        for start in range(0, X.shape[0], ROW_BLOCK):
-            stop = min(start + ROW_BLOCK, X.shape[0])
-            m = stop - start
-            np.subtract(X[start:stop], shift, out=centred[:m])
-            np.matmul(centred[:m], W, out=Z[:m])
-            failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop],
-                                            1)
-        return failed
+    def _sample_X(self, fitted, y_idx, rng):
+        """Multivariate normal draws: mean_c + L_c z with covariance_c = L_c L_c^T."""
+        params = self._params_of(fitted)
+        covs = params.covariance if params.covariance.ndim == 3 else params.covariance[None]
+        X = np.empty((len(y_idx), fitted.n_features))
+        for g, cov in enumerate(covs):
+            rows = np.arange(len(y_idx)) if len(covs) == 1 else np.flatnonzero(y_idx == g)
+            z = rng.standard_normal((len(rows), cov.shape[0]))
+            X[rows] = params.means[y_idx[rows]] + z @ np.linalg.cholesky(cov).T
+        return X
+
+    def _snapshot(self, X):
+        """(validated X, has_nan, the snapshot, its parameters): one read of the model."""
+        fitted = self.__dict__.get("_fitted")
+        if fitted is None:
+            check_is_fitted(self)
+        X, has_nan = self._validate_X(X, fitted)
+        return X, has_nan, fitted, self._params_of(fitted)
 
 
 class LinearDiscriminantAnalysis(_BaseDiscriminant):
@@ -273,6 +430,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         Share of the between-class variance along each kept direction.
     n_iter_ : int
         EM iterations of the last batch with missing values (1: closed form, none missing).
+        Model files and pickles do not keep it (1 after loading).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -321,28 +479,40 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
         return tags
 
-    def _is_full(self):
-        return getattr(self, "_fitted_covariance", self.covariance) == "full"
+    coef_ = parameter("coef", "ndarray: weights of the linear decision function.")
+    intercept_ = parameter("intercept", "ndarray: intercepts of the linear decision function.")
+    scalings_ = parameter("scalings", "ndarray of shape (n_features, rank): discriminant "
+                          "directions, most discriminative first.")
+    xbar_ = parameter("xbar", "ndarray of shape (n_features,): overall mean.")
+    explained_variance_ratio_ = parameter(
+        "explained_variance_ratio", "ndarray of shape (n_components,): share of the "
+        "between-class variance along each kept direction.")
 
-    def _reset(self, classes, X):
-        self._fitted_covariance = self.covariance
-        super()._reset(classes, X)
-
-    def _check_batch(self, X, n_classes, sample_weight):
-        if self.covariance not in COVARIANCES:
-            raise ValueError(f"covariance must be one of {COVARIANCES}, got {self.covariance!r}.")
-        if (self.__sklearn_is_fitted__() and hasattr(self, "_fitted_covariance")
-                and self.covariance != self._fitted_covariance):
-            raise ValueError(f"covariance was changed from {self._fitted_covariance!r} to "
-                             f"{self.covariance!r} after fitting; call fit to start again.")
+    # ----------------------------------------------------------------- hyperparameters
+    def _check_params(self, n_classes, X, fitted):
+        """The covariance kind is fixed by the first fit (it decides the statistics), and "auto"
+        shrinkage needs the higher moments, which are kept from a first fit with "auto" on (as
+        long as the statistics have them: a merge with a model without them drops them)."""
+        kind = self.covariance
+        if kind not in COVARIANCES:
+            raise ValueError(f"covariance must be one of {COVARIANCES}, got {kind!r}.")
+        fitted_kind = None if fitted is None or fitted.hyper is None else \
+            fitted.hyper["covariance"]
+        if fitted_kind is not None and kind != fitted_kind:
+            raise ValueError(f"covariance was changed from {fitted_kind!r} to {kind!r} after "
+                             "fitting; call fit to start again.")
+        if fitted is None:
+            higher = kind == "full" and self.shrinkage == "auto"
+        else:
+            higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
         shrinkage = self.shrinkage
         if isinstance(shrinkage, str):
             if shrinkage != "auto":
                 raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
                                  f"{shrinkage!r}.")
-            if self.covariance != "full":
+            if kind != "full":
                 raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
-            if self.__sklearn_is_fitted__() and getattr(self, "_third", None) is None:
+            if not higher:
                 raise ValueError("shrinkage='auto' needs statistics that this model did not "
                                  "keep (it was fitted without 'auto'); call fit to start again.")
         elif shrinkage is not None and (isinstance(shrinkage, bool)
@@ -351,20 +521,25 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
                              f"{shrinkage!r}.")
         self._check_classes(n_classes)
+        n_features = fitted.n_features if X is None else X.shape[1]
         n_components = self.n_components
         if n_components is not None and (not isinstance(n_components, numbers.Integral)
                                          or not 1 <= n_components <= min(n_classes - 1,
-                                                                         X.shape[1])):
+                                                                         n_features)):
             raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)"
-                             f" = {min(n_classes - 1, X.shape[1])}; got {n_components!r}.")
-        self._check_iteration_params()
+                             f" = {min(n_classes - 1, n_features)}; got {n_components!r}.")
+        iteration = self._iteration_params(fitted)
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        return check_sample_weight(sample_weight, X.shape[0]), priors
+        return {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
+                "n_components": n_components, **iteration}
 
-    def _wants_higher(self):
-        return self.shrinkage == "auto"
+    # ----------------------------------------------------------------- statistics
+    def _fields(self, hyper):
+        return super()._fields(hyper) if hyper["covariance"] == "full" else DIAGONAL_FIELDS
 
-    def _covariances(self, stats, priors):
+    # ----------------------------------------------------------------- parameters
+    @staticmethod
+    def _covariances(stats, hyper, classes=None):
         """The shared covariance (1, d, d) of statistics, shrunk; every class uses it.
 
         Pooled by class weight (maximum likelihood). With "auto", each class's covariance is
@@ -372,88 +547,94 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         """
         weight, _, scatter, _, fourth = stats
         total = weight.sum()
-        if self.shrinkage == "auto" and fourth is not None:  # (EM's start has no moments)
+        s = hyper["shrinkage"]
+        if s == "auto" and fourth is not None:  # (EM's start has no moments)
             cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
                       for c, w in enumerate(weight) if w > 0)
         else:
             cov = scatter.sum(axis=0) / total
-            s = self.shrinkage
             if s is not None and s != "auto":
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        self._check_rank(cov)
+        _check_rank(cov)
         return cov[None], np.zeros(len(weight), dtype=np.intp)
 
-    @staticmethod
-    def _check_rank(cov):
-        _check_finite(cov)
-        if rank_deficient(np.linalg.eigvalsh(cov)):
-            raise ValueError(
-                "The shared covariance is singular (rank-deficient: more features than the data "
-                "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
-                "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
-            )
-
-    def _derive(self, priors):
-        n_classes, n_features = self._mean.shape
-        self.priors_ = self._priors(priors)
+    def _derive(self, fitted):
+        stats, hyper = fitted.stats, fitted.hyper
+        n_classes, n_features = stats["mean"].shape
+        priors = class_prior(stats["class_count_"], hyper["priors"])
         with np.errstate(divide="ignore"):
-            log_prior = np.log(self.priors_)
-        kind = self._fitted_covariance
+            log_prior = np.log(priors)
+        kind = hyper["covariance"]
         if kind == "full":
-            cov = self._covariances(self._full_stats(), priors)[0][0]
-            means = self._mean
+            cov = self._covariances(_full_stats(stats), hyper)[0][0]
+            means = readonly(stats["mean"])
         else:
-            n = self.observed_count_
-            pooled = self._m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
+            n, mean, m2 = stats["observed_count"], stats["mean"], stats["m2"]
+            pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
             if kind == "spherical":
-                pooled = np.full(n_features, self._m2.sum() / max(n.sum(), np.finfo(float).tiny))
+                pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
             elif kind == "identity":
                 pooled = np.ones(n_features)
-            elif self.shrinkage is not None:
-                pooled = (1 - self.shrinkage) * pooled + self.shrinkage * pooled.mean()
+            elif hyper["shrinkage"] is not None:
+                pooled = (1 - hyper["shrinkage"]) * pooled + hyper["shrinkage"] * pooled.mean()
             cov = np.diag(pooled)
-            self._check_rank(cov)
-            overall = (n * self._mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
-            means = np.where(n > 0, self._mean, overall)
-        self.covariance_ = cov
-        self.means_ = means
-        self.xbar_ = self.priors_ @ means
+            _check_rank(cov)
+            overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
+            means = np.where(n > 0, mean, overall)
+        xbar = priors @ means
         coef = linalg.solve(cov, means.T, assume_a="pos").T
         intercept = -0.5 * np.einsum("ij,ij->i", means, coef) + log_prior
-        self._coef_all, self._intercept_all = coef, intercept
         if n_classes == 2:
-            self.coef_ = (coef[1] - coef[0])[None, :]
-            self.intercept_ = np.array([intercept[1] - intercept[0]])
+            coef_ = (coef[1] - coef[0])[None, :]
+            intercept_ = np.array([intercept[1] - intercept[0]])
         else:
-            self.coef_, self.intercept_ = coef, intercept
-        between = (means - self.xbar_).T @ ((means - self.xbar_) * self.priors_[:, None])
+            coef_, intercept_ = coef, intercept
+        between = (means - xbar).T @ ((means - xbar) * priors[:, None])
         evals, evecs = linalg.eigh(between, cov)
         order = np.argsort(evals)[::-1]
-        rank = min(n_classes - 1, n_features)
-        self.scalings_ = evecs[:, order]
+        n_components = hyper["n_components"] or min(n_classes - 1, n_features)
         ratio = evals[order] / evals.sum() if evals.sum() > 0 else np.zeros(len(evals))
-        self.explained_variance_ratio_ = ratio[:self.n_components or rank]
+        full = diagonal = None
         if kind == "full":
-            self._scoring = self._publish_full(cov[None], np.zeros(n_classes, np.intp), log_prior)
+            full = _whitened(stats["class_count_"], stats["mean"], cov[None],
+                             np.zeros(n_classes, np.intp), log_prior)
         else:
             var = np.broadcast_to(pooled, (n_classes, n_features))
-            self._scoring = ("diagonal", diagonal_tables(
-                DIAG_GAUSSIAN, means, -0.5 / var, -0.5 * (LOG_2PI + np.log(var)), log_prior))
+            diagonal = diagonal_tables(DIAG_GAUSSIAN, means, -0.5 / var,
+                                       -0.5 * (LOG_2PI + np.log(var)), log_prior)
+        params = _LDAParams(priors, log_prior, means, cov, coef, intercept, coef_, intercept_,
+                            xbar, evecs[:, order], ratio[:n_components], n_components, full,
+                            diagonal)
+        _check_derived(params)
+        return params
 
-    def _score(self, X, kind, out, has_nan):
-        if kind == OUT_JLL or self._scoring[0] != "full":
-            return super()._score(X, kind, out, has_nan)
+    # ----------------------------------------------------------------- scoring
+    def _score(self, params, X, kind, out, has_nan):
+        """The diagonal kernel; for "full", the quadratic form for the joint log-likelihood and
+        the equivalent linear one for posteriors."""
+        if params.full is None:
+            score_diagonal(params.diagonal, X, kind, out,
+                           self._n_threads_for(X.size * len(params.log_prior)))
+            return
+        if kind == OUT_JLL:
+            return super()._score(params, X, kind, out, has_nan)
         # posteriors of the full model: the linear form (the quadratic term is common)
-        jll = X @ self._coef_all.T
-        jll += self._intercept_all
+        with np.errstate(over="ignore", invalid="ignore"):
+            jll = X @ params.coef_all.T
+            jll += params.intercept_all
+        # a complete row whose linear form overflowed (extreme models) takes the quadratic one
+        overflowed = ~np.isfinite(jll.max(axis=1))
+        if has_nan:
+            overflowed &= ~np.isnan(X).any(axis=1)
         failed = _jll.normalize_rows_inplace(jll, kind, self._n_threads_for(jll.size))
         out[...] = jll
-        if has_nan:
-            rows = np.flatnonzero(np.isnan(X).any(axis=1))
-            part = full_jll_missing(X[rows], self._mean, *self._scoring[2],
-                                    self._n_threads_for(X.size))
-            failed += _jll.normalize_rows_inplace(part, kind, 1)
+        if overflowed.any():
+            rows = np.flatnonzero(overflowed)
+            part = np.empty((len(rows), out.shape[1]), dtype=out.dtype)
+            failed += _score_full(params.full, X[rows], kind, part)
             out[rows] = part
+        if has_nan:
+            failed += _score_missing(params.full, X, kind, out, self._n_threads_for(X.size))
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
@@ -472,13 +653,20 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             For two classes the log-odds of the second class; otherwise per-class scores
             ``X @ coef_.T + intercept_``.
         """
-        check_is_fitted(self)
-        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
+        X, has_nan, fitted, params = self._snapshot(X)
+        two = len(fitted.classes) == 2
         if has_nan:
-            log_proba = self.predict_log_proba(X)
-            return log_proba[:, 1] - log_proba[:, 0] if len(self.classes_) == 2 else log_proba
-        scores = X @ self.coef_.T + self.intercept_
-        return scores.ravel() if len(self.classes_) == 2 else scores
+            log_proba = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
+            self._score(params, X, OUT_LOG_PROBA, log_proba, has_nan)
+            return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = X @ params.coef.T + params.intercept
+        overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
+        if len(overflowed):  # the linear form overflowed (extreme models): the log-posteriors
+            log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
+            self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
+            scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
+        return scores.ravel() if two else scores
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
@@ -494,13 +682,11 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         X_new : ndarray of shape (n_samples, n_components)
             ``(X - xbar_) @ scalings_[:, :n_components]``.
         """
-        check_is_fitted(self)
-        X, has_nan = self._validate_X(X, reset=False, dtype=self._dtype)
-        n_components = self.n_components or min(len(self.classes_) - 1, self.n_features_in_)
-        centred = X - self.xbar_
+        X, has_nan, _, params = self._snapshot(X)
+        centred = X - params.xbar
         if has_nan:
             centred[np.isnan(centred)] = 0.0
-        return centred @ self.scalings_[:, :n_components]
+        return centred @ params.scalings[:, :params.n_components]
 
     def fit_transform(self, X: MatrixLike, y: ArrayLike, **fit_params) -> NDArray[np.floating]:
         """Fit, then transform X.
@@ -556,6 +742,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         Per-class maximum-likelihood covariances, regularised by ``reg_param``.
     n_iter_ : int
         EM iterations of the last batch with missing values (1: closed form, none missing).
+        Model files and pickles do not keep it (1 after loading).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -585,7 +772,6 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     array([0, 1])
     """
 
-
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
                  max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
         self.priors = priors
@@ -594,21 +780,24 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         self.tol = tol
         self.n_threads = n_threads
 
-    def _check_batch(self, X, n_classes, sample_weight):
+    def _check_params(self, n_classes, X, fitted):
         r = self.reg_param
         if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r <= 1:
             raise ValueError(f"reg_param must be a number in [0, 1], got {r!r}.")
-        self._check_iteration_params()
+        iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)
         priors = None if self.priors is None else check_priors(self.priors, n_classes)
-        return check_sample_weight(sample_weight, X.shape[0]), priors
+        return {"priors": priors, "reg_param": r, "higher": False, **iteration}
 
-    def _covariances(self, stats, priors):
-        """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param."""
+    @staticmethod
+    def _covariances(stats, hyper, classes=None):
+        """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param.
+        ``classes`` names the classes in errors (EM, which knows only their indices, omits it).
+        """
         weight, _, scatter, _, _ = stats
         n_classes, n_features = scatter.shape[:2]
         covs = np.empty_like(scatter)
-        r = self.reg_param
+        r = hyper["reg_param"]
         for c in range(n_classes):
             if not weight[c] > 0:  # announced in partial_fit's classes, no data yet: prior 0
                 covs[c] = np.eye(n_features)
@@ -618,18 +807,22 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
             _check_finite(covs[c])
             if rank_deficient(np.linalg.eigvalsh(covs[c])):
+                name = f"class {classes[c]!r}" if classes is not None else f"class number {c}"
                 raise ValueError(
-                    f"The covariance of class {self.classes_[c]!r} is singular (rank-deficient: "
+                    f"The covariance of {name} is singular (rank-deficient: "
                     f"{weight[c]:g} samples for {n_features} features, or collinear features); "
                     "its density is undefined. Set reg_param > 0 (for example 0.01)."
                 )
         return covs, np.arange(n_classes, dtype=np.intp)
 
-    def _derive(self, priors):
-        self.priors_ = self._priors(priors)
+    def _derive(self, fitted):
+        stats, hyper = fitted.stats, fitted.hyper
+        priors = class_prior(stats["class_count_"], hyper["priors"])
         with np.errstate(divide="ignore"):
-            log_prior = np.log(self.priors_)
-        covs, block = self._covariances(self._full_stats(), priors)
-        self.covariance_ = covs
-        self.means_ = self._mean
-        self._scoring = self._publish_full(covs, block, log_prior)
+            log_prior = np.log(priors)
+        covs, block = self._covariances(_full_stats(stats), hyper, fitted.classes)
+        params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
+                            _whitened(stats["class_count_"], stats["mean"], covs, block,
+                                      log_prior))
+        _check_derived(params)
+        return params

@@ -247,13 +247,21 @@ def test_lda_auto_shrinkage_needs_its_statistics():
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((20, 3)), np.arange(20) % 2
     est = LDA().fit(X, y)
-    est.set_params(shrinkage="auto")
+    before = est.predict_proba(X)
+    est.set_params(shrinkage="auto")  # the statistics cannot serve it: the model keeps its
+    assert_array_equal(est.predict_proba(X), before)  # parameters, and partial_fit says why
     with pytest.raises(ValueError, match="call fit"):
         est.partial_fit(X, y)
     with pytest.raises(ValueError, match="needs covariance='full'"):
         LDA("diagonal", shrinkage="auto").fit(X, y)
     auto = LDA(shrinkage="auto").fit(X, y)
-    assert auto._third is not None and auto._fourth is not None
+    assert {"third", "fourth"} <= auto._fitted.stats.keys()
+    # kept through another shrinkage, so that "auto" can come back without a refit
+    auto.set_params(shrinkage=0.2).partial_fit(X, y)
+    assert {"third", "fourth"} <= auto._fitted.stats.keys()
+    again = LDA(shrinkage="auto").fit(np.vstack([X, X]), np.concatenate([y, y]))
+    assert_allclose(auto.set_params(shrinkage="auto").covariance_, again.covariance_,
+                    rtol=1e-9)
 
 
 def em_problem(n, shared, seed=7):
@@ -504,3 +512,109 @@ def test_lda_auto_shrinkage_with_missing_values():
     complete = LDA(shrinkage="auto").fit(X, y)
     assert rel_fro(est.covariance_, complete.covariance_) < 0.1
     assert_jll_matches_oracle(est, Xh[:50])
+
+
+# ---------------------------------------------------------------------------------------
+# both: the fitted state (statistics in model._fitted, parameters derived from them)
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_fitted_attributes_are_read_only(Model, shared3):
+    X, y, _, _ = shared3
+    est = Model().fit(X, y)
+    for name in ("means_", "covariance_", "priors_", "class_count_"):
+        with pytest.raises(AttributeError, match="fitted attribute"):
+            setattr(est, name, getattr(est, name) * 2)
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(est, name)[0] = 0.0
+    with pytest.raises(AttributeError, match="after fit"):
+        Model().means_
+
+
+def test_lda_covariance_kind_is_kept_until_refit(shared3):
+    X, y, _, _ = shared3
+    est = LDA().fit(X, y)
+    full = est.covariance_
+    est.set_params(covariance="diagonal")  # the statistics cannot serve it: kept until a fit
+    assert_array_equal(est.covariance_, full)
+    with pytest.raises(ValueError, match="covariance was changed from 'full' to 'diagonal'"):
+        est.partial_fit(X, y)
+    assert_allclose(est.fit(X, y).covariance_, np.diag(np.diag(full)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_n_iter_follows_the_last_batch_with_missing_values(Model, tmp_path):
+    X, Xh, y = em_problem(600, shared=Model is LDA)
+    est = Model(max_iter=3).partial_fit(X, y, classes=[0, 1, 2])
+    assert est.n_iter_ == 1
+    with pytest.warns(fastgen.ConvergenceWarning):
+        est.partial_fit(Xh, y)
+    assert est.n_iter_ == 3
+    est.partial_fit(X, y)  # complete: no EM
+    assert est.n_iter_ == 3
+    est.save(tmp_path / "model")
+    assert fastgen.load(tmp_path / "model").n_iter_ == 1  # not kept by model files
+
+
+FORGERIES = {
+    "no weight": lambda s: s["class_count_"].fill(0.0),
+    "weight without data": lambda s: s["class_count_"].__setitem__(0, 0.0),
+    "asymmetric scatter": lambda s: s["scatter"].__setitem__((0, 0, 1), 1e3),
+    "negative variance": lambda s: s["scatter"].__setitem__((1, 2, 2), -1.0),
+    "not positive definite": lambda s: s["scatter"].__setitem__(slice(None), -np.eye(4)),
+    "mean beyond the data": lambda s: s["mean"].__setitem__((0, 0), 1e200),
+    "NaN": lambda s: s["mean"].__setitem__((0, 0), np.nan),
+    "missing statistic": lambda s: s.pop("scatter"),
+    "unknown statistic": lambda s: s.__setitem__("m2", s["mean"]),
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_forged_model_files_are_refused(Model, forgery, shared3, tmp_path):
+    """A model file whose checksum is valid but whose statistics no fit can produce is a
+    ValueError at load, never a model scoring NaN."""
+    from fastgen._persist import write_model
+
+    X, y, _, _ = shared3
+    est = Model().fit(X, y)
+    exported = est._export(est._fitted)
+    stats = {name: value.copy() for name, value in exported["statistics"].items()}
+    FORGERIES[forgery](stats)
+    write_model(tmp_path / "forged", type(est).__name__, est.get_params(),
+                dict(exported, statistics=stats))
+    with pytest.raises(ValueError, match="not a valid fastgen model file"):
+        fastgen.load(tmp_path / "forged")
+
+
+@pytest.mark.parametrize("kind", ["diagonal", "spherical"])
+def test_lda_forged_diagonal_statistics_are_refused(kind, shared3, tmp_path):
+    from fastgen._persist import write_model
+
+    X, y, _, _ = shared3
+    est = LDA(kind).fit(X, y)
+    exported = est._export(est._fitted)
+    for name, index, value in (("observed_count", (0, 0), 1e6), ("observed_count", (0, 1), 0.0),
+                               ("m2", (1, 1), -1.0)):
+        stats = {k: v.copy() for k, v in exported["statistics"].items()}
+        stats[name][index] = value
+        write_model(tmp_path / "forged", "LinearDiscriminantAnalysis", est.get_params(),
+                    dict(exported, statistics=stats))
+        with pytest.raises(ValueError, match="not a valid fastgen model file"):
+            fastgen.load(tmp_path / "forged")
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+def test_far_rows_with_missing_values_are_never_nan(Model):
+    """Rows with missing values far from narrow classes: the Mahalanobis distance of the
+    observed part overflows in its intermediate products, not in its value; posteriors are
+    normalised, never NaN."""
+    rng = np.random.default_rng(0)
+    y = np.arange(90) % 3
+    mix = np.array([[1, 0.9, 0], [0, 0.5, 0], [0, 0, 1]])
+    X = rng.normal(size=(90, 3)) @ mix * 1e-6 + y[:, None]
+    est = Model().fit(X, y)
+    Xq = np.array([[1e150, np.nan, 0.3], [1e150, -1e150, np.nan], [np.nan, 1e150, -1e150],
+                   [1e-3, np.nan, 1e140]])
+    assert_normalised(est, Xq)
+    assert not np.isnan(est.predict_joint_log_proba(Xq)).any()
