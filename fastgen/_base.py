@@ -596,6 +596,8 @@ class BaseClassifier(BaseEstimator):
         stats = validate(self._fields(hyper), self._plain_stats(fitted),
                          self._dims(len(fitted.classes), fitted.n_features),
                          lambda done: self._more_dims(done, hyper))
+        if not stats["class_count_"].sum() > 0:  # every model declares it
+            raise ValueError("the statistics hold no sample weight")
         self._agree(stats, hyper)
         fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
         fitted.params = self._derive(fitted)
@@ -635,7 +637,14 @@ class BaseClassifier(BaseEstimator):
                       if name != "n_threads" and not _same_param(value, other.get_params()[name])]
             if differ:
                 raise ValueError(f"Cannot merge models with different parameters: {differ}.")
-            classes = np.unique(np.concatenate([a.classes, b.classes]))
+            if (a.classes.dtype.kind in "biuf") != (b.classes.dtype.kind in "biuf"):
+                raise ValueError(f"Cannot merge models whose labels are of different kinds: "
+                                 f"{a.classes.dtype} and {b.classes.dtype}.")
+            try:
+                classes = np.unique(np.concatenate([a.classes, b.classes]))
+            except TypeError:  # object labels that do not compare with each other
+                raise ValueError("Cannot merge models whose labels cannot be ordered "
+                                 "together.") from None
             rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
             stats = self._combine(self._plain_stats(a), rows_a, self._plain_stats(b), rows_b,
                                   len(classes), a.hyper)

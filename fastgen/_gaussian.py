@@ -119,7 +119,13 @@ def _shift(weight, mean, scatter, third, fourth, new_mean):
 
 
 def combine_full(a, b):
-    """Combine two tuples of per-class full statistics (see ``full_moments``)."""
+    """Combine two tuples of per-class full statistics (see ``full_moments``). Statistics beyond
+    float64 (a model file's) overflow to inf or NaN quietly here: the derivation refuses them."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _combine_full(a, b)
+
+
+def _combine_full(a, b):
     weight = a[0] + b[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(weight > 0, b[0] / np.where(weight > 0, weight, 1.0), 0.0)
@@ -135,7 +141,13 @@ def combine_full(a, b):
 
 def ledoit_wolf(weight, scatter, fourth):
     """scikit-learn's "auto" shrunk covariance of one class from its statistics: Ledoit-Wolf on
-    the standardised data (population scale, 1 for a constant feature), scaled back."""
+    the standardised data (population scale, 1 for a constant feature), scaled back. Statistics
+    beyond float64 give inf or NaN quietly: the caller checks the covariance is finite."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _ledoit_wolf(weight, scatter, fourth)
+
+
+def _ledoit_wolf(weight, scatter, fourth):
     n_features = scatter.shape[0]
     scale = np.sqrt(np.diag(scatter) / weight)
     scale[scale == 0] = 1.0

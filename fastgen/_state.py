@@ -7,7 +7,8 @@ in one place. This module holds the two pieces every model shares:
     One declared statistic: its name, its shape in terms of the model's dimensions (``"classes"``,
     ``"features"``, or a dimension the model computes from fields declared before it, such as
     CategoricalNB's total number of categories; ``None`` for a free length), and its constraints:
-    integer or float64, non-negative, bounded above. Floats are always finite. A model declares
+    integer or float64, non-negative, bounded in magnitude (by default ``MAX_WEIGHT``: most
+    statistics are sums of weights). Floats are always finite. A model declares
     its fields once (``_fields``); ``validate`` checks any statistics against that declaration --
     a model file's, a pickle's, or another model's before a merge -- before anything is derived
     from them.
@@ -31,7 +32,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 CLASSES, FEATURES = "classes", "features"
-FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# The largest count or sum of weights a statistic may hold by default: sums of as many of them as
+# a model has classes x features cannot overflow float64 in a derivation.
+MAX_WEIGHT = 1e250
 
 
 class Field(NamedTuple):
@@ -41,7 +44,7 @@ class Field(NamedTuple):
     shape: tuple  # dimension names, ints, or None (any length)
     integer: bool = False  # intp values (else float64, always finite)
     nonneg: bool = True
-    upper: float = np.inf  # largest allowed value
+    upper: float = MAX_WEIGHT  # largest allowed magnitude
 
 
 def resolve_shape(field, dims):
@@ -91,13 +94,16 @@ def validate(fields, stats, dims, more_dims=None):
                     raise ValueError(f"the statistic {f.name!r} must hold whole numbers")
             if value.size and not value.max() <= min(f.upper, np.iinfo(np.intp).max):
                 raise ValueError(f"the statistic {f.name!r} holds a value above {f.upper:g}")
+            if value.size and not value.min() >= (0 if f.nonneg else np.iinfo(np.intp).min):
+                raise ValueError(f"the statistic {f.name!r} holds a negative value")
             value = np.array(value, dtype=np.intp, order="C")
         else:
             value = np.array(value, dtype=np.float64, order="C")
             if not np.isfinite(value).all():
                 raise ValueError(f"the statistic {f.name!r} holds NaN or infinity")
-            if value.size and value.max() > f.upper:
-                raise ValueError(f"the statistic {f.name!r} holds a value above {f.upper:g}")
+            if value.size and np.abs(value).max() > f.upper:
+                raise ValueError(f"the statistic {f.name!r} holds a value beyond {f.upper:g} in "
+                                 "magnitude")
         if f.nonneg and value.size and value.min() < 0:
             raise ValueError(f"the statistic {f.name!r} holds a negative value")
         out[f.name] = value

@@ -62,19 +62,19 @@ STATS_RTOL = 1e-9  # relative tolerance of the checks of a model file's statisti
 
 FULL_FIELDS = (
     Field("class_count_", (CLASSES,)),
-    Field("mean", (CLASSES, FEATURES), nonneg=False),
-    Field("scatter", (CLASSES, FEATURES, FEATURES), nonneg=False),
+    Field("mean", (CLASSES, FEATURES), nonneg=False, upper=MAX_MEAN),
+    Field("scatter", (CLASSES, FEATURES, FEATURES), nonneg=False, upper=np.inf),
 )
 # third and fourth co-moments, kept only for Ledoit-Wolf shrinkage (LDA's shrinkage="auto")
 HIGHER_FIELDS = (
-    Field("third", (CLASSES, FEATURES, FEATURES), nonneg=False),
-    Field("fourth", (CLASSES, FEATURES, FEATURES), nonneg=False),
+    Field("third", (CLASSES, FEATURES, FEATURES), nonneg=False, upper=np.inf),
+    Field("fourth", (CLASSES, FEATURES, FEATURES), nonneg=False, upper=np.inf),
 )
 DIAGONAL_FIELDS = (
     Field("class_count_", (CLASSES,)),
     Field("observed_count", (CLASSES, FEATURES)),
-    Field("mean", (CLASSES, FEATURES), nonneg=False),
-    Field("m2", (CLASSES, FEATURES)),
+    Field("mean", (CLASSES, FEATURES), nonneg=False, upper=MAX_MEAN),
+    Field("m2", (CLASSES, FEATURES), upper=np.inf),
 )
 
 
@@ -313,15 +313,11 @@ class _BaseDiscriminant(BaseClassifier):
 
     def _agree(self, stats, hyper):
         """Statistics from outside (a model file, a pickle, a merge) must be ones that fitting
-        can produce: some sample weight, class means within reach of the data, symmetric scatter
+        can produce (besides the declared bounds, and some sample weight): symmetric scatter
         matrices with a non-negative diagonal, each feature observed at most as often as its
         class, and nothing but zeros where there is no weight (a class announced to partial_fit
         but not seen yet, or seen with weight 0 only)."""
-        count, mean = stats["class_count_"], stats["mean"]
-        if not count.sum() > 0:
-            raise ValueError("the statistics hold no sample weight")
-        if np.abs(mean).max() > MAX_MEAN:
-            raise ValueError(f"a class mean lies beyond {MAX_MEAN:g} in magnitude")
+        count = stats["class_count_"]
         if "scatter" in stats:
             scatter = stats["scatter"]
             with np.errstate(over="ignore", invalid="ignore"):
@@ -549,8 +545,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         total = weight.sum()
         s = hyper["shrinkage"]
         if s == "auto" and fourth is not None:  # (EM's start has no moments)
-            cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
-                      for c, w in enumerate(weight) if w > 0)
+            with np.errstate(over="ignore", invalid="ignore"):  # _check_rank refuses inf, NaN
+                cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
+                          for c, w in enumerate(weight) if w > 0)
         else:
             cov = scatter.sum(axis=0) / total
             if s is not None and s != "auto":

@@ -270,6 +270,9 @@ class MixedNB(BaseClassifier):
         return dims
 
     def _check_params(self, n_classes, X, fitted):
+        if self.handle_unknown not in ("error", "ignore"):
+            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
+                             f"{self.handle_unknown!r}.")
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (

@@ -1077,8 +1077,9 @@ class GaussianNB(_BaseDiagonalNB):
     # ----------------------------------------------------------------- statistics
     def _fields(self, hyper):
         return (Field("class_count_", (CLASSES,)), Field("observed_count_", (CLASSES, FEATURES)),
-                Field("mean", (CLASSES, FEATURES), nonneg=False),
-                Field("m2", (CLASSES, FEATURES)))
+                # the mean of values within MAX_VALUE (and the rounding of sums of them)
+                Field("mean", (CLASSES, FEATURES), nonneg=False, upper=2 * MAX_VALUE),
+                Field("m2", (CLASSES, FEATURES), upper=np.inf))
 
     def _check_params(self, n_classes, X, fitted):
         vs = self.var_smoothing
