@@ -122,11 +122,12 @@ class Fitted:
     """One fitted model as prediction sees it (see the module docstring).
 
     Nothing in it changes after publication except ``params``, which a model that derives lazily
-    (after ``partial_fit``) sets once, under ``lock``.
+    (after ``partial_fit``) sets once, under ``lock``, and ``memo``: values computed from it on
+    first read (fitted attributes that scoring does not use), never saved.
     """
 
     __slots__ = ("classes", "n_features", "dtype", "feature_names", "stats", "hyper", "params",
-                 "lock", "extra")
+                 "lock", "extra", "memo")
 
     def __init__(self, classes, n_features, dtype, feature_names, stats, hyper, params=None,
                  lock=None, extra=None):
@@ -139,10 +140,12 @@ class Fitted:
         self.params = params
         self.lock = threading.RLock() if lock is None else lock
         self.extra = extra
+        self.memo = {}
 
     def replace(self, **changes: Any) -> Fitted:
         """A new snapshot with some entries changed (and a fresh lock unless one is given)."""
-        values = {name: getattr(self, name) for name in self.__slots__ if name != "lock"}
+        values = {name: getattr(self, name) for name in self.__slots__
+                  if name not in ("lock", "memo")}
         values["params"] = None
         values.update(changes)
         return Fitted(**values)
@@ -180,6 +183,22 @@ class fitted_attribute:
 def statistic(name, doc=None):
     """A fitted attribute showing one declared statistic (read-only)."""
     return fitted_attribute(lambda model, fitted: readonly(fitted.stats[name]), doc)
+
+
+class memoized(fitted_attribute):
+    """A read-only fitted attribute computed from the snapshot on first read (``read(model,
+    fitted)``) and kept in its ``memo``: a race computes it twice, never a mix."""
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        fitted = model.__dict__.get("_fitted")
+        if fitted is None:
+            raise AttributeError(f"{type(model).__name__}.{self.name} is available after fit")
+        value = fitted.memo.get(self.name)
+        if value is None:
+            value = fitted.memo.setdefault(self.name, readonly(self.read(model, fitted)))
+        return value
 
 
 def parameter(name, doc=None):

@@ -51,6 +51,7 @@ from ._state import (
     FEATURES,
     Field,
     fitted_attribute,
+    memoized,
     readonly,
     statistic,
     zeros,
@@ -116,11 +117,10 @@ class _Listing(NamedTuple):
 class _Params:
     """What scoring needs, derived from the statistics: the feature-major table, the per-class
     bias, the (rare) required features of BernoulliNB with alpha = 0, whether the table holds
-    infinities (then the kernels skip zero values) and the binarization; ``feature_log_prob`` is
-    made on first read. Built complete; only that cache is written afterwards."""
+    infinities (then the kernels skip zero values) and the binarization. Built complete, never
+    changed afterwards."""
 
-    __slots__ = ("table", "bias", "log_prior", "must", "nonfinite", "binarize", "threshold",
-                 "feature_log_prob")
+    __slots__ = ("table", "bias", "log_prior", "must", "nonfinite", "binarize", "threshold")
 
     def __init__(self, table, bias, log_prior, nonfinite, hyper, must=None):
         self.table = table
@@ -129,7 +129,6 @@ class _Params:
         self.nonfinite = bool(nonfinite)
         self.must = must
         self.binarize, self.threshold = hyper.get("binarize", (False, 0.0))
-        self.feature_log_prob = None
 
 
 def check_class_prior(class_prior, n_classes):
@@ -388,20 +387,13 @@ class _BaseDiscreteNB(BaseClassifier):
         "ndarray of shape (n_classes,): log prior of each class.")
 
     # ----------------------------------------------------------------- derivation machinery
-    @property
-    def feature_log_prob_(self):
-        """ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning)."""
-        fitted = self.__dict__.get("_fitted")
-        if fitted is None:
-            raise AttributeError("feature_log_prob_ is available after fit")
-        params = self._params_of(fitted)
-        if params.feature_log_prob is None:
-            params.feature_log_prob = readonly(self._feature_log_prob(fitted, params))
-        return params.feature_log_prob
-
-    def _feature_log_prob(self, fitted, params):
+    def _feature_log_prob(self, fitted):
         """Multinomial and complement models score with feature_log_prob_ itself."""
-        return params.table.T
+        return self._params_of(fitted).table.T
+
+    feature_log_prob_ = memoized(
+        lambda model, fitted: model._feature_log_prob(fitted),
+        "ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning).")
 
     def _fill_logged_counts(self, fitted, feature_term, class_term, listing, alpha):
         """_fill_table with the listed entries set to log(count + alpha_j) + class_term[c]:
@@ -457,7 +449,7 @@ class _BaseDiscreteNB(BaseClassifier):
             raise MemoryError("could not allocate the per-thread scoring buffer")
 
     def _word_probabilities(self, fitted):
-        return np.exp(self._feature_log_prob(fitted, self._params_of(fitted)))
+        return np.exp(self._feature_log_prob(fitted))
 
     def _sample_X(self, fitted, y_idx, rng):
         """Documents: a length from the class's length distribution, then that many words from
@@ -839,7 +831,7 @@ class BernoulliNB(_BaseDiscreteNB):
 
     def _sample_X(self, fitted, y_idx, rng):
         """Binary vectors: feature j present with probability p_cj (CSR, built in blocks)."""
-        p = np.exp(self._feature_log_prob(fitted, self._params_of(fitted)))
+        p = np.exp(self._feature_log_prob(fitted))
         blocks = [sp.csr_matrix((rng.random((len(rows), p.shape[1])) < p[rows]).astype(np.float64))
                   for rows in np.array_split(y_idx, max(1, len(y_idx) // 1000))]
         return sp.vstack(blocks, format="csr")
@@ -942,7 +934,7 @@ class BernoulliNB(_BaseDiscreteNB):
             bias[empty] = -np.inf
         return must if must.any() else None
 
-    def _feature_log_prob(self, fitted, params):
+    def _feature_log_prob(self, fitted):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
         alpha = fitted.hyper["alpha"]
         if np.ndim(alpha) != 0:
