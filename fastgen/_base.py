@@ -339,8 +339,8 @@ class BaseClassifier(BaseEstimator):
     - ``_check_params(n_classes, X, fitted)``: the validated hyperparameters (a dict) for a
       batch, ``fitted`` being the model it is added to (None for a new fit);
     - ``_start(hyper, n_classes, X)``: empty statistics (default: zeros of the declaration);
-    - ``_add(stats, X, y_idx, sample_weight, has_nan, hyper, owned)``: the statistics with a
-      validated batch added (in place only when ``owned``);
+    - ``_add(stats, X, y_idx, sample_weight, has_nan, hyper)``: the statistics with a validated
+      batch added (it may add in place: they are this model's own, copied first otherwise);
     - ``_combine(a, rows_a, b, rows_b, n_classes, hyper)``: two models' statistics added, their
       class rows spread over the merged classes (default: the class-major fields summed);
     - ``_agree(stats, hyper)``: checks across fields (raise ValueError), on load and merge;
@@ -499,7 +499,7 @@ class BaseClassifier(BaseEstimator):
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             hyper = self._check_params(len(classes), X_valid, shell)
             stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
-                              sample_weight, has_nan, hyper, True)
+                              sample_weight, has_nan, hyper)
             fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
                             get_feature_names(X), stats, hyper, lock=self._write_lock(),
                             extra=None if shell is None else shell.extra)
@@ -569,7 +569,7 @@ class BaseClassifier(BaseEstimator):
                 owned = fitted.lock is self._write_lock()
                 stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
-                stats = self._add(stats, X_valid, y_idx, sample_weight, has_nan, hyper, True)
+                stats = self._add(stats, X_valid, y_idx, sample_weight, has_nan, hyper)
             fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
             if not self._lazy:
                 fitted.params = self._derive(fitted)

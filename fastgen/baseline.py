@@ -57,7 +57,7 @@ class BaselineClassifier(BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         return {"priors": None if self.priors is None else check_priors(self.priors, n_classes)}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         return {"class_count_": stats["class_count_"] + np.bincount(
             y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
 

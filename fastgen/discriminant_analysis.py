@@ -274,7 +274,7 @@ class _BaseDiscriminant(BaseClassifier):
     def _fields(self, hyper):
         return FULL_FIELDS + (HIGHER_FIELDS if hyper["higher"] else ())
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
         n_threads = self._n_threads_for(X.size)
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)

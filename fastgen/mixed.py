@@ -302,14 +302,14 @@ class MixedNB(BaseClassifier):
                           part._start(part_hyper, n_classes, block).items()})
         return stats
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         out = {"class_count_": stats["class_count_"] + np.bincount(
             y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             block, part_nan = part._validate_X(
                 self._part_input(kind, X[:, _as_slice(columns)]), None)
             added = part._add(self._sub(stats, kind), block, y_idx, sample_weight, part_nan,
-                              part_hyper, owned)
+                              part_hyper)
             out.update({f"{kind}.{name}": value for name, value in added.items()})
         return out
 

@@ -285,8 +285,8 @@ class _BaseDiscreteNB(BaseClassifier):
             stats.update(zeros(self._fields(hyper)[2:], {}))
         return stats
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
-        """Count a validated batch into the statistics (in place: they are owned)."""
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
+        """Count a validated batch into the statistics (in place: they are the model's own)."""
         n_classes, n_features = len(stats["class_count_"]), X.shape[1]
         feature_count = stats["feature_count_"]
         listed = feature_count is None and sp.issparse(X)
@@ -1082,7 +1082,7 @@ class GaussianNB(_BaseDiagonalNB):
         return {"var_smoothing": float(vs),
                 "priors": None if self.priors is None else check_priors(self.priors, n_classes)}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
         batch = diagonal_moments(X, y_idx, sample_weight, n_classes, self._n_threads_for(X.size))
         observed, mean, m2 = combine_moments(stats["observed_count_"], stats["mean"],
@@ -1236,7 +1236,7 @@ class PoissonNB(_BaseDiagonalNB):
                 "class_prior": check_class_prior(self.class_prior, n_classes),
                 "fit_prior": bool(self.fit_prior)}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
         if sp.issparse(X):
@@ -1477,7 +1477,7 @@ class CategoricalNB(BaseClassifier):
                 "n_categories_": np.zeros(X.shape[1], dtype=np.intp),
                 "category_count": np.zeros((n_classes, 0))}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper, owned):
+    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         needed = self._scan(X) + 1
         if needed.max(initial=0) > MAX_CATEGORIES:
             j = int(np.argmax(needed))
