@@ -24,7 +24,6 @@ from .naive_bayes import (
     PoissonNB,
 )
 
-
 __all__ = [
     "BaselineClassifier",
     "BernoulliNB",

@@ -96,11 +96,19 @@ def _model_dtype(X):
     return X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
 
 
+def _numeric_labels(classes):
+    """Whether labels are numbers (also in an object array), as opposed to text."""
+    if classes.dtype.kind == "O":
+        return all(isinstance(c, (int, float, np.number)) for c in classes.tolist())
+    return classes.dtype.kind in "biuf"
+
+
 def check_classes(classes):
     """Validate the classes of a model file or pickle: a non-empty 1-D array of sorted, distinct
-    labels (numbers, strings, or an object array of str/int/float/bool)."""
+    labels (numbers, strings, bytes, datetimes, or an object array of str/int/float/bool; model
+    files hold no bytes or datetimes)."""
     if not isinstance(classes, np.ndarray) or classes.ndim != 1 or not 1 <= len(classes) <= \
-            MAX_FEATURES or classes.dtype.kind not in "biufUO":
+            MAX_FEATURES or classes.dtype.kind not in "biufUSOMm":
         raise ValueError("classes must be a non-empty 1-D array of labels")
     if classes.dtype.kind == "O" and not all(
             isinstance(c, (str, int, float, bool)) for c in classes):
@@ -146,7 +154,7 @@ def check_loss(loss, n_classes):
 def check_priors(priors, n_classes):
     """Validate given class priors: n_classes finite, non-negative values summing to one."""
     try:
-        priors = np.asarray(priors, dtype=np.float64)
+        priors = np.array(priors, dtype=np.float64)  # a copy: the model's, read-only below
     except (TypeError, ValueError):
         raise TypeError(f"priors must be numbers, got {priors!r}.") from None
     if priors.shape != (n_classes,):
@@ -156,6 +164,7 @@ def check_priors(priors, n_classes):
         raise ValueError("Priors must be probabilities: finite, in [0, 1].")
     if not np.isclose(priors.sum(), 1.0):
         raise ValueError("The sum of the priors should be 1.")
+    priors.flags.writeable = False
     return priors
 
 
@@ -220,11 +229,20 @@ class BaseEstimator:
     def __sklearn_is_fitted__(self):
         return hasattr(self, "n_features_in_")
 
+    def __getstate__(self):
+        return self.__dict__.copy()
+
     def __copy__(self):
-        """A shallow copy that shares the fitted snapshot (immutable) but not the writers' lock:
-        statistics the copy changes are copied first."""
+        """A shallow copy that shares the fitted snapshot but not the writers' lock. The
+        snapshot is handed over to a lock of its own first, so that neither model owns its
+        statistics: each copies them before it changes them (partial_fit)."""
         clone = type(self).__new__(type(self))
         clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_lock"})
+        fitted = self.__dict__.get("_fitted")
+        if fitted is not None:
+            with fitted.lock:
+                shared = fitted.replace(params=fitted.params)
+                self._fitted = clone._fitted = shared
         return clone
 
     # Naive Bayes makes strong independence assumptions; scikit-learn tags its own NB models so
@@ -252,11 +270,11 @@ class BaseEstimator:
             return
         if fitted is None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", stacklevel=5)
+                          "feature names", stacklevel=6)
             return
         if names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", stacklevel=5)
+                          "fitted with feature names", stacklevel=6)
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return
@@ -448,9 +466,11 @@ class BaseClassifier(BaseEstimator):
     def _n_threads_for(self, work):
         return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1
 
-    def _output(self, X, kind):
-        """(output of the requested kind, the classes) from one snapshot."""
-        fitted = self.__dict__.get("_fitted")
+    def _output(self, X, kind, fitted=None):
+        """(output of the requested kind, the classes) from one snapshot (by default the
+        published one, read once)."""
+        if fitted is None:
+            fitted = self.__dict__.get("_fitted")
         if fitted is None:
             check_is_fitted(self)
         X, has_nan = self._validate_X(X, fitted)
@@ -460,9 +480,6 @@ class BaseClassifier(BaseEstimator):
         out = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
         self._score(params, X, kind, out, has_nan)
         return out, fitted.classes
-
-    def _predict_output(self, X, kind):
-        return self._output(X, kind)[0]
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
@@ -624,8 +641,11 @@ class BaseClassifier(BaseEstimator):
                              f"{type(self).__name__}: the models must be of the same kind.")
         check_is_fitted(self)
         check_is_fitted(other)
+        b = other._fitted
+        with b.lock:  # (another lock than ours: taken first, never while ours is held)
+            b_stats = {name: value.copy() for name, value in other._plain_stats(b).items()}
         with self._write_lock():
-            a, b = self._fitted, other._fitted
+            a = self._fitted
             if a.n_features != b.n_features:
                 raise ValueError(f"Cannot merge models of {b.n_features} and {a.n_features} "
                                  "features.")
@@ -637,17 +657,17 @@ class BaseClassifier(BaseEstimator):
                       if name != "n_threads" and not _same_param(value, other.get_params()[name])]
             if differ:
                 raise ValueError(f"Cannot merge models with different parameters: {differ}.")
-            if (a.classes.dtype.kind in "biuf") != (b.classes.dtype.kind in "biuf"):
-                raise ValueError(f"Cannot merge models whose labels are of different kinds: "
-                                 f"{a.classes.dtype} and {b.classes.dtype}.")
+            if _numeric_labels(a.classes) != _numeric_labels(b.classes):
+                raise ValueError(f"Cannot merge models whose labels are of different kinds "
+                                 f"(numbers and text): {a.classes[:3]!r} and {b.classes[:3]!r}.")
             try:
                 classes = np.unique(np.concatenate([a.classes, b.classes]))
             except TypeError:  # object labels that do not compare with each other
                 raise ValueError("Cannot merge models whose labels cannot be ordered "
                                  "together.") from None
             rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
-            stats = self._combine(self._plain_stats(a), rows_a, self._plain_stats(b), rows_b,
-                                  len(classes), a.hyper)
+            stats = self._combine(self._plain_stats(a), rows_a, b_stats, rows_b, len(classes),
+                                  a.hyper)
             self._publish(self._rederived(a, classes=classes, stats=stats,
                                           extra=self._merged_extra(a, b)))
         return self
@@ -702,15 +722,24 @@ class BaseClassifier(BaseEstimator):
     def __setstate__(self, state):
         state = dict(state)
         exported = state.pop("_fitted", None)
+        unknown = set(state) - set(self._param_names())
+        if unknown:
+            raise ValueError(f"This {type(self).__name__} pickle holds {sorted(unknown)[:5]}, "
+                             "which this fastgen does not keep: it was written by an earlier "
+                             "fastgen. Fit the model again (or load it there and save it as a "
+                             "model file of that version's format).")
         self.__dict__.update(state)
         if exported is not None:
             self._publish(self._import(exported))
 
     def _export(self, fitted):
-        """The snapshot as plain values: what a model file and a pickle hold."""
+        """The snapshot as plain values: what a model file and a pickle hold (read under its
+        lock: the text models' partial_fit adds to statistics it owns in place)."""
+        with fitted.lock:
+            stats = {name: value.copy() for name, value in self._export_stats(fitted).items()}
         return {"classes": fitted.classes, "n_features": fitted.n_features,
                 "dtype": fitted.dtype.name, "feature_names": fitted.feature_names,
-                "statistics": self._export_stats(fitted), "extra": fitted.extra}
+                "statistics": stats, "extra": fitted.extra}
 
     def _plain_stats(self, fitted):
         """The statistics as plain arrays, as validate takes them."""
@@ -740,12 +769,9 @@ class BaseClassifier(BaseEstimator):
                                       and all(isinstance(n, str) for n in names)):
             raise ValueError("feature_names must be None or n_features strings")
         fitted = Fitted(classes, int(n_features), np.dtype(exported["dtype"]), names,
-                        self._import_stats(exported["statistics"]), None,
+                        exported["statistics"], None,
                         extra=self._import_extra(exported["extra"], classes, int(n_features)))
         return self._rederived(fitted)
-
-    def _import_stats(self, stats):
-        return stats
 
     def _import_extra(self, extra, classes, n_features):
         if extra is not None:
@@ -815,7 +841,8 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"y must be labels from classes_ {classes!r}; got "
                                  f"{np.unique(labels[bad]) if labels.ndim == 1 else labels!r}.")
         y_idx = np.asarray(y_idx, dtype=np.intp)
-        return self._sample_X(fitted, y_idx, rng), classes[y_idx]
+        with fitted.lock:  # the statistics sampled from do not change meanwhile
+            return self._sample_X(fitted, y_idx, rng), classes[y_idx]
 
     def _class_prior(self, fitted):
         """P(c) of a snapshot (the prior that ``sample`` draws classes from)."""
@@ -898,13 +925,11 @@ class BaseClassifier(BaseEstimator):
             log_proba, classes = self._output(X, OUT_LOG_PROBA)
             return classes[np.argmax(log_proba, axis=1)]
         check_is_fitted(self)
-        loss = check_loss(loss, len(self._fitted.classes))
+        fitted = self._fitted  # one snapshot: the loss matrix is indexed by its classes
+        loss = check_loss(loss, len(fitted.classes))
         if loss.max() > 0:  # the decision does not change with the scale; avoid overflow
             loss = loss / loss.max()
-        proba, classes = self._output(X, OUT_PROBA)
-        if len(classes) != loss.shape[0]:  # refitted with other classes meanwhile
-            raise ValueError("The model was refitted with other classes during this call; "
-                             "call predict again with a loss matrix for them.")
+        proba, classes = self._output(X, OUT_PROBA, fitted)
         return classes[np.argmin(proba.astype(np.float64) @ loss, axis=1)]
 
     @maps_dask

@@ -12,6 +12,8 @@ labels.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ._validation import check_y, distinct_labels
@@ -184,17 +186,20 @@ def predict(estimator, method, X, *args, **kwargs):
     import dask.array as da
     from dask import delayed
 
-    def block(part):
-        return getattr(estimator, method)(part, *args, **kwargs)
+    frozen = copy.copy(estimator)  # one snapshot for every block, whatever refits meanwhile
 
-    n_classes = len(estimator.classes_)
+    def block(part):
+        return getattr(frozen, method)(part, *args, **kwargs)
+
+    fitted = frozen._fitted
+    n_classes = len(fitted.classes)
     if method == "predict":
-        tail, dtype = (), estimator.classes_.dtype
+        tail, dtype = (), fitted.classes.dtype
     elif method == "decision_function" and n_classes == 2:
         tail, dtype = (), np.dtype(np.float64)
     else:
         tail, dtype = (n_classes,), (np.dtype(np.float64) if method == "decision_function"
-                                     else estimator._fitted.dtype)
+                                     else fitted.dtype)
     if _is_frame(X):  # whole partitions: MixedNB reads the DataFrame's columns and dtypes
         return da.concatenate([da.from_delayed(delayed(block)(part), shape=(np.nan,) + tail,
                                                dtype=dtype)

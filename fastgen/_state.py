@@ -22,7 +22,8 @@ in one place. This module holds the two pieces every model shares:
 
 Statistics are mutated in place only by the model that owns them (``Fitted.lock``: partial_fit of
 the text models adds a batch's counts into the existing tables), under that lock; parameters
-derived lazily from such statistics are derived under the same lock.
+derived lazily from such statistics are derived under the same lock, and whatever else reads them
+(pickles, files, merges, sampling) reads them under it.
 """
 from __future__ import annotations
 
@@ -92,9 +93,10 @@ def validate(fields, stats, dims, more_dims=None):
             if value.dtype.kind == "f":
                 if not np.isfinite(value).all() or (value != np.floor(value)).any():
                     raise ValueError(f"the statistic {f.name!r} must hold whole numbers")
-            if value.size and not value.max() <= min(f.upper, np.iinfo(np.intp).max):
+            low, high = (float(value.min()), float(value.max())) if value.size else (0, 0)
+            if not (high <= f.upper and high < 2.0**63):
                 raise ValueError(f"the statistic {f.name!r} holds a value above {f.upper:g}")
-            if value.size and not value.min() >= (0 if f.nonneg else np.iinfo(np.intp).min):
+            if not low >= (0 if f.nonneg else -2.0**63):
                 raise ValueError(f"the statistic {f.name!r} holds a negative value")
             value = np.array(value, dtype=np.intp, order="C")
         else:
@@ -110,6 +112,13 @@ def validate(fields, stats, dims, more_dims=None):
     return out
 
 
+def check_at_most(values, bound, message):
+    """``values <= bound`` up to rounding (the same weights summed in another order), else a
+    ValueError saying ``message``: for statistics that must agree (a count within its class's)."""
+    if (values > bound + 1e-9 * bound + 1e-300).any():
+        raise ValueError(message)
+
+
 def readonly(array):
     """A read-only view: fitted attributes show the statistics without letting a caller change
     what the kernels trust."""
@@ -121,9 +130,12 @@ def readonly(array):
 class Fitted:
     """One fitted model as prediction sees it (see the module docstring).
 
-    Nothing in it changes after publication except ``params``, which a model that derives lazily
-    (after ``partial_fit``) sets once, under ``lock``, and ``memo``: values computed from it on
-    first read (fitted attributes that scoring does not use), never saved.
+    After publication, ``params`` is set at most once (a model that derives lazily, after
+    ``partial_fit``), ``memo`` collects values computed from the snapshot on first read (fitted
+    attributes that scoring does not use; never saved), and the statistics change only in place,
+    under ``lock``, by the model that owns them (the text models' ``partial_fit`` adds a batch's
+    counts to the tables; its new snapshot then replaces this one): whatever reads the statistics
+    of a snapshot that may still be published holds ``lock``.
     """
 
     __slots__ = ("classes", "n_features", "dtype", "feature_names", "stats", "hyper", "params",
@@ -197,11 +209,15 @@ class memoized(fitted_attribute):
             raise AttributeError(f"{type(model).__name__}.{self.name} is available after fit")
         value = fitted.memo.get(self.name)
         if value is None:
-            value = fitted.memo.setdefault(self.name, readonly(self.read(model, fitted)))
+            with fitted.lock:  # computed from statistics that partial_fit may be adding to
+                value = fitted.memo.setdefault(self.name, readonly(self.read(model, fitted)))
         return value
 
 
 def parameter(name, doc=None):
-    """A fitted attribute showing one derived parameter (an attribute of ``params``)."""
-    return fitted_attribute(lambda model, fitted: model._params_of(fitted).__getattribute__(name),
-                            doc)
+    """A fitted attribute showing one derived parameter (an attribute of ``params``; arrays
+    read-only)."""
+    def read(model, fitted):
+        value = getattr(model._params_of(fitted), name)
+        return readonly(value) if isinstance(value, np.ndarray) else value
+    return fitted_attribute(read, doc)

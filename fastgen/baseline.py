@@ -1,10 +1,10 @@
 """BaselineClassifier: the most-frequent-class baseline every result should be compared with."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import ArrayLike
-
-from typing import NamedTuple
 
 from ._base import BaseClassifier, check_priors, class_prior
 from ._core import jll as _jll

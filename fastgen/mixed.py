@@ -2,8 +2,9 @@
 
 Each kind of column is modelled by the fastgen model for it, with a uniform prior: MixedNB's
 declared statistics are the class counts and every part's statistics (named "kind.field"), and
-each part's own hooks add to, derive and score its columns. The joint log-likelihood is the class prior plus every part's per-feature
-log-likelihoods (each part's own uniform prior taken out), all in log space. Missing values are
+each part's own hooks add to, derive and score its columns. The joint log-likelihood is the
+class prior plus every part's per-feature log-likelihoods (each part's own uniform prior taken
+out), all in log space. Missing values are
 marginalised in every kind, so a DataFrame with NaN/None in any column is used as it is.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._base import OUT_JLL, BaseClassifier, check_priors, class_prior, spread
+from ._base import OUT_JLL, BaseClassifier, check_classes, check_priors, class_prior, spread
 from ._core import jll as _jll
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, readonly
 from ._validation import check_X
@@ -25,6 +26,7 @@ from .naive_bayes import (
     GaussianNB,
     MultinomialNB,
     PoissonNB,
+    check_handle_unknown,
 )
 
 __all__ = ["MixedNB"]
@@ -158,7 +160,7 @@ class MixedNB(BaseClassifier):
         return Fitted(None, len(types), np.dtype(np.float64), None, None, None,
                       extra={"feature_types": types, "categories": categories})
 
-    def _encode(self, X, types, categories):
+    def _encode(self, X, types, categories, handle_unknown):
         """A float64 matrix: DataFrame categorical columns as codes, missing values (NaN, None,
         pd.NA, NaT) as NaN."""
         if not _is_frame(X):
@@ -179,7 +181,7 @@ class MixedNB(BaseClassifier):
                 codes = pd.Index(categories[j]).get_indexer(column).astype(np.float64)
                 unknown = (codes < 0) & column.notna().to_numpy()
                 if unknown.any():
-                    if self.handle_unknown == "error":
+                    if handle_unknown == "error":
                         raise ValueError(f"Column {X.columns[j]!r} has a value not seen in "
                                          f"training ({column[unknown].iloc[0]!r}); use "
                                          "handle_unknown='ignore' to marginalise it.")
@@ -196,11 +198,11 @@ class MixedNB(BaseClassifier):
     def _validate_X(self, X, fitted, dtype=None):
         if fitted.feature_names is not None or fitted.classes is not None:
             self._check_feature_names(X, fitted.feature_names)
-        if self.handle_unknown not in ("error", "ignore"):
-            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
-                             f"{self.handle_unknown!r}.")
+        # the snapshot's own handle_unknown; a new fit's (its shell has none yet)
+        handle_unknown = check_handle_unknown(self.handle_unknown if fitted.hyper is None
+                                              else fitted.hyper["handle_unknown"])
         extra = fitted.extra
-        encoded = self._encode(X, extra["feature_types"], extra["categories"])
+        encoded = self._encode(X, extra["feature_types"], extra["categories"], handle_unknown)
         X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
                                    dtype=np.float64, allow_nan=True, accept_sparse=False,
                                    accept_int=False, max_abs=1e150)
@@ -270,9 +272,7 @@ class MixedNB(BaseClassifier):
         return dims
 
     def _check_params(self, n_classes, X, fitted):
-        if self.handle_unknown not in ("error", "ignore"):
-            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
-                             f"{self.handle_unknown!r}.")
+        handle_unknown = check_handle_unknown(self.handle_unknown)
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
@@ -292,7 +292,7 @@ class MixedNB(BaseClassifier):
                                      None, None)
                 parts[kind] = (columns, part, part._check_params(n_classes, part_X, part_fitted))
         return {"priors": None if self.priors is None else check_priors(self.priors, n_classes),
-                "parts": parts}
+                "handle_unknown": handle_unknown, "parts": parts}
 
     def _start(self, hyper, n_classes, X):
         stats = {"class_count_": np.zeros(n_classes)}
@@ -356,11 +356,24 @@ class MixedNB(BaseClassifier):
                 or labels.ndim != 1 or labels.dtype.kind not in "biufUO"
                 for j, labels in categories.items()):
             raise ValueError("categories must map categorical columns to arrays of labels")
+        for labels in categories.values():  # as pd.Categorical makes them: sorted, distinct
+            try:
+                check_classes(labels)
+            except ValueError:
+                raise ValueError("a column's categories must be sorted, distinct labels, "
+                                 "without NaN") from None
         return {"feature_types": list(types), "categories": dict(categories)}
 
     # ----------------------------------------------------------------- parameters
     def _derive(self, fitted):
         hyper = fitted.hyper
+        if "categorical" in hyper["parts"]:  # a labelled column's codes index its labels
+            columns = list(hyper["parts"]["categorical"][0])
+            n_categories = fitted.stats["categorical.n_categories_"]
+            for j, labels in fitted.extra["categories"].items():
+                if n_categories[columns.index(j)] > len(labels):
+                    raise ValueError(f"column {j} has {len(labels)} categorical labels but "
+                                     f"{n_categories[columns.index(j)]} categories")
         prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
         parts = []
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
@@ -375,8 +388,10 @@ class MixedNB(BaseClassifier):
                                     "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
                                       "list of str: the kind of every column.")
-    categories_ = fitted_attribute(lambda model, fitted: dict(fitted.extra["categories"]),
-                                   "dict: categorical DataFrame column index -> its labels.")
+    categories_ = fitted_attribute(
+        lambda model, fitted: {j: readonly(labels)
+                               for j, labels in fitted.extra["categories"].items()},
+        "dict: categorical DataFrame column index -> its labels.")
 
     @property
     def parts_(self):

@@ -50,6 +50,7 @@ from ._state import (
     CLASSES,
     FEATURES,
     Field,
+    check_at_most,
     fitted_attribute,
     memoized,
     readonly,
@@ -135,13 +136,14 @@ def check_class_prior(class_prior, n_classes):
     """Validate a given class_prior (None: none given)."""
     if class_prior is None:
         return None
-    prior = np.asarray(class_prior, dtype=np.float64)
+    prior = np.array(class_prior, dtype=np.float64)  # a copy: the model's, read-only below
     if prior.shape != (n_classes,):
         raise ValueError(f"Number of priors must match number of classes: class_prior has shape "
                          f"{prior.shape}, there are {n_classes} classes.")
     if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
         raise ValueError("class_prior must contain finite, non-negative probabilities, not "
                          "all zero.")
+    prior.flags.writeable = False
     return prior
 
 
@@ -183,9 +185,15 @@ def check_alpha(model, n_features):
     if np.min(alpha) < ALPHA_MIN and not model.force_alpha:
         warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                       f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                      UserWarning, stacklevel=5)
+                      UserWarning, stacklevel=4)
         alpha = np.maximum(alpha, ALPHA_MIN) if np.ndim(alpha) else ALPHA_MIN
     return alpha
+
+
+def check_handle_unknown(value):
+    if not isinstance(value, str) or value not in ("error", "ignore"):
+        raise ValueError(f"handle_unknown must be 'error' or 'ignore', got {value!r}.")
+    return value
 
 
 def _length_histogram(y_idx, lengths, weight, shape):
@@ -286,7 +294,9 @@ class _BaseDiscreteNB(BaseClassifier):
         return stats
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        """Count a validated batch into the statistics (in place: they are the model's own)."""
+        """Count a validated batch into the statistics, in place: they are the model's own, and
+        whatever reads the statistics of the snapshot being replaced holds its lock meanwhile
+        (copying the table for every batch would cost as much as the counting)."""
         n_classes, n_features = len(stats["class_count_"]), X.shape[1]
         feature_count = stats["feature_count_"]
         listed = feature_count is None and sp.issparse(X)
@@ -590,6 +600,7 @@ class MultinomialNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
+
     def _derive(self, fitted):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
         hyper = fitted.hyper
@@ -672,6 +683,7 @@ class ComplementNB(_BaseDiscreteNB):
         self.class_prior = class_prior
         self.norm = norm
         self.n_threads = n_threads
+
     def _more_params(self):
         return {"norm": bool(self.norm)}
 
@@ -680,7 +692,7 @@ class ComplementNB(_BaseDiscreteNB):
         return self._dense_counts(fitted) + alpha_per_feature(fitted.hyper["alpha"],
                                                                fitted.n_features)[0]
 
-    feature_all_ = fitted_attribute(
+    feature_all_ = memoized(
         lambda model, fitted: model._dense_counts(fitted).sum(axis=0),
         "ndarray of shape (n_features,): counts of each feature over all classes.")
 
@@ -806,15 +818,14 @@ class BernoulliNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
+
     def _more_params(self):
         return {"binarize": self._binarize_args()}
 
     def _agree(self, stats, hyper):
-        # a feature is present in at most every sample of the class
-        slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
-        if (stats["feature_count_"] > stats["class_count_"][:, None] + slack).any():
-            raise ValueError("the statistic 'feature_count_' exceeds class_count_: a feature "
-                             "cannot be present in more samples than its class has")
+        check_at_most(stats["feature_count_"], stats["class_count_"][:, None],
+                      "the statistic 'feature_count_' exceeds class_count_: a feature cannot be "
+                      "present in more samples than its class has")
 
     def _validate_X(self, X, fitted, dtype=None):
         binarize, threshold = (self._binarize_args() if fitted is None
@@ -960,11 +971,6 @@ class _DiagonalParams(NamedTuple):
     named: dict  # the public parameters (theta_, var_, ...), by attribute name
 
 
-def _observed_within_class(stats):
-    slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
-    if (stats["observed_count_"] > stats["class_count_"][:, None] + slack).any():
-        raise ValueError("the statistic 'observed_count_' exceeds class_count_: a class cannot "
-                         "observe a feature more often than it has samples")
 
 
 class _BaseDiagonalNB(BaseClassifier):
@@ -980,7 +986,9 @@ class _BaseDiagonalNB(BaseClassifier):
                 "positive_only": not self._X_constraints.get("allow_negative", True)}
 
     def _agree(self, stats, hyper):
-        _observed_within_class(stats)
+        check_at_most(stats["observed_count_"], stats["class_count_"][:, None],
+                      "the statistic 'observed_count_' exceeds class_count_: a class cannot "
+                      "observe a feature more often than it has samples")
 
     def _score(self, params, X, kind, out, has_nan):
         score_diagonal(params.tables, X, kind, out, self._n_threads_for(X.size * out.shape[1]))
@@ -1066,6 +1074,7 @@ class GaussianNB(_BaseDiagonalNB):
         self.priors = priors
         self.var_smoothing = var_smoothing
         self.n_threads = n_threads
+
     # ----------------------------------------------------------------- statistics
     def _fields(self, hyper):
         return (Field("class_count_", (CLASSES,)), Field("observed_count_", (CLASSES, FEATURES)),
@@ -1122,7 +1131,7 @@ class GaussianNB(_BaseDiagonalNB):
             c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
                 f"Feature {j} has variance {var[c, j]:.3g} in class {fitted.classes[c]!r} even "
-                f"after var_smoothing={self.var_smoothing!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
+                f"after var_smoothing={hyper['var_smoothing']!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
         prior = class_prior(stats["class_count_"], hyper["priors"])
@@ -1212,6 +1221,7 @@ class PoissonNB(_BaseDiagonalNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
         self.n_threads = n_threads
+
     def _validate_X(self, X, fitted, dtype=None):
         X, has_nan = super()._validate_X(X, fitted, dtype)
         if sp.issparse(X) and has_nan:
@@ -1268,7 +1278,7 @@ class PoissonNB(_BaseDiagonalNB):
         if not np.isfinite(lam).all():
             raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
         if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
-            raise ValueError(f"alpha={self.alpha!r} is too small for these counts: the Poisson "
+            raise ValueError(f"alpha={hyper['alpha']!r} is too small for these counts: the Poisson "
                              "rate of a feature a class never had underflows to 0 (a log of "
                              "-inf). Use a larger alpha.")
         log_lambda = np.log(lam)
@@ -1407,6 +1417,7 @@ class CategoricalNB(BaseClassifier):
         self.min_categories = min_categories
         self.handle_unknown = handle_unknown
         self.n_threads = n_threads
+
     def _more_input_tags(self):
         return {"sparse": False, "allow_nan": True, "categorical": True}
 
@@ -1426,10 +1437,9 @@ class CategoricalNB(BaseClassifier):
         nonempty = stats["n_categories_"] > 0
         if count.size and nonempty.any():
             observed = np.add.reduceat(count, offsets[:-1][nonempty], axis=1)
-            slack = 1e-9 * stats["class_count_"][:, None] + 1e-300
-            if (observed > stats["class_count_"][:, None] + slack).any():
-                raise ValueError("the statistic 'category_count' exceeds class_count_: a class "
-                                 "cannot observe a feature more often than it has samples")
+            check_at_most(observed, stats["class_count_"][:, None],
+                          "the statistic 'category_count' exceeds class_count_: a class cannot "
+                          "observe a feature more often than it has samples")
 
     def _scan(self, X):
         """Largest code per column, after checking that the codes are integers."""
@@ -1444,18 +1454,8 @@ class CategoricalNB(BaseClassifier):
         return largest
 
     def _check_params(self, n_classes, X, fitted):
-        alpha = self.alpha
-        if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool) or not (
-                0 <= float(alpha) <= MAX_SMOOTHING):
-            raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
-        if alpha < ALPHA_MIN and not self.force_alpha:
-            warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
-                          f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                          UserWarning, stacklevel=5)
-            alpha = ALPHA_MIN
-        if self.handle_unknown not in ("error", "ignore"):
-            raise ValueError(f"handle_unknown must be 'error' or 'ignore', got "
-                             f"{self.handle_unknown!r}.")
+        alpha = check_alpha(self, None)  # a number: one smoothing for every category
+        check_handle_unknown(self.handle_unknown)
         n_features = X.shape[1] if X is not None else fitted.n_features
         minimum = None
         if self.min_categories is not None:
@@ -1512,17 +1512,18 @@ class CategoricalNB(BaseClassifier):
         n_categories = stats["n_categories_"]
         offsets = _offsets(n_categories)
         smoothed = stats["category_count"] + hyper["alpha"]
-        starts = offsets[:-1]
-        nonempty = n_categories > 0
-        totals = np.zeros((smoothed.shape[0], len(starts)))
+        nonempty = n_categories > 0  # (no table at all for a feature without categories)
         if smoothed.shape[1]:
-            totals[:, nonempty] = np.add.reduceat(smoothed, starts[nonempty], axis=1)
+            totals = np.add.reduceat(smoothed, offsets[:-1][nonempty], axis=1)
+        else:
+            totals = np.zeros((smoothed.shape[0], 0))
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_prob = np.log(smoothed) - np.repeat(np.log(totals), n_categories, axis=1)
+            log_prob = np.log(smoothed) - np.repeat(np.log(totals), n_categories[nonempty],
+                                                    axis=1)
         # alpha = 0 and a class without an observed value of a feature (a class announced to
         # partial_fit but not seen yet, or all missing): 0/0, so the feature tells nothing about
         # the class, as a missing value tells nothing
-        log_prob[np.repeat(totals == 0, n_categories, axis=1)] = 0.0
+        log_prob[np.repeat(totals == 0, n_categories[nonempty], axis=1)] = 0.0
         log_prob.flags.writeable = False
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),

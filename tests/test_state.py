@@ -1,0 +1,158 @@
+"""The declared model state (fastgen/_state.py, fastgen/_base.py): what is shared between
+snapshots, and who may change it.
+
+The text models' partial_fit adds a batch's counts to the tables in place (copying them for every
+batch would cost as much as counting), so everything that reads a snapshot's statistics --
+pickles, model files, merges, sampling, fitted attributes computed from them -- must see a whole
+model while another thread keeps calling partial_fit; a shallow copy must not see the original's
+later batches; and the arrays a caller hands in stay the caller's.
+"""
+import copy
+import pickle
+import threading
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _data import zipf_counts
+
+import fastgen
+from fastgen._state import Field, validate
+
+TEXT_MODELS = [fastgen.MultinomialNB, fastgen.ComplementNB, fastgen.BernoulliNB]
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    X, y = zipf_counts(600, 3_000, n_classes=4, mean_len=40, seed=3)
+    return sp.csr_matrix(X), np.asarray(y)
+
+
+def _beside_partial_fit(model, X, y, read, seconds=1.0):
+    """Call ``read(model)`` in a loop while another thread feeds partial_fit; returns the errors
+    of either thread."""
+    errors, stop = [], threading.Event()
+    batches = np.array_split(np.arange(X.shape[0]), 6)
+
+    def writer():
+        try:
+            while not stop.is_set():
+                for rows in batches:
+                    model.partial_fit(X[rows], y[rows])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(f"writer: {exc!r}")
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            read(model)
+    except Exception as exc:  # noqa: BLE001 - reported below
+        errors.append(f"reader: {exc!r}")
+    finally:
+        stop.set()
+        thread.join(30)
+    return errors
+
+
+@pytest.mark.parametrize("Model", TEXT_MODELS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("read", ["sample", "pickle", "save", "merge", "attributes"])
+def test_statistics_are_read_whole_beside_partial_fit(Model, read, corpus, tmp_path):
+    X, y = corpus
+    model = Model().partial_fit(X, y, classes=np.unique(y))
+    other = Model().fit(X, y)
+
+    def sound(m):
+        proba = m.predict_proba(X[:20])
+        assert np.allclose(proba.sum(axis=1), 1.0) and np.isfinite(proba).all()
+
+    readers = {
+        "sample": lambda m: m.sample(5, random_state=0),
+        "pickle": lambda m: sound(pickle.loads(pickle.dumps(m))),
+        "save": lambda m: (m.save(tmp_path / "m.fgm"), sound(fastgen.load(tmp_path / "m.fgm"))),
+        "merge": lambda m: sound(copy.deepcopy(other).merge(m)),
+        "attributes": lambda m: (m.feature_count_.sum(), m.feature_log_prob_.sum(),
+                                 m.class_count_.sum()),
+    }
+    assert _beside_partial_fit(model, X, y, readers[read]) == []
+
+
+@pytest.mark.parametrize("Model", TEXT_MODELS, ids=lambda m: m.__name__)
+def test_a_shallow_copy_does_not_see_later_batches(Model, corpus):
+    X, y = corpus
+    model = Model().partial_fit(X[:300], y[:300], classes=np.unique(y))
+    clone = copy.copy(model)
+    expected = clone.predict_proba(X[:50])
+    counts = clone.class_count_.copy()
+    model.partial_fit(X[300:], y[300:])  # the original learns on
+    np.testing.assert_array_equal(clone.class_count_, counts)
+    np.testing.assert_array_equal(clone.predict_proba(X[:50]), expected)
+    clone.partial_fit(X[300:], y[300:])  # and so does the copy, on its own statistics
+    np.testing.assert_array_equal(clone.predict_proba(X[:50]), model.predict_proba(X[:50]))
+
+
+def test_the_callers_arrays_stay_the_callers():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 3
+    for make in (lambda p: fastgen.LinearDiscriminantAnalysis(priors=p),
+                 lambda p: fastgen.GaussianNB(priors=p),
+                 lambda p: fastgen.BaselineClassifier(priors=p),
+                 lambda p: fastgen.MultinomialNB(class_prior=p)):
+        priors = np.array([0.2, 0.3, 0.5])
+        model = make(priors).fit(np.abs(X), y)
+        priors[0] = 0.25  # still writeable: the model copied it
+        assert priors.flags.writeable
+        for name in ("priors_", "class_prior_", "class_log_prior_"):
+            if hasattr(model, name):
+                with pytest.raises(ValueError, match="read-only"):
+                    getattr(model, name)[0] = 0.0
+
+
+def test_merge_labels_of_one_kind_whatever_the_array():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    as_int = fastgen.GaussianNB().fit(X, np.arange(40) % 2)
+    as_object = fastgen.GaussianNB().fit(X, (np.arange(40) % 2 + 1).astype(object))
+    assert list(as_int.merge(as_object).classes_) == [0, 1, 2]
+    with pytest.raises(ValueError, match="different kinds"):
+        fastgen.GaussianNB().fit(X, np.arange(40) % 2).merge(
+            fastgen.GaussianNB().fit(X, np.array(["a", "b"] * 20)))
+
+
+def test_an_earlier_fastgens_pickle_is_a_clear_error():
+    model = fastgen.GaussianNB()
+    with pytest.raises(ValueError, match="earlier fastgen"):
+        model.__setstate__({**model.get_params(), "class_count_": np.ones(2), "_tables": ()})
+
+
+def test_a_file_allocates_what_it_holds(tmp_path):
+    """CategoricalNB with many classes and features but no categories: its file is small, and
+    loading it allocates no classes x features table it does not hold."""
+    model = fastgen.CategoricalNB().fit(np.zeros((2, 1)), [0, 1])
+    n_classes, n_features = 2000, 2000
+    model._fitted = model._fitted.replace(
+        classes=np.arange(n_classes), n_features=n_features,
+        stats={"class_count_": np.ones(n_classes),
+               "n_categories_": np.zeros(n_features, dtype=np.intp),
+               "category_count": np.zeros((n_classes, 0))})
+    model.save(tmp_path / "wide.fgm")
+    tracemalloc.start()
+    try:
+        fastgen.load(tmp_path / "wide.fgm")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (tmp_path / "wide.fgm").stat().st_size < 200_000
+    assert peak < 8 * n_classes * n_features / 4  # far below one float64 table
+
+
+@pytest.mark.parametrize("value, match", [
+    (np.array([2.0**63]), "above"), (np.array([-1e300]), "negative"),
+    (np.array([np.nan]), "whole"), (np.array([0.5]), "whole"),
+])
+def test_integer_fields_are_checked_before_the_cast(value, match):
+    with pytest.raises(ValueError, match=match):
+        validate((Field("n", (None,), integer=True, upper=np.inf),), {"n": value}, {})
