@@ -178,10 +178,13 @@ class fitted_attribute:
     def __get__(self, model, owner=None):
         if model is None:
             return self
+        return self.read(model, self._snapshot(model))
+
+    def _snapshot(self, model):
         fitted = model.__dict__.get("_fitted")
         if fitted is None:
             raise AttributeError(f"{type(model).__name__}.{self.name} is available after fit")
-        return self.read(model, fitted)
+        return fitted
 
     def __set__(self, model, value):
         raise AttributeError(f"{type(model).__name__}.{self.name} is a fitted attribute: it "
@@ -204,9 +207,7 @@ class memoized(fitted_attribute):
     def __get__(self, model, owner=None):
         if model is None:
             return self
-        fitted = model.__dict__.get("_fitted")
-        if fitted is None:
-            raise AttributeError(f"{type(model).__name__}.{self.name} is available after fit")
+        fitted = self._snapshot(model)
         value = fitted.memo.get(self.name)
         if value is None:
             with fitted.lock:  # computed from statistics that partial_fit may be adding to
