@@ -1620,3 +1620,27 @@ def test_sample_with_an_impossible_count_is_a_clean_error(n_samples):
     est = CASE["GaussianNB"].fitted()
     assert_clean(lambda: est.sample(n_samples, random_state=0), must_raise=CLEAN,
                  what=f"sample({n_samples})")
+
+
+# Cases found from outside the test suite that the declared model state closed: min_categories
+# is validated with the other hyperparameters (its offsets wrapped around int64: a segfault),
+# and MixedNB learns its columns' form before indexing them.
+@pytest.mark.parametrize("minimum", [2**62, 2**40, [2**62, 1, 1, 1], -1])
+def test_categorical_min_categories_beyond_the_cap_is_a_value_error(minimum):
+    with pytest.raises(ValueError, match="min_categories"):
+        fastgen.CategoricalNB(min_categories=minimum).fit(np.zeros((2, 4)), [0, 1])
+
+
+@pytest.mark.parametrize("X", [3.0, (row for row in [[1.0], [2.0]]), [[[1.0]]]],
+                         ids=["scalar", "generator", "3d"])
+def test_mixed_nb_fit_on_what_is_not_a_matrix_is_a_value_error(X):
+    with pytest.raises(ValueError, match="2D array|dimension"):
+        fastgen.MixedNB().fit(X, [0, 1])
+
+
+def test_mixed_nb_predict_with_other_columns_is_a_value_error():
+    model = fastgen.MixedNB(["gaussian", "categorical"]).fit(
+        np.array([[0.1, 1], [0.5, 0], [0.3, 1]]), [0, 1, 0])
+    for X in (np.zeros((2, 3)), np.zeros((2, 1))):
+        with pytest.raises(ValueError, match="features"):
+            model.predict(X)
