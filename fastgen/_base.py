@@ -5,6 +5,7 @@ sampling, and the predict/score paths. A model class holds only its mathematics 
 """
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import threading
@@ -514,7 +515,7 @@ class BaseClassifier(BaseEstimator):
             y = check_y(y, X_valid.shape[0])
             classes, y_idx = encode_labels(y)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            hyper = self._check_params(len(classes), X_valid, shell)
+            hyper = self._hyper(len(classes), X_valid, shell)
             stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
                               sample_weight, has_nan, hyper)
             fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
@@ -576,7 +577,7 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"The target label(s) {np.unique(y[bad])!r} in y do not exist "
                                  f"in the initial classes {known!r}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            hyper = self._check_params(len(known), X_valid, fitted or shell)
+            hyper = self._hyper(len(known), X_valid, fitted or shell)
             if fitted is None:
                 stats = self._start(hyper, len(known), X_valid)
                 fitted = Fitted(known, X_valid.shape[1], _model_dtype(X_valid),
@@ -604,12 +605,20 @@ class BaseClassifier(BaseEstimator):
         """A model of this kind fitted on dask collections (fastgen._dask.fit)."""
         return _dask.fit(self, X, y, sample_weight, classes)
 
+    def _hyper(self, n_classes, X, fitted):
+        """The validated hyperparameters (``_check_params``) and, as ``hyper["params"]``, the
+        constructor parameters they come from: what the snapshot's files and pickles record, even
+        after a ``set_params`` that the snapshot could not follow."""
+        hyper = self._check_params(n_classes, X, fitted)
+        hyper["params"] = {name: copy.copy(value) for name, value in self.get_params().items()}
+        return hyper
+
     def _rederived(self, fitted, **changes):
         """A snapshot of ``fitted``'s statistics (validated against this model's declaration),
         with this model's hyperparameters, and its parameters derived: for merge, load, unpickle,
         set_params and a dask fit."""
         fitted = fitted.replace(**changes)
-        hyper = self._check_params(len(fitted.classes), None, fitted)
+        hyper = self._hyper(len(fitted.classes), None, fitted)
         stats = validate(self._fields(hyper), self._plain_stats(fitted),
                          self._dims(len(fitted.classes), fitted.n_features),
                          lambda done: self._more_dims(done, hyper))
@@ -684,8 +693,8 @@ class BaseClassifier(BaseEstimator):
         values, so ``predict`` follows them at once. Where the statistics cannot serve them (a
         value that is not valid, or one that needs other statistics, such as
         ``covariance="full"`` on a model fitted with a diagonal one), the model keeps the
-        parameters it had, and the next ``fit`` or ``partial_fit`` reports the problem (as
-        scikit-learn validates parameters at fit).
+        parameters it had -- its model file and its pickle record those -- and the next ``fit``
+        or ``partial_fit`` reports the problem (as scikit-learn validates parameters at fit).
 
         Parameters
         ----------
@@ -716,7 +725,7 @@ class BaseClassifier(BaseEstimator):
                  if name not in ("_fitted", "_lock")}
         fitted = self.__dict__.get("_fitted")
         if fitted is not None:
-            state["_fitted"] = self._export(fitted)
+            state["_fitted"] = {**self._export(fitted), "params": fitted.hyper["params"]}
         return state
 
     def __setstate__(self, state):
@@ -730,7 +739,15 @@ class BaseClassifier(BaseEstimator):
                              "model file of that version's format).")
         self.__dict__.update(state)
         if exported is not None:
-            self._publish(self._import(exported))
+            # derived with the parameters the snapshot had (a set_params it could not follow
+            # leaves them behind the estimator's own)
+            params = exported.pop("params", None)
+            if not isinstance(params, dict) or set(params) != set(self._param_names()):
+                raise ValueError("the pickled fitted state does not name its parameters")
+            same = all(_same_param(value, state[name]) for name, value in params.items())
+            source = self if same else type(self)(**params)
+            fitted = source._import(exported)
+            self._publish(fitted.replace(params=fitted.params, lock=self._write_lock()))
 
     def _export(self, fitted):
         """The snapshot as plain values: what a model file and a pickle hold (read under its
@@ -789,7 +806,8 @@ class BaseClassifier(BaseEstimator):
             Where to write the model.
         """
         check_is_fitted(self)
-        write_model(path, type(self).__name__, self.get_params(), self._export(self._fitted))
+        fitted = self._fitted
+        write_model(path, type(self).__name__, fitted.hyper["params"], self._export(fitted))
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):

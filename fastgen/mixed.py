@@ -290,7 +290,7 @@ class MixedNB(BaseClassifier):
                     part._validate_X(part_X, None)
                 part_fitted = Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
                                      None, None)
-                parts[kind] = (columns, part, part._check_params(n_classes, part_X, part_fitted))
+                parts[kind] = (columns, part, part._hyper(n_classes, part_X, part_fitted))
         return {"priors": None if self.priors is None else check_priors(self.priors, n_classes),
                 "handle_unknown": handle_unknown, "parts": parts}
 

@@ -156,3 +156,29 @@ def test_a_file_allocates_what_it_holds(tmp_path):
 def test_integer_fields_are_checked_before_the_cast(value, match):
     with pytest.raises(ValueError, match=match):
         validate((Field("n", (None,), integer=True, upper=np.inf),), {"n": value}, {})
+
+
+@pytest.mark.parametrize("make, change", [
+    (fastgen.GaussianNB, {"var_smoothing": -1.0}),
+    (fastgen.LinearDiscriminantAnalysis, {"covariance": "diagonal"}),
+    (fastgen.MultinomialNB, {"alpha": np.ones(7)}),
+], ids=["invalid", "other-statistics", "wrong-shape"])
+def test_a_set_params_the_snapshot_cannot_follow_keeps_files_and_pickles_whole(make, change,
+                                                                               tmp_path):
+    """set_params that the fitted statistics cannot serve leaves the model predicting as before;
+    its model file and pickle record the parameters the snapshot was derived with, so both load
+    back to the same predictions (the pickle keeps the estimator's own parameters too)."""
+    rng = np.random.default_rng(4)
+    X, y = np.abs(rng.normal(size=(60, 3))), np.arange(60) % 3
+    model = make().fit(X, y)
+    expected = model.predict_proba(X)
+    model.set_params(**change)
+    np.testing.assert_array_equal(model.predict_proba(X), expected)
+    unpickled = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(unpickled.predict_proba(X), expected)
+    assert unpickled.get_params().keys() == model.get_params().keys()
+    model.save(tmp_path / "m.fgm")
+    loaded = fastgen.load(tmp_path / "m.fgm")
+    np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+    with pytest.raises(ValueError):
+        model.partial_fit(X, y)  # adding to these statistics reports the parameters
