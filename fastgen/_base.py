@@ -70,12 +70,14 @@ def group_by_class(y_idx, n_classes):
 
 
 def _same_param(a, b):
-    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
-        try:
+    """Whether two parameter values are equal (False where they cannot be compared)."""
+    try:
+        if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)) \
+                or hasattr(a, "__array__") or hasattr(b, "__array__"):
             return np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
-        except (TypeError, ValueError):
-            return False
-    return a == b or (a is None and b is None)
+        return bool(a == b) or (a is None and b is None)
+    except (TypeError, ValueError):
+        return False
 
 
 def _generator(random_state):
@@ -97,11 +99,17 @@ def _model_dtype(X):
     return X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
 
 
-def _numeric_labels(classes):
-    """Whether labels are numbers (also in an object array), as opposed to text."""
-    if classes.dtype.kind == "O":
-        return all(isinstance(c, (int, float, np.number)) for c in classes.tolist())
-    return classes.dtype.kind in "biuf"
+def _label_kind(classes):
+    """Numbers, text, bytes or times (also in an object array): labels of one kind only are
+    ordered together without being converted."""
+    kinds = {"b": "number", "i": "number", "u": "number", "f": "number", "U": "text",
+             "S": "bytes", "M": "time", "m": "timedelta"}
+    if classes.dtype.kind != "O":
+        return kinds[classes.dtype.kind]
+    found = {"text" if isinstance(c, str) else "bytes" if isinstance(c, bytes) else "number"
+             if isinstance(c, (int, float, np.number)) else type(c).__name__
+             for c in classes.tolist()}
+    return found.pop() if len(found) == 1 else "mixed"
 
 
 def check_classes(classes):
@@ -232,19 +240,6 @@ class BaseEstimator:
 
     def __getstate__(self):
         return self.__dict__.copy()
-
-    def __copy__(self):
-        """A shallow copy that shares the fitted snapshot but not the writers' lock. The
-        snapshot is handed over to a lock of its own first, so that neither model owns its
-        statistics: each copies them before it changes them (partial_fit)."""
-        clone = type(self).__new__(type(self))
-        clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_lock"})
-        fitted = self.__dict__.get("_fitted")
-        if fitted is not None:
-            with fitted.lock:
-                shared = fitted.replace(params=fitted.params)
-                self._fitted = clone._fitted = shared
-        return clone
 
     # Naive Bayes makes strong independence assumptions; scikit-learn tags its own NB models so
     # that generic accuracy checks do not demand more than the model can give.
@@ -382,6 +377,33 @@ class BaseClassifier(BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return "_fitted" in self.__dict__
+
+    def __copy__(self):
+        """A shallow copy that shares the fitted snapshot but not the writers' lock. The
+        snapshot is handed over to a lock of its own first (as a writer: under this model's
+        lock), so that neither model owns its statistics: each copies them before it changes
+        them (partial_fit)."""
+        clone = type(self).__new__(type(self))
+        with self._write_lock():
+            clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_lock"})
+            fitted = self.__dict__.get("_fitted")
+            if fitted is not None:
+                with fitted.lock:
+                    shared = fitted.replace(params=fitted.params)
+                self._fitted = clone._fitted = shared
+        return clone
+
+    def _frozen(self):
+        """A model that predicts with the current snapshot's parameters whatever this one
+        becomes (for dask's lazy predictions); this model keeps owning its statistics."""
+        check_is_fitted(self)
+        fitted = self._fitted
+        params = self._params_of(fitted)
+        frozen = type(self).__new__(type(self))
+        frozen.__dict__.update({k: v for k, v in self.__dict__.items()
+                                if k not in ("_lock", "_fitted")})
+        frozen._fitted = fitted.replace(params=params)
+        return frozen
 
     # ----------------------------------------------------------------- the published state
     classes_ = fitted_attribute(lambda model, fitted: readonly(fitted.classes),
@@ -666,9 +688,9 @@ class BaseClassifier(BaseEstimator):
                       if name != "n_threads" and not _same_param(value, other.get_params()[name])]
             if differ:
                 raise ValueError(f"Cannot merge models with different parameters: {differ}.")
-            if _numeric_labels(a.classes) != _numeric_labels(b.classes):
-                raise ValueError(f"Cannot merge models whose labels are of different kinds "
-                                 f"(numbers and text): {a.classes[:3]!r} and {b.classes[:3]!r}.")
+            if _label_kind(a.classes) != _label_kind(b.classes):
+                raise ValueError(f"Cannot merge models whose labels are of different kinds: "
+                                 f"{a.classes[:3]!r} and {b.classes[:3]!r}.")
             try:
                 classes = np.unique(np.concatenate([a.classes, b.classes]))
             except TypeError:  # object labels that do not compare with each other
@@ -731,20 +753,24 @@ class BaseClassifier(BaseEstimator):
     def __setstate__(self, state):
         state = dict(state)
         exported = state.pop("_fitted", None)
-        unknown = set(state) - set(self._param_names())
-        if unknown:
-            raise ValueError(f"This {type(self).__name__} pickle holds {sorted(unknown)[:5]}, "
-                             "which this fastgen does not keep: it was written by an earlier "
-                             "fastgen. Fit the model again (or load it there and save it as a "
-                             "model file of that version's format).")
+        earlier = set(state) & {"classes_", "n_features_in_", "class_count_", "_dtype"}
+        if earlier:  # fitted attributes in __dict__: an earlier fastgen's pickle
+            raise ValueError(f"This {type(self).__name__} pickle holds {sorted(earlier)}, which "
+                             "this fastgen keeps in a declared snapshot instead: it was written "
+                             "by an earlier fastgen. Fit the model again.")
         self.__dict__.update(state)
         if exported is not None:
+            if not isinstance(exported, dict):
+                raise ValueError("the pickled fitted state is not a mapping")
             # derived with the parameters the snapshot had (a set_params it could not follow
             # leaves them behind the estimator's own)
+            exported = dict(exported)
             params = exported.pop("params", None)
             if not isinstance(params, dict) or set(params) != set(self._param_names()):
                 raise ValueError("the pickled fitted state does not name its parameters")
-            same = all(_same_param(value, state[name]) for name, value in params.items())
+            missing = object()
+            same = all(name == "n_threads" or _same_param(value, state.get(name, missing))
+                       for name, value in params.items())
             source = self if same else type(self)(**params)
             fitted = source._import(exported)
             self._publish(fitted.replace(params=fitted.params, lock=self._write_lock()))
@@ -807,7 +833,10 @@ class BaseClassifier(BaseEstimator):
         """
         check_is_fitted(self)
         fitted = self._fitted
-        write_model(path, type(self).__name__, fitted.hyper["params"], self._export(fitted))
+        params = dict(fitted.hyper["params"])
+        if "n_threads" in params:  # changes nothing derived, so set_params left no snapshot
+            params["n_threads"] = self.n_threads
+        write_model(path, type(self).__name__, params, self._export(fitted))
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):
@@ -834,6 +863,10 @@ class BaseClassifier(BaseEstimator):
         """
         check_is_fitted(self)
         fitted = self._fitted
+        with fitted.lock:  # the statistics sampled from do not change meanwhile
+            return self._sample(fitted, n_samples, y, random_state)
+
+    def _sample(self, fitted, n_samples, y, random_state):
         classes = fitted.classes
         rng = _generator(random_state)
         n_classes = len(classes)
@@ -859,8 +892,7 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"y must be labels from classes_ {classes!r}; got "
                                  f"{np.unique(labels[bad]) if labels.ndim == 1 else labels!r}.")
         y_idx = np.asarray(y_idx, dtype=np.intp)
-        with fitted.lock:  # the statistics sampled from do not change meanwhile
-            return self._sample_X(fitted, y_idx, rng), classes[y_idx]
+        return self._sample_X(fitted, y_idx, rng), classes[y_idx]
 
     def _class_prior(self, fitted):
         """P(c) of a snapshot (the prior that ``sample`` draws classes from)."""

@@ -12,8 +12,6 @@ labels.
 """
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from ._validation import check_y, distinct_labels
@@ -186,7 +184,7 @@ def predict(estimator, method, X, *args, **kwargs):
     import dask.array as da
     from dask import delayed
 
-    frozen = copy.copy(estimator)  # one snapshot for every block, whatever refits meanwhile
+    frozen = estimator._frozen()  # one snapshot for every block, whatever refits meanwhile
 
     def block(part):
         return getattr(frozen, method)(part, *args, **kwargs)

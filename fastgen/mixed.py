@@ -400,10 +400,14 @@ class MixedNB(BaseClassifier):
         if fitted is None:
             raise AttributeError("parts_ is available after fit")
         out = {}
-        for kind, columns, part, part_fitted in self._params_of(fitted).parts:
-            model = copy.copy(part)
-            model._publish(part_fitted)
-            out[kind] = (columns, model)
+        params = self._params_of(fitted)
+        with fitted.lock:  # the parts' own statistics: partial_fit adds to MixedNB's in place
+            for kind, columns, part, part_fitted in params.parts:
+                model = copy.copy(part)
+                model._publish(part_fitted.replace(
+                    stats={name: value.copy() for name, value in part_fitted.stats.items()},
+                    params=part_fitted.params))
+                out[kind] = (columns, model)
         return out
 
     # ----------------------------------------------------------------- scoring and sampling

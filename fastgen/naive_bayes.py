@@ -185,7 +185,7 @@ def check_alpha(model, n_features):
     if np.min(alpha) < ALPHA_MIN and not model.force_alpha:
         warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                       f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=5)
         alpha = np.maximum(alpha, ALPHA_MIN) if np.ndim(alpha) else ALPHA_MIN
     return alpha
 

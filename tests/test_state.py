@@ -182,3 +182,46 @@ def test_a_set_params_the_snapshot_cannot_follow_keeps_files_and_pickles_whole(m
     np.testing.assert_array_equal(loaded.predict_proba(X), expected)
     with pytest.raises(ValueError):
         model.partial_fit(X, y)  # adding to these statistics reports the parameters
+
+
+def test_pickles_of_models_with_series_priors_or_attributes_of_their_own():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    X, y = np.abs(rng.normal(size=(40, 3))), np.arange(40) % 2
+    for model in (fastgen.MultinomialNB(class_prior=pd.Series([0.4, 0.6])),
+                  fastgen.GaussianNB(priors=pd.Series([0.4, 0.6]))):
+        model.fit(X, y)
+        model.note = "mine"  # an attribute a user set
+        for copied in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+            np.testing.assert_array_equal(copied.predict_proba(X), model.predict_proba(X))
+            assert copied.note == "mine"
+
+
+def test_a_part_of_mixed_nb_is_a_model_of_its_own(tmp_path):
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.normal(size=60), rng.poisson(2, size=(60, 2))]).astype(float)
+    y = np.arange(60) % 2
+    model = fastgen.MixedNB(["gaussian", "multinomial", "multinomial"]).fit(X[:30], y[:30])
+    part = model.parts_["multinomial"][1]
+    expected = part.predict_proba(X[:, 1:])
+    model.partial_fit(X[30:], y[30:])  # adds to MixedNB's statistics, not to the part's
+    np.testing.assert_array_equal(part.predict_proba(X[:, 1:]), expected)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(part)).predict_proba(X[:, 1:]),
+                                  expected)
+    part.save(tmp_path / "part.fgm")
+    np.testing.assert_array_equal(fastgen.load(tmp_path / "part.fgm").predict_proba(X[:, 1:]),
+                                  expected)
+
+
+def test_bytes_and_text_labels_do_not_merge():
+    X = np.random.default_rng(7).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="different kinds"):
+        fastgen.GaussianNB().fit(X, np.array([b"a", b"b"] * 10)).merge(
+            fastgen.GaussianNB().fit(X, np.array(["c", "d"] * 10)))
+
+
+def test_a_model_file_records_the_current_n_threads(tmp_path):
+    X, y = np.abs(np.random.default_rng(8).normal(size=(20, 2))), np.arange(20) % 2
+    model = fastgen.MultinomialNB(n_threads=2).fit(X, y).set_params(n_threads=1)
+    model.save(tmp_path / "m.fgm")
+    assert fastgen.load(tmp_path / "m.fgm").n_threads == 1
