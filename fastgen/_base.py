@@ -182,9 +182,13 @@ class BaseEstimator:
 
     @classmethod
     def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+        names = cls.__dict__.get("_param_names_of_class")
+        if names is None:  # inspect.signature costs tens of microseconds: once per class
+            sig = inspect.signature(cls.__init__)
+            names = tuple(sorted(p.name for p in sig.parameters.values()
+                                 if p.name != "self" and p.kind != p.VAR_KEYWORD))
+            cls._param_names_of_class = names
+        return list(names)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Get the parameters of this estimator.
