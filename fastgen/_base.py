@@ -965,7 +965,7 @@ class BaseClassifier(BaseEstimator):
         loss : array-like of shape (n_classes, n_classes), default=None
             ``loss[true, predicted]``, in ``classes_`` order: the cost of predicting class k when
             the truth is c. The prediction minimises the conditional risk
-            ``sum_c P(c | x) loss[c, k]`` (seed 001). None is the 0-1 loss: the most probable
+            ``sum_c P(c | x) loss[c, k]`` (Duda, Hart & Stork 2001, ch. 2). None is the 0-1 loss: the most probable
             class.
 
         Returns
@@ -999,7 +999,7 @@ class BaseClassifier(BaseEstimator):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            With two classes ``log P(c1 | x) - log P(c0 | x)`` (seeds 001/002: positive means
+            With two classes ``log P(c1 | x) - log P(c0 | x)`` (positive means
             ``classes_[1]``); otherwise ``log P(c | x)`` per class.
         """
         log_proba, classes = self._output(X, OUT_LOG_PROBA)

@@ -65,7 +65,7 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
         I_j = \\sum_{c} \\sum_{v \\in \\{0, 1\\}} \\frac{N_{cv}}{N}
               \\log \\frac{N N_{cv}}{N_c N_v}, \\qquad 0 \\log 0 = 0,
 
-    the information gain of seed 002's feature selection. Like scikit-learn, a result that
+    the information gain of feature selection for text (Yang & Pedersen 1997). Like scikit-learn, a result that
     rounding makes slightly negative is clipped to 0.
 
     Examples

@@ -14,7 +14,7 @@ __all__ = ["BaselineClassifier"]
 
 
 class BaselineClassifier(BaseClassifier):
-    """Predict from the class prior alone, ignoring the features (seed 002's baseline).
+    """Predict from the class prior alone, ignoring the features.
 
     Parameters
     ----------

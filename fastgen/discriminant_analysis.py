@@ -389,9 +389,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     Parameters
     ----------
     covariance : {"full", "diagonal", "spherical", "identity"}, default="full"
-        The shared covariance: the pooled maximum-likelihood estimate (seed 003), its diagonal,
-        its mean variance times the identity, or the identity itself (seed 000's Rocchio rule
-        with priors: nearest class mean in Euclidean distance, shifted by the log prior).
+        The shared covariance: the pooled maximum-likelihood estimate, its diagonal, its mean
+        variance times the identity, or the identity itself (the Rocchio rule of Manning,
+        Raghavan & Schuetze 2008, ch. 14, with priors: nearest class mean in Euclidean distance, shifted by the log prior).
     priors : array-like of shape (n_classes,), default=None
         Class prior probabilities; if None, the (weighted) class frequencies.
     shrinkage : None, float in [0, 1] or "auto", default=None

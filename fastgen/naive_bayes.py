@@ -578,8 +578,8 @@ class MultinomialNB(_BaseDiscreteNB):
 
     Notes
     -----
-    jll[i, c] = log P(c) + sum_j x_ij log theta_cj (seed 000 and seed 002: the multinomial event
-    model). Identical to scikit-learn's MultinomialNB for the same parameters.
+    jll[i, c] = log P(c) + sum_j x_ij log theta_cj (the multinomial event model of
+    McCallum & Nigam 1998). Identical to scikit-learn's MultinomialNB for the same parameters.
 
     Examples
     --------
@@ -794,7 +794,7 @@ class BernoulliNB(_BaseDiscreteNB):
 
     Notes
     -----
-    Seed 002 contrasts this event model with the multinomial one. Identical to scikit-learn's
+    McCallum & Nigam (1998) contrast this event model with the multinomial one. Identical to scikit-learn's
     BernoulliNB for the same parameters; unlike it, an alpha array of n_features values works,
     and alpha=0 with a feature present in every sample of a class gives -inf (not NaN) to the
     samples lacking it.
@@ -1046,7 +1046,7 @@ class GaussianNB(_BaseDiagonalNB):
 
     Notes
     -----
-    Maximum likelihood (seed 003): per class c and feature j, theta is the mean and var the mean
+    Maximum likelihood: per class c and feature j, theta is the mean and var the mean
     squared deviation of the observed values (weighted). The statistics (weights, means, squared
     deviations) combine exactly across ``partial_fit`` batches, and ``epsilon_`` follows the
     variance of all the data seen so far, not of the latest batch (scikit-learn #14054). If every
@@ -1055,7 +1055,7 @@ class GaussianNB(_BaseDiagonalNB):
 
     Examples
     --------
-    Seed 001's diagnosis from one test result, with a prior of 0.8 for the healthy class:
+    A diagnosis from one test result, with a prior of 0.8 for the healthy class:
 
     >>> import numpy as np
     >>> from fastgen import GaussianNB
@@ -1155,7 +1155,7 @@ class GaussianNB(_BaseDiagonalNB):
 
 
 class PoissonNB(_BaseDiagonalNB):
-    """Poisson naive Bayes: each count feature is Poisson within each class (seed 003).
+    """Poisson naive Bayes: each count feature is Poisson within each class.
 
     Parameters
     ----------
@@ -1340,13 +1340,13 @@ def _regrid(count, n_categories, wanted):
 
 
 class CategoricalNB(BaseClassifier):
-    """Naive Bayes for categorical features: feature j takes one of K_j values (seed 004).
+    """Naive Bayes for categorical features: feature j takes one of K_j values.
 
     Parameters
     ----------
     alpha : float, default=1.0
-        Additive (Laplace/Lidstone) smoothing over each feature's K_j values (seed 000's
-        ``|X_i|`` in the denominator).
+        Additive (Laplace/Lidstone) smoothing over each feature's K_j values (K_j alphas
+        in the denominator).
     force_alpha : bool, default=True
         If False, alpha below 1e-10 is raised to 1e-10 (scikit-learn's rule).
     fit_prior : bool, default=True
