@@ -105,7 +105,7 @@ def _label_kind(classes):
     kinds = {"b": "number", "i": "number", "u": "number", "f": "number", "U": "text",
              "S": "bytes", "M": "time", "m": "timedelta"}
     if classes.dtype.kind != "O":
-        return kinds[classes.dtype.kind]
+        return kinds.get(classes.dtype.kind, classes.dtype.kind)
     found = {"text" if isinstance(c, str) else "bytes" if isinstance(c, bytes) else "number"
              if isinstance(c, (int, float, np.number)) else type(c).__name__
              for c in classes.tolist()}
