@@ -7,8 +7,10 @@ real compiler (as scikit-learn's ``check_openmp_support`` does). Environment swi
 - ``FASTGEN_FAIL_NO_OPENMP=1``: fail the build when OpenMP is unavailable (CI).
 - ``FASTGEN_CYTHON_DEBUG=1``: bounds/wraparound/initialisation checks on, ``-O0 -g``.
 
-On x86-64 the scoring kernels are also built with ``-mavx2 -mfma`` as ``_jll_avx2`` (chosen at
-import time only on CPUs that have both), never with ``-march=native``.
+Twin modules: a kernel module ``_X_avx2.pyx`` includes the same source as ``_X.pyx`` and is built
+with ``-mavx2 -mfma`` on x86-64 (``fastgen/_core/__init__.py`` imports it only on CPUs that have
+both); never ``-march=native``. C and C++ the kernels need are in headers beside them
+(``fastgen/_core/*.h``).
 """
 import glob
 import os
@@ -98,7 +100,7 @@ class BuildExt(build_ext):
         else:
             opt = ["-O0", "-g"] if DEBUG else ["-O3"]
         if not self._supports_avx2(ctype):
-            print("fastgen: no AVX2 build of the scoring kernels (not x86-64 gcc/clang)")
+            print("fastgen: no AVX2 builds of the kernels (not x86-64 gcc/clang)")
             self.extensions = [e for e in self.extensions if not e.name.endswith("_avx2")]
         for ext in self.extensions:
             isa = ["-mavx2", "-mfma"] if ext.name.endswith("_avx2") else []
@@ -108,7 +110,7 @@ class BuildExt(build_ext):
 
     def _supports_avx2(self, compiler_type):
         """x86-64 with a gcc-compatible compiler accepting -mavx2 -mfma (the runtime check that
-        the CPU has them is in fastgen/_core/_jll.pyx)."""
+        the CPU has them is in fastgen/_core/_typedefs.h)."""
         if compiler_type == "msvc" or platform.machine().lower() not in ("x86_64", "amd64"):
             return False
         with tempfile.TemporaryDirectory() as tmp:

@@ -14,8 +14,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._core import _checks, _counts
-from ._core._checks import CsrStatus, ValuesStatus
+from ._core import _counts
+from ._core import checks as _checks
+
+CsrStatus, ValuesStatus = _checks.CsrStatus, _checks.ValuesStatus
 
 
 class NotFittedError(ValueError, AttributeError):

@@ -35,7 +35,8 @@ from ._base import (
     group_by_class,
     spread,
 )
-from ._core import _checks, _counts, _tables
+from ._core import _counts, _tables
+from ._core import checks as _checks
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -1478,13 +1479,13 @@ class CategoricalNB(BaseClassifier):
                 "category_count": np.zeros((n_classes, 0))}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        needed = self._scan(X) + 1
-        if needed.max(initial=0) > MAX_CATEGORIES:
-            j = int(np.argmax(needed))
-            raise ValueError(f"Feature {j} has the category code {needed[j] - 1}: more than "
+        largest = self._scan(X)
+        if largest.max(initial=-1) >= MAX_CATEGORIES:
+            j = int(np.argmax(largest))
+            raise ValueError(f"Feature {j} has the category code {largest[j]}: more than "
                              f"{MAX_CATEGORIES} categories per feature is not supported (the "
                              "codes must be 0 .. K-1; encode the categories first).")
-        n_categories = np.maximum(stats["n_categories_"], needed)
+        n_categories = np.maximum(stats["n_categories_"], largest + 1)
         if hyper["min_categories"] is not None:
             n_categories = np.maximum(n_categories, hyper["min_categories"])
         n_categories = n_categories.astype(np.intp)

@@ -1644,3 +1644,28 @@ def test_mixed_nb_predict_with_other_columns_is_a_value_error():
     for X in (np.zeros((2, 3)), np.zeros((2, 1))):
         with pytest.raises(ValueError, match="features"):
             model.predict(X)
+
+
+# Extreme integer codes: int64 codes were read through a double, and 2**63 - 512 and above
+# rounded to 2**63, whose conversion back is undefined (the release build counted them as
+# category 0); the largest code then wrapped around when one was added to it. Huge negative
+# float codes (missing) were converted to an integer the same way when predicting.
+@pytest.mark.parametrize("code", [np.iinfo(np.int64).max, 2**63 - 512, 2**62, 2**24])
+@pytest.mark.parametrize("where", ["fit", "partial_fit"])
+def test_categorical_extreme_int64_code_is_a_value_error(where, code):
+    X = np.zeros((2, 3), dtype=np.int64)
+    X[0, 1] = code
+    model = fastgen.CategoricalNB()
+    call = model.fit if where == "fit" else functools.partial(model.partial_fit, classes=[0, 1])
+    with pytest.raises(ValueError, match=f"Feature 1 has the category code {code}"):
+        call(X, [0, 1])
+
+
+@pytest.mark.parametrize("code", [-1e300, -1e17, -(2.0**63), np.finfo(np.float64).min])
+def test_categorical_huge_negative_code_is_missing(code):
+    model = fastgen.CategoricalNB().fit(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), [0, 1, 0])
+    X = np.array([[code, 1.0]])
+    want = model.predict_log_proba(np.array([[np.nan, 1.0]]))
+    np.testing.assert_array_equal(model.predict_log_proba(X), want)
+    refit = fastgen.CategoricalNB().fit(np.array([[1.0, 0.0], [code, 1.0], [1.0, 1.0]]), [0, 1, 0])
+    np.testing.assert_array_equal(refit.category_count_[0], [[0.0, 2.0], [0.0, 0.0]])

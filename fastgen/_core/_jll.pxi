@@ -15,6 +15,7 @@
 #     multiplied through otherwise (no branch per nonzero). Inputs were validated by the caller.
 from cython cimport floating
 from cython.parallel cimport parallel, prange
+from libc.math cimport floor
 from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
@@ -220,8 +221,8 @@ cdef inline void _accumulate_codes(
             v = x[j]
             if v != v:  # NaN: missing
                 continue
-            if v < 0:  # missing, if it is an integer
-                fractional[0] += v != <double> <intp_t> v
+            if v < 0:  # missing, if it is a whole number
+                fractional[0] += floor(v) != v
                 continue
             if v >= 9.0e15:
                 unknown[0] += 1

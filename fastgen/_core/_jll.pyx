@@ -6,5 +6,5 @@ from ._typedefs cimport fastgen_cpu_has_avx2_fma
 
 
 def cpu_has_avx2_fma():
-    """True if this CPU can run the AVX2/FMA build of the scoring kernels (_jll_avx2)."""
+    """True if this CPU can run the AVX2/FMA builds of the kernels (_jll_avx2, _checks_avx2)."""
     return bool(fastgen_cpu_has_avx2_fma())

@@ -24,40 +24,7 @@ cdef enum:
     DIAG_GAUSSIAN = 0
     DIAG_POISSON = 1
 
-cdef extern from *:
-    """
-    static inline void fastgen_sq_add(double *__restrict acc, const double *__restrict loc,
-                                      const double *__restrict scale, double x, Py_ssize_t n) {
-        for (Py_ssize_t c = 0; c < n; c++) {
-            double d = x - loc[c];
-            acc[c] += scale[c] * (d * d);
-        }
-    }
-    /* Four consecutive features at once: one load and store of acc per four features. */
-    static inline void fastgen_sq_add4(double *__restrict acc, const double *__restrict loc,
-                                       const double *__restrict scale, const double *x,
-                                       Py_ssize_t n) {
-        const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-        for (Py_ssize_t c = 0; c < n; c++) {
-            double d0 = x0 - loc[c], d1 = x1 - loc[n + c];
-            double d2 = x2 - loc[2 * n + c], d3 = x3 - loc[3 * n + c];
-            acc[c] += (scale[c] * (d0 * d0) + scale[n + c] * (d1 * d1))
-                    + (scale[2 * n + c] * (d2 * d2) + scale[3 * n + c] * (d3 * d3));
-        }
-    }
-    static inline double fastgen_sq_dist(const double *__restrict z, const double *__restrict off,
-                                         Py_ssize_t n) {
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        Py_ssize_t k = 0;
-        for (; k + 4 <= n; k += 4) {
-            double d0 = z[k] - off[k], d1 = z[k + 1] - off[k + 1];
-            double d2 = z[k + 2] - off[k + 2], d3 = z[k + 3] - off[k + 3];
-            s0 += d0 * d0; s1 += d1 * d1; s2 += d2 * d2; s3 += d3 * d3;
-        }
-        for (; k < n; k++) { double d = z[k] - off[k]; s0 += d * d; }
-        return (s0 + s1) + (s2 + s3);
-    }
-    """
+cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add(double *acc, const double *loc, const double *scale, double x,
                         Py_ssize_t n) noexcept nogil
     void fastgen_sq_add4(double *acc, const double *loc, const double *scale, const double *x,

@@ -9,19 +9,13 @@ from _reference import count_reference, jll_linear_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_count_properties import assert_lists_nonzero_counts
-from test_values_properties import CHECK_ISAS, checks_isa
+from test_values_properties import check_builds
 
-from fastgen._core import _checks, _counts, _jll, _openmp, _tables
+from fastgen._core import _counts, _jll, _openmp, _tables, builds
+from fastgen._core import checks as _checks
 from fastgen._core import jll as selected_jll
 
-JLL_MODULES = [_jll]
-try:
-    from fastgen._core import _jll_avx2
-
-    if _jll.cpu_has_avx2_fma():
-        JLL_MODULES.append(_jll_avx2)
-except ImportError:  # non-x86 build
-    pass
+JLL_MODULES = builds("_jll")  # the baseline build, and the AVX2 one where this CPU runs it
 
 RTOL = {np.float32: 1e-5, np.float64: 1e-12}
 
@@ -42,13 +36,13 @@ def _readonly(*arrays):
 
 @pytest.mark.parametrize("disable", ["1", "0"])
 def test_avx2_choice_at_import(disable, tmp_path):
-    """fastgen._core takes the AVX2 scoring kernels and the checks' AVX2 scans together: where
-    the CPU has AVX2 and FMA, unless FASTGEN_DISABLE_AVX2=1 (a fresh interpreter each)."""
+    """fastgen._core takes the AVX2 builds of the scoring kernels and of the checks together:
+    where the CPU has AVX2 and FMA, unless FASTGEN_DISABLE_AVX2=1 (a fresh interpreter each)."""
     import subprocess
     import sys
 
-    code = ("from fastgen._core import _checks, _jll, jll; "
-            "print(jll is not _jll, _checks.use_avx2(False))")
+    code = ("from fastgen._core import checks, jll; "
+            "print(jll.__name__.endswith('_avx2'), checks.__name__.endswith('_avx2'))")
     env = {**os.environ, "FASTGEN_DISABLE_AVX2": disable}
     # in another folder: the source tree, maybe unbuilt, must not shadow the fastgen under test
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -501,16 +495,15 @@ def test_normalize_rows_edge_cases():
     np.testing.assert_array_equal(raw, jll)
 
 
-@pytest.mark.parametrize("isa", CHECK_ISAS)
+@check_builds
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_csr_structure_status(index_dtype, isa):
+def test_csr_structure_status(index_dtype, checks):
     def status(indices, indptr, n_features=4, check_order=True):
-        with checks_isa(isa):
-            return _checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
-                                                np.asarray(indptr, dtype=index_dtype),
-                                                n_features, check_order)
+        return checks.csr_structure_status(np.asarray(indices, dtype=index_dtype),
+                                           np.asarray(indptr, dtype=index_dtype), n_features,
+                                           check_order)
 
-    S = _checks.CsrStatus
+    S = checks.CsrStatus
     assert status([0, 3, 1], [0, 2, 3]) == S.CSR_OK
     assert status([0, 3, 1], [1, 2, 3]) == S.CSR_BAD_START
     assert status([0, 3, 1], [0, 3, 2]) == S.CSR_NOT_MONOTONE
@@ -540,7 +533,7 @@ def test_csr_structure_status(index_dtype, isa):
     assert status([big], [0, 1], n_features=big) == S.CSR_BAD_INDEX
 
 
-@pytest.mark.parametrize("isa", CHECK_ISAS)
+@check_builds
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 100), index_dtype=st.sampled_from([np.int32, np.int64]),
        n_features=st.integers(1, 50), sorted_rows=st.booleans(),
@@ -548,7 +541,7 @@ def test_csr_structure_status(index_dtype, isa):
                                  st.sampled_from(["negative", "at limit", "huge", "repeat"])),
                        max_size=3),
        seed=st.integers(0, 2**32 - 1))
-def test_csr_structure_status_matches_its_definition(isa, n, index_dtype, n_features,
+def test_csr_structure_status_matches_its_definition(checks, n, index_dtype, n_features,
                                                      sorted_rows, places, seed):
     """Any length (the vectorised loop's steps and tail), with bad or repeated indices in any
     lane: an index outside [0, n_features) anywhere is CSR_BAD_INDEX, else CSR_OK_UNSORTED
@@ -564,28 +557,25 @@ def test_csr_structure_status_matches_its_definition(isa, n, index_dtype, n_feat
         if position < n:
             indices[position] = {"negative": -1 - position, "at limit": n_features,
                                  "huge": info.max, "repeat": indices[max(position - 1, 0)]}[kind]
-    S = _checks.CsrStatus
+    S = checks.CsrStatus
     if ((indices < 0) | (indices >= n_features)).any():
         expected = S.CSR_BAD_INDEX
     else:
         increasing = all((np.diff(indices[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
         expected = S.CSR_OK if increasing else S.CSR_OK_UNSORTED
     indices, indptr = indices.astype(index_dtype), indptr.astype(index_dtype)
-    with checks_isa(isa):
-        assert _checks.csr_structure_status(indices, indptr, n_features, True) == expected
-        assert _checks.csr_structure_status(indices, indptr, n_features, False) == (
-            S.CSR_BAD_INDEX if expected == S.CSR_BAD_INDEX else S.CSR_OK)
+    assert checks.csr_structure_status(indices, indptr, n_features, True) == expected
+    assert checks.csr_structure_status(indices, indptr, n_features, False) == (
+        S.CSR_BAD_INDEX if expected == S.CSR_BAD_INDEX else S.CSR_OK)
 
 
-@pytest.mark.parametrize("isa", CHECK_ISAS)
+@check_builds
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_values_status(dtype, isa):
-    V = _checks.ValuesStatus
+def test_values_status(dtype, checks):
+    V = checks.ValuesStatus
 
     def status(values, allow_nan=False, allow_negative=False):
-        with checks_isa(isa):
-            return _checks.values_status(np.asarray(values, dtype=dtype), allow_nan,
-                                         allow_negative)
+        return checks.values_status(np.asarray(values, dtype=dtype), allow_nan, allow_negative)
 
     assert status([0.0, 1.0, 2.5]) == V.VALUES_OK
     assert status([0.0, -0.0]) == V.VALUES_OK
