@@ -58,8 +58,9 @@ def show_config() -> None:
     print(f"python: {platform.python_version()} ({platform.platform()})")
     print(f"numpy: {numpy.__version__}")
     print(f"scipy: {scipy.__version__}")
-    from ._core import jll
+    from ._core import checks, jll
 
     print(f"OpenMP: {openmp_enabled()} (max threads: {max_threads()}, "
           f"effective default n_threads: {effective_n_threads(None)})")
-    print(f"scoring kernels: {'AVX2/FMA' if jll.__name__.endswith('_avx2') else 'baseline'}")
+    for name, module in (("scoring kernels", jll), ("input checks", checks)):
+        print(f"{name}: {'AVX2/FMA' if module.__name__.endswith('_avx2') else 'baseline'}")
