@@ -31,37 +31,24 @@ static int fastgen_scan_values(const T *x, Py_ssize_t n, double bound) {
     typedef T V __attribute__((vector_size(16)));
 #endif
     const Py_ssize_t lanes = sizeof(V) / sizeof(T);
-    V lo0 = {}, lo1 = {}, lo2 = {}, lo3 = {}, hi0 = {}, hi1 = {}, hi2 = {}, hi3 = {};
-    V nan0 = {}, nan1 = {};  /* NaN in the lanes that met one */
+    V lo[4] = {}, hi[4] = {}, nan[2] = {};  /* nan: NaN in the lanes that met one */
     for (; k + 4 * lanes <= n; k += 4 * lanes) {
-        V a, b1, c, d;
-        memcpy(&a, x + k, sizeof a);
-        memcpy(&b1, x + k + lanes, sizeof b1);
-        memcpy(&c, x + k + 2 * lanes, sizeof c);
-        memcpy(&d, x + k + 3 * lanes, sizeof d);
-        nan0 = a != a ? a : nan0;
-        nan1 = b1 != b1 ? b1 : nan1;
-        nan0 = c != c ? c : nan0;
-        nan1 = d != d ? d : nan1;
-        lo0 = a < lo0 ? a : lo0;
-        lo1 = b1 < lo1 ? b1 : lo1;
-        lo2 = c < lo2 ? c : lo2;
-        lo3 = d < lo3 ? d : lo3;
-        hi0 = a > hi0 ? a : hi0;
-        hi1 = b1 > hi1 ? b1 : hi1;
-        hi2 = c > hi2 ? c : hi2;
-        hi3 = d > hi3 ? d : hi3;
+        for (int u = 0; u < 4; u++) {  /* four independent chains: unrolled by the compiler */
+            V a;
+            memcpy(&a, x + k + u * lanes, sizeof a);
+            nan[u & 1] = a != a ? a : nan[u & 1];
+            lo[u] = a < lo[u] ? a : lo[u];
+            hi[u] = a > hi[u] ? a : hi[u];
+        }
     }
-    lo0 = lo0 < lo1 ? lo0 : lo1;
-    lo2 = lo2 < lo3 ? lo2 : lo3;
-    lo0 = lo0 < lo2 ? lo0 : lo2;
-    hi0 = hi0 > hi1 ? hi0 : hi1;
-    hi2 = hi2 > hi3 ? hi2 : hi3;
-    hi0 = hi0 > hi2 ? hi0 : hi2;
-    nan0 = nan1 != nan1 ? nan1 : nan0;
+    for (int u = 1; u < 4; u++) {
+        lo[0] = lo[u] < lo[0] ? lo[u] : lo[0];
+        hi[0] = hi[u] > hi[0] ? hi[u] : hi[0];
+    }
+    nan[0] = nan[1] != nan[1] ? nan[1] : nan[0];
     for (Py_ssize_t lane = 0; lane < lanes; lane++)  /* the extremes start at 0: no flag */
-        flags |= fastgen_value_flags((T)lo0[lane], b) | fastgen_value_flags((T)hi0[lane], b)
-                 | (nan0[lane] != nan0[lane]);
+        flags |= fastgen_value_flags((T)lo[0][lane], b) | fastgen_value_flags((T)hi[0][lane], b)
+                 | (nan[0][lane] != nan[0][lane]);
 #endif
     for (; k < n; k++) flags |= fastgen_value_flags(x[k], b);
     return flags;
