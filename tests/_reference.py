@@ -226,3 +226,115 @@ def values_status_reference(values, allow_nan, allow_negative, max_abs):
         elif abs(v) > max_abs:
             return V.VALUES_TOO_LARGE
     return V.VALUES_OK_WITH_NAN if np.isnan(values).any() else V.VALUES_OK
+
+
+# ---------------------------------------------------------------------------------------
+# Oracles of single kernels (tests/core/test_oracles.py): each the kernel's contract in a
+# few lines of NumPy/SciPy, in plain Python integers where the kernel's types could round.
+
+
+def normalise(jll, kind):
+    """jll (kind 0), log-posterior (1) or posterior (2), as the scoring kernels write them: a
+    row with no finite maximum (all -inf, or some +inf) shares its mass equally among its
+    top entries."""
+    jll = np.asarray(jll, dtype=np.float64)
+    if kind == 0:
+        return jll
+    out = np.empty_like(jll)
+    for i, row in enumerate(jll):
+        top = row.max(initial=-np.inf)
+        if np.isinf(top):
+            out[i] = np.where(row == top, -np.log(np.count_nonzero(row == top)), -np.inf)
+        else:
+            out[i] = row - logsumexp(row)
+    return out if kind == 1 else np.exp(out)
+
+
+def quadratic_reference(Z, offset, block, const_term):
+    """const_term[c] - ||Z[:, block[c] d : (block[c] + 1) d] - offset[c]||^2 / 2 (d features)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    d = offset.shape[1]
+    jll = np.empty((Z.shape[0], len(const_term)))
+    for c, b in enumerate(block):
+        diff = Z[:, b * d:(b + 1) * d] - offset[c]
+        jll[:, c] = const_term[c] - 0.5 * np.einsum("ij,ij->i", diff, diff)
+    return jll
+
+
+def diagonal_moments_reference(X, y_idx, sample_weight, n_classes):
+    """Per class and feature over the non-NaN values: total weight, weighted mean (0 where the
+    weight is 0) and weighted sum of squared deviations from that mean."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    shape = (n_classes, X.shape[1])
+    weight, mean, m2 = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    for c in range(n_classes):
+        Xc, wc = X[y_idx == c], w[y_idx == c]
+        obs = ~np.isnan(Xc)
+        W = (wc[:, None] * obs).sum(axis=0)
+        S = np.where(obs, wc[:, None] * np.where(obs, Xc, 0.0), 0.0).sum(axis=0)
+        weight[c] = W
+        mean[c] = np.divide(S, W, out=np.zeros_like(S), where=W > 0)
+        m2[c] = np.where(obs, wc[:, None] * (np.where(obs, Xc, 0.0) - mean[c]) ** 2,
+                         0.0).sum(axis=0)
+    return weight, mean, m2
+
+
+def category_counts_reference(X, y_idx, sample_weight, n_categories, n_classes):
+    """(n_classes, sum K_j) weights per class of each feature's codes, in the feature-major
+    column layout offsets[j] + k; NaN, negative codes and codes >= K_j skipped. Codes are
+    compared as Python numbers: nothing rounds."""
+    X = np.asarray(X)
+    offsets = np.r_[0, np.cumsum(n_categories)].astype(int)
+    count = np.zeros((n_classes, offsets[-1]))
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            v = X[i, j].item()
+            if v != v or v < 0 or v >= n_categories[j]:
+                continue
+            count[y_idx[i], offsets[j] + int(v)] += sample_weight[i]
+    return count
+
+
+# Category codes as floats are integers only below about 2**53; codes_status's bound for them.
+FLOAT_CODE_LIMIT = 9.0e15
+
+
+def codes_status_reference(X, int_limit):
+    """codes_status by its definition: (status, largest code per column, -1 where none). NaN,
+    negative integers (however large) and -0.0 < 0 = False -> 0 are as documented; a value with
+    a fractional part or -inf is CODES_NOT_INTEGER, +inf or a float code >= FLOAT_CODE_LIMIT is
+    CODES_TOO_LARGE, an integer-dtype code >= ``int_limit`` too; the first problem in row-major
+    order is reported (largest is then None). Python integers: no rounding."""
+    import math
+
+    from fastgen._core._checks import CodesStatus as S
+
+    X = np.asarray(X)
+    largest = [-1] * X.shape[1]
+    for row in X:
+        for j, v in enumerate(row.tolist()):
+            if isinstance(v, float):
+                if math.isnan(v):
+                    continue
+                if v == math.inf or v >= FLOAT_CODE_LIMIT:
+                    return S.CODES_TOO_LARGE, None
+                if v == -math.inf or v != math.floor(v):
+                    return S.CODES_NOT_INTEGER, None
+                v = int(v)
+            if v < 0:
+                continue
+            if v >= int_limit:
+                return S.CODES_TOO_LARGE, None
+            largest[j] = max(largest[j], v)
+    return S.CODES_OK, largest
+
+
+def encode_compact_reference(y, max_span):
+    """(classes, codes) as np.unique(y, return_inverse=True), or None when max - min (as Python
+    integers) exceeds max_span."""
+    y = np.asarray(y)
+    if int(y.max()) - int(y.min()) > max_span:
+        return None
+    classes, codes = np.unique(y, return_inverse=True)
+    return classes, codes.ravel()
