@@ -300,15 +300,17 @@ def category_counts_reference(X, y_idx, sample_weight, n_categories, n_classes):
 FLOAT_CODE_LIMIT = 9.0e15
 
 
-def codes_status_reference(X, int_limit):
-    """codes_status by its definition: (status, largest code per column, -1 where none). NaN,
-    negative integers (however large) and -0.0 < 0 = False -> 0 are as documented; a value with
-    a fractional part or -inf is CODES_NOT_INTEGER, +inf or a float code >= FLOAT_CODE_LIMIT is
-    CODES_TOO_LARGE, an integer-dtype code >= ``int_limit`` too; the first problem in row-major
-    order is reported (largest is then None). Python integers: no rounding."""
+def codes_status_reference(X):
+    """codes_status by its definition: (status, largest code per column, -1 where none). NaN and
+    negative whole numbers (however large; -0.0 is 0) are missing; a float with a fractional part
+    or +-inf is CODES_NOT_INTEGER, a float code >= FLOAT_CODE_LIMIT CODES_TOO_LARGE; integer-dtype
+    codes are taken exactly; the first problem in row-major order is reported (largest is then
+    None). Python numbers: no rounding."""
     import math
 
-    from fastgen._core._checks import CodesStatus as S
+    from fastgen._core import checks
+
+    S = checks.CodesStatus
 
     X = np.asarray(X)
     largest = [-1] * X.shape[1]
@@ -317,16 +319,13 @@ def codes_status_reference(X, int_limit):
             if isinstance(v, float):
                 if math.isnan(v):
                     continue
-                if v == math.inf or v >= FLOAT_CODE_LIMIT:
-                    return S.CODES_TOO_LARGE, None
-                if v == -math.inf or v != math.floor(v):
+                if math.isinf(v) or v != math.floor(v):
                     return S.CODES_NOT_INTEGER, None
+                if v >= FLOAT_CODE_LIMIT:
+                    return S.CODES_TOO_LARGE, None
                 v = int(v)
-            if v < 0:
-                continue
-            if v >= int_limit:
-                return S.CODES_TOO_LARGE, None
-            largest[j] = max(largest[j], v)
+            if v >= 0:
+                largest[j] = max(largest[j], v)
     return S.CODES_OK, largest
 
 

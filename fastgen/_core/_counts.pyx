@@ -24,7 +24,8 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memmove, memset
 
 from ._listing cimport fastgen_nonzero_bits64, list_marked, list_nonzero, sum_listed
-from ._typedefs cimport data_t, fastgen_prefetch, float64_t, intp_t, index_t, label_t
+from ._typedefs cimport (data_t, fastgen_prefetch, float32_t, float64_t, intp_t, index_t,
+                        label_t)
 
 cdef enum:
     # count_csr fetches rows ahead for an X of this many bytes (values and indices) or more: a
@@ -504,9 +505,16 @@ def count_categorical(
                 continue
             w = sample_weight[i]
             for j in range(n_features):
-                v = X[i, j]
-                if not v >= 0:  # negative or NaN: missing
-                    continue
-                k = <intp_t> v
+                if data_t is float32_t or data_t is float64_t:
+                    v = X[i, j]
+                    # negative or NaN: missing; beyond any feature's categories (and where the
+                    # conversion to an integer would be undefined): skipped
+                    if not (0 <= v < 9.0e15):
+                        continue
+                    k = <intp_t> v
+                else:
+                    if X[i, j] < 0:
+                        continue
+                    k = X[i, j]  # int32 or int64 (= intp_t here): exact
                 if k < offsets[j + 1] - offsets[j]:
                     count_out[c, offsets[j] + k] += w

@@ -273,6 +273,7 @@ def jll_categorical(
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
+            unknown_row = fractional_row = 0  # assigned in the loop: private to each thread
             _accumulate_codes(acc, &X[i, 0], n_features, offsets, table, n_classes,
                               &unknown_row, &fractional_row)
             unknown += unknown_row

@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastgen import CategoricalNB
-from fastgen._core import _checks, _counts
+from fastgen._core import _counts, builds
+from fastgen._core import checks as _checks
 from fastgen._core import jll as selected_jll
 
 OUT_JLL, OUT_LOG_PROBA, OUT_PROBA = selected_jll.OUTPUT_KINDS
@@ -35,29 +36,14 @@ DATA_DTYPES = [np.float32, np.float64, np.int32, np.int64]
 LABEL_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 I64_MAX = int(np.iinfo(np.int64).max)
 I64_MIN = int(np.iinfo(np.int64).min)
-# the smallest int64 that rounds to 2**63 as a double: codes_status casts it back (undefined)
+# the smallest int64 that rounds to 2**63 as a double (a cast back to an integer is undefined)
 I64_ROUNDS_UP = 2**63 - 512
 
-XFAIL_UB = pytest.mark.xfail(
-    strict=True,
-    reason="int64 codes >= 2**63 - 512 round to 2**63 as a double and the cast back to an index "
-           "is undefined: codes_status reports CODES_OK and the code is counted as category 0 "
-           "(the lead's codes_status fix on main; drop this marker when merging it)")
 
 
 def _scoring_modules():
-    """The scoring builds to test (test_kernels.JLL_MODULES' pattern, kept in this one place):
-    the baseline _jll, and _jll_avx2 where this CPU and build have it."""
-    from fastgen._core import _jll
-
-    modules = [_jll]
-    try:
-        from fastgen._core import _jll_avx2
-    except ImportError:  # non-x86 build
-        return modules
-    if _jll.cpu_has_avx2_fma():
-        modules.append(_jll_avx2)
-    return modules
+    """The scoring builds to test: the baseline _jll, and _jll_avx2 where this CPU runs it."""
+    return builds("_jll")
 
 
 SCORING_MODULES = _scoring_modules()
@@ -448,10 +434,6 @@ def test_count_categorical_matches_reference(dtype, readonly, n_threads, shape):
     n, n_categories, k = COUNT_SHAPES[shape]
     rng = np.random.default_rng(n + 7 * k)
     X = _codes(rng, n, n_categories, dtype, missing=0.25, unknown=0.15)
-    # codes whose cast to an index is undefined (int64 from 2**63 - 512, floats from 2**63):
-    # test_count_categorical_skips_int64_codes_beyond_k
-    if dtype != np.int32:
-        X[X >= (I64_ROUNDS_UP if dtype == np.int64 else 2.0**63)] = 2**62
     y_idx = rng.integers(0, k, n).astype(np.intp)
     w = rng.uniform(0.5, 2.0, n)
     offsets = np.r_[0, np.cumsum(n_categories)].astype(np.intp)
@@ -468,15 +450,10 @@ def test_count_categorical_matches_reference(dtype, readonly, n_threads, shape):
     np.testing.assert_allclose(count, expected, rtol=1e-12, atol=0)
 
 
-XFAIL_COUNT_UB = pytest.mark.xfail(
-    strict=True,
-    reason="count_categorical casts a code through a double to an index: from 2**63 - 512 up "
-           "that cast is undefined and the code is counted as category 0, not skipped as the "
-           "docstring says (CategoricalNB is safe once codes_status reports such codes)")
 
 
-@pytest.mark.parametrize("code", [pytest.param(I64_MAX, marks=XFAIL_COUNT_UB),
-                                  pytest.param(I64_ROUNDS_UP, marks=XFAIL_COUNT_UB),
+@pytest.mark.parametrize("code", [I64_MAX,
+                                  I64_ROUNDS_UP,
                                   I64_ROUNDS_UP - 1])
 def test_count_categorical_skips_int64_codes_beyond_k(code):
     """An int64 code beyond K is skipped, up to the largest int64 (the docstring's contract; the
@@ -495,34 +472,22 @@ def _codes_status(X):
 
 
 def _assert_codes_status(X):
-    """codes_status answers as its definition does. For integer dtypes a code from
-    FLOAT_CODE_LIMIT up may be reported too large (the float bound) or taken exactly; from
-    2**63 - 512 up (it rounds to 2**63 as a double) it must be reported too large."""
+    """codes_status answers as its definition does (integer codes exactly, whatever their
+    size)."""
     status, largest = _codes_status(X)
-    bounds = [I64_ROUNDS_UP] if X.dtype.kind == "f" else [9 * 10**15, I64_ROUNDS_UP]
-    answers = [codes_status_reference(X, bound) for bound in bounds]
-    assert any(status == s and (s != _checks.CodesStatus.CODES_OK or largest.tolist() == m)
-               for s, m in answers), (status, largest.tolist(), answers)
+    want, want_largest = codes_status_reference(X)
+    assert status == want, (status, want)
+    if status == _checks.CodesStatus.CODES_OK:
+        assert largest.tolist() == want_largest
 
 
 S = _checks.CodesStatus
-XFAIL_NEG = pytest.mark.xfail(
-    strict=True,
-    reason="a negative float code <= -9e15 (an integer: every float that large is) is reported "
-           "CODES_NOT_INTEGER ('a value with a fractional part') instead of missing, while "
-           "jll_categorical treats the same code as missing (found by this oracle)")
-XFAIL_ROUND = pytest.mark.xfail(
-    strict=True,
-    reason="an int64 code above 2**53 is passed through a double: codes_status reports it as "
-           "the nearest double (2**53 + 1 as 2**53), not exactly and not as too large (found "
-           "by this oracle; harmless to CategoricalNB, which refuses codes >= 2**24, but its "
-           "error message names the rounded code)")
 CODE_CASES = [
     # (dtype, value, expected status or None for 'the oracle decides')
-    pytest.param(np.int64, I64_MAX, S.CODES_TOO_LARGE, marks=XFAIL_UB, id="i64-max"),
-    pytest.param(np.int64, I64_ROUNDS_UP, S.CODES_TOO_LARGE, marks=XFAIL_UB, id="i64-2**63-512"),
-    pytest.param(np.int64, I64_ROUNDS_UP - 1, None, marks=XFAIL_ROUND, id="i64-2**63-513"),
-    pytest.param(np.int64, 2**53 + 1, None, marks=XFAIL_ROUND, id="i64-2**53+1"),
+    pytest.param(np.int64, I64_MAX, S.CODES_OK, id="i64-max"),
+    pytest.param(np.int64, I64_ROUNDS_UP, S.CODES_OK, id="i64-2**63-512"),
+    pytest.param(np.int64, I64_ROUNDS_UP - 1, None, id="i64-2**63-513"),
+    pytest.param(np.int64, 2**53 + 1, None, id="i64-2**53+1"),
     pytest.param(np.int64, 2**53, None, id="i64-2**53"),
     pytest.param(np.int64, 9 * 10**15 - 1, S.CODES_OK, id="i64-9e15-1"),
     pytest.param(np.int64, I64_MIN, S.CODES_OK, id="i64-min"),
@@ -532,25 +497,25 @@ CODE_CASES = [
     pytest.param(np.float64, 2.0**53 + 1, S.CODES_TOO_LARGE, id="f64-2**53+1"),
     pytest.param(np.float64, 9.0e15, S.CODES_TOO_LARGE, id="f64-9e15"),
     pytest.param(np.float64, 8999999999999998.0, S.CODES_OK, id="f64-below-9e15"),
-    pytest.param(np.float64, np.inf, S.CODES_TOO_LARGE, id="f64+inf"),
+    pytest.param(np.float64, np.inf, S.CODES_NOT_INTEGER, id="f64+inf"),
     pytest.param(np.float64, -np.inf, S.CODES_NOT_INTEGER, id="f64-inf"),
     pytest.param(np.float64, 1e300, S.CODES_TOO_LARGE, id="f64-1e300"),
     pytest.param(np.float64, -0.0, S.CODES_OK, id="f64-neg-zero"),
     pytest.param(np.float64, -0.5, S.CODES_NOT_INTEGER, id="f64-neg-half"),
     pytest.param(np.float64, 1.0 - 2.0**-53, S.CODES_NOT_INTEGER, id="f64-below-1"),
     pytest.param(np.float64, -8999999999999998.0, S.CODES_OK, id="f64-negative-above-9e15"),
-    pytest.param(np.float64, -9.0e15, S.CODES_OK, marks=XFAIL_NEG, id="f64-neg-9e15"),
-    pytest.param(np.float64, -1e300, S.CODES_OK, marks=XFAIL_NEG, id="f64-neg-1e300"),
-    pytest.param(np.float64, -(2.0**63), S.CODES_OK, marks=XFAIL_NEG, id="f64-neg-2**63"),
+    pytest.param(np.float64, -9.0e15, S.CODES_OK, id="f64-neg-9e15"),
+    pytest.param(np.float64, -1e300, S.CODES_OK, id="f64-neg-1e300"),
+    pytest.param(np.float64, -(2.0**63), S.CODES_OK, id="f64-neg-2**63"),
     pytest.param(np.float32, 2.0**24, S.CODES_OK, id="f32-2**24"),
     pytest.param(np.float32, 2.0**24 - 1, S.CODES_OK, id="f32-2**24-1"),
     pytest.param(np.float32, 2.0**24 + 2, S.CODES_OK, id="f32-2**24+2"),
     pytest.param(np.float32, 2.0**23 - 0.5, S.CODES_NOT_INTEGER, id="f32-2**23-0.5"),
     pytest.param(np.float32, float(np.finfo(np.float32).max), S.CODES_TOO_LARGE, id="f32-max"),
-    pytest.param(np.float32, np.inf, S.CODES_TOO_LARGE, id="f32+inf"),
+    pytest.param(np.float32, np.inf, S.CODES_NOT_INTEGER, id="f32+inf"),
     pytest.param(np.float32, -np.inf, S.CODES_NOT_INTEGER, id="f32-inf"),
     pytest.param(np.float32, -0.0, S.CODES_OK, id="f32-neg-zero"),
-    pytest.param(np.float32, -float(np.finfo(np.float32).max), S.CODES_OK, marks=XFAIL_NEG,
+    pytest.param(np.float32, -float(np.finfo(np.float32).max), S.CODES_OK,
                  id="f32-neg-max"),
 ]
 
@@ -565,7 +530,7 @@ def test_codes_status_extreme_codes(dtype, value, status, readonly):
     assert X[1, 0] == value or (value != value)
     (X,) = _inputs(readonly, X)
     if status is not None:
-        assert codes_status_reference(X, I64_ROUNDS_UP)[0] == status  # the oracle agrees
+        assert codes_status_reference(X)[0] == status  # the oracle agrees
     _assert_codes_status(X)
 
 
@@ -611,9 +576,8 @@ def test_codes_status_reports_the_first_problem(dtype):
 
 
 # --------------------------------------------------------- CategoricalNB with extreme codes
-@pytest.mark.parametrize("code", [pytest.param(I64_MAX, marks=XFAIL_UB, id="i64-max"),
-                                  pytest.param(I64_ROUNDS_UP, marks=XFAIL_UB,
-                                               id="i64-2**63-512"),
+@pytest.mark.parametrize("code", [pytest.param(I64_MAX, id="i64-max"),
+                                  pytest.param(I64_ROUNDS_UP, id="i64-2**63-512"),
                                   pytest.param(I64_ROUNDS_UP - 1, id="i64-2**63-513"),
                                   pytest.param(2**53 + 1, id="i64-2**53+1"),
                                   pytest.param(2**24, id="i64-2**24")])
