@@ -354,12 +354,6 @@ def test_jll_categorical_counts_fractional_codes(module, dtype):
     assert module.jll_categorical(X, offsets, table, np.zeros(2), 0, out, 1) == (0, 1, 4)
 
 
-@pytest.mark.xfail(
-    strict=False,  # a race: on one core it may not show
-    reason="jll_categorical's per-row counts unknown_row/fractional_row are written through "
-           "pointers inside prange, so Cython leaves them shared between the threads (they are "
-           "in no private clause of the generated omp parallel): with n_threads > 1 the unknown "
-           "and fractional totals are sometimes wrong (found by this oracle)")
 def test_jll_categorical_counts_are_exact_on_threads():
     """The unknown and fractional codes met are counted exactly on two threads too, call after
     call (the race showed in about 2% of calls of this size on two cores; the kernel code is
