@@ -311,35 +311,13 @@ class _BaseDiscreteNB(BaseClassifier):
             # the document lengths come with the counting pass
             lengths = np.empty(X.shape[0]) if self._counts_words else None
             n_threads = self._n_threads_for(X.indptr[-1])
-            listing = {}
             if listed:
-                # a class lists at most min(its entries, n_features) nonzeros (the + 1s are
-                # spare: the kernel's arrays are never empty; the kept ones may be)
-                room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
-                if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
-                    entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
-                    room = np.zeros(n_classes + 1, dtype=np.intp)
-                    np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
-                    size = room[-1]
-                listing = {"nz_room": room, "nz_ptr_out": np.empty(n_classes + 1, np.intp),
-                           "nz_feature_out": np.empty(size, np.intp),
-                           "nz_value_out": np.empty(size), "nz_sum_out": np.empty(n_classes)}
-            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              binarize, threshold, None if listed else feature_count,
-                              class_count, n_threads, overwrite=listed, n_features=n_features,
-                              row_sum_out=lengths, **listing)
-            if listed:
-                n = listing["nz_ptr_out"][-1]
-                # shrunk in place to the first n entries (realloc: the pages past them, never
-                # touched, go back to the allocator, which would otherwise hand out fresh pages,
-                # to be faulted in, for every fit of a process that made no larger arrays), and
-                # read-only: derivations take them as they are
-                for name in ("nz_feature_out", "nz_value_out"):
-                    listing[name].resize(n, refcheck=False)  # no views of them exist
-                feature_count = _Listing(listing["nz_ptr_out"], listing["nz_feature_out"],
-                                         listing["nz_value_out"], listing["nz_sum_out"])
-                for array in feature_count:
-                    array.flags.writeable = False
+                feature_count = _list_csr(X, order, class_ptr, sample_weight, binarize,
+                                          threshold, y_idx, class_count, lengths, n_threads)
+            else:
+                _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
+                                  binarize, threshold, feature_count, class_count, lengths,
+                                  n_threads)
         else:
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
                                 feature_count, class_count, self._n_threads_for(X.size))
@@ -482,6 +460,39 @@ class _BaseDiscreteNB(BaseClassifier):
             indptr.append(indptr[-1] + len(nonzero))
         return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
                              shape=(len(y_idx), fitted.n_features))
+
+
+def _list_csr(X, order, class_ptr, sample_weight, binarize, threshold, y_idx, class_count,
+              lengths, n_threads):
+    """A sparse first batch's counts as a read-only _Listing (_counts.list_csr); writes
+    class_count and lengths (unless None)."""
+    n_classes, n_features = len(class_count), X.shape[1]
+    # a class lists at most min(its entries, n_features) nonzeros (the + 1s are spare: the
+    # kernel's arrays are never empty; the kept ones may be)
+    room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
+    if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
+        entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
+        room = np.zeros(n_classes + 1, dtype=np.intp)
+        np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
+        size = room[-1]
+    class_ptr_out, feature, count = np.empty(n_classes + 1, np.intp), np.empty(size, np.intp), \
+        np.empty(size)
+    class_sum = np.empty(n_classes)
+    if _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight, binarize,
+                        threshold, n_features, room, class_count, lengths, class_ptr_out, feature,
+                        count, class_sum, n_threads) < 0:
+        raise MemoryError("could not allocate the counting kernel's scratch rows")
+    n = class_ptr_out[-1]
+    # shrunk in place to the first n entries (realloc: the pages past them, never touched, go
+    # back to the allocator, which would otherwise hand out fresh pages, to be faulted in, for
+    # every fit of a process that made no larger arrays), and read-only: derivations take them
+    # as they are
+    for array in (feature, count):
+        array.resize(n, refcheck=False)  # no views of them exist
+    listing = _Listing(class_ptr_out, feature, count, class_sum)
+    for array in listing:
+        array.flags.writeable = False
+    return listing
 
 
 def dense_counts(listing, n_classes, n_features):
@@ -1250,11 +1261,11 @@ class PoissonNB(_BaseDiagonalNB):
         n_classes = len(stats["class_count_"])
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
         if sp.issparse(X):
-            feature_count = np.empty_like(stats["feature_count_"])
+            feature_count = np.zeros_like(stats["feature_count_"])
             order, class_ptr = group_by_class(y_idx, n_classes)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              False, 0.0, feature_count, np.empty(n_classes),
-                              self._n_threads_for(X.indptr[-1]), overwrite=True)
+                              False, 0.0, feature_count, np.zeros(n_classes), None,
+                              self._n_threads_for(X.indptr[-1]))
             observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
         else:
             observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,

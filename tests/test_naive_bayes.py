@@ -425,9 +425,9 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
     # on one thread and on two (rooms per class: the small X gets two threads)
     monkeypatch.setattr(fastgen._base, "PARALLEL_MIN_WORK", 0)
     rooms = []
-    count_csr = fastgen._core._counts.count_csr
-    monkeypatch.setattr(fastgen._core._counts, "count_csr",
-                        lambda *a, **k: rooms.append(k.get("nz_room")) or count_csr(*a, **k))
+    list_csr = fastgen._core._counts.list_csr
+    monkeypatch.setattr(fastgen._core._counts, "list_csr",
+                        lambda *a: rooms.append(a[9]) or list_csr(*a))  # room
     for n_threads in (1, 2):
         class_ptr, feature, count, _ = \
             Estimator(n_threads=n_threads).fit(X, y)._fitted.stats["feature_count_"]

@@ -87,8 +87,8 @@ def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_thr
     fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
     fc, cc = np.zeros((4, 25)), np.zeros(4)
     row_sum = np.empty(60)
-    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, n_threads,
-                      row_sum_out=row_sum)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, row_sum,
+                      n_threads)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
     np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
                                rtol=1e-12)
@@ -116,14 +116,14 @@ def test_count_csr_large_and_small_classes_add_batch_sums(n_threads):
     assert entries[y_idx == 0].sum() >= 20 and entries[y_idx == 1].sum() < 20 > entries[1]
     old = rng.uniform(0, 5, (5, 40))
     fc, cc = old.copy(), np.zeros(5)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
                       n_threads)
     batch, cc_ref = count_reference(X, y_idx, w, 5)
     np.testing.assert_allclose(fc, old + batch, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     np.testing.assert_array_equal(fc[4], old[4])
     # a second batch into the same totals: the scratch row was left zero
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
                       n_threads)
     np.testing.assert_allclose(fc, old + 2 * batch, rtol=1e-13)
 
@@ -144,11 +144,10 @@ def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("binarize", [False, True])
 @pytest.mark.parametrize("rooms", [True, False])
-def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
-    """overwrite writes the batch's sums over anything (rows of classes without samples too),
-    whether a class went through the scratch row or not; listing without a table gives exactly
-    what nonzero_counts lists from the written table, with rooms of the documented minimum
-    size (plus one)."""
+def test_list_csr_lists_the_nonzeros(n_threads, binarize, rooms):
+    """list_csr gives exactly what nonzero_counts lists from the table count_csr writes (small
+    and large classes, a class without rows, stored zeros), with rooms of the documented minimum
+    size (plus one) or without rooms; it writes the class counts over anything."""
     rng = np.random.default_rng(6)
     X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
     X.data[::7] = 0.0  # stored zeros: entries that list nothing
@@ -156,32 +155,30 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     y_idx[0], y_idx[1], y_idx[40:] = 1, 2, 3  # 2 small classes, 2 large, class 4 empty
     order, class_ptr = _grouping(y_idx, 5)
     w = rng.uniform(0.1, 3.0, 80)
-    fc, cc = np.full((5, 40), np.nan), np.full(5, np.nan)
+    fc, cc = np.zeros((5, 40)), np.zeros(5)
     entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=5)
     room = np.r_[0, np.cumsum(np.minimum(entries, 40).astype(np.intp) + 1)]
     ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
     value, sums = np.full(room[-1], np.nan), np.empty(5)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
-                      n_threads, overwrite=True)
+                      None, n_threads)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     cc2 = np.full(5, np.nan)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, None, cc2,
-                      n_threads, overwrite=True, n_features=40, nz_room=room if rooms else None,
-                      nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, 40,
+                            room if rooms else None, cc2, None, ptr, feature, value, sums,
+                            n_threads) == 0
     np.testing.assert_array_equal(cc2, cc)
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize(("f", "density"), [(100_000, 0.0012), (400_000, 0.0003)],
-                         ids=["scanned", "marked"])
-def test_count_csr_of_an_x_fetched_ahead(index_dtype, f, density):
-    """An X of 4 MiB or more is fetched a row ahead (PREFETCH_MIN_BYTES): the same sums, written
-    and listed, on 1 and 2 threads, as scipy's one-hot product; listed from classes of more than
-    a third as many entries as features (their scratch rows tested whole) or fewer (the features
-    they touch marked)."""
+                         ids=["dense classes", "sparse classes"])
+def test_count_and_list_csr_of_a_large_x(index_dtype, f, density):
+    """An X of 4 MiB, classes of more or fewer entries than features: the same sums, written and
+    listed, on 1 and 2 threads, as scipy's one-hot product."""
     rng = np.random.default_rng(9)
     n = 3000  # 360,000 entries
     X = _sparse_counts(rng, n, f, np.float64, index_dtype, density=density)
@@ -194,16 +191,15 @@ def test_count_csr_of_an_x_fetched_ahead(index_dtype, f, density):
     for n_threads in (1, 2):
         fc, cc = np.zeros((6, f)), np.zeros(6)
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
-                          n_threads)
+                          None, n_threads)
         np.testing.assert_allclose(fc, expected, rtol=1e-13)
         entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=6)
         room = np.r_[0, np.cumsum(np.minimum(entries, f).astype(np.intp))]
         ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(room[-1], np.intp),
                                      np.empty(room[-1]), np.empty(6))
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, None,
-                          np.empty(6), n_threads, overwrite=True, n_features=f, nz_room=room,
-                          nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value,
-                          nz_sum_out=sums)
+        assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, f,
+                                room, np.empty(6), None, ptr, feature, value, sums,
+                                n_threads) == 0
         assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
@@ -224,7 +220,7 @@ def test_count_adds_to_existing_totals():
     order, class_ptr = _grouping(y_idx, 3)
     fc, cc = np.ones((3, 10)), np.ones(3)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(30), False, 0.0,
-                      fc, cc, 1)
+                      fc, cc, None, 1)
     fc_ref, cc_ref = count_reference(X, y_idx, np.ones(30), 3)
     np.testing.assert_allclose(fc, fc_ref + 1)
     np.testing.assert_allclose(cc, cc_ref + 1)
@@ -409,25 +405,6 @@ def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, bro
         assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
-
-
-@pytest.mark.parametrize("wrong", ["no overwrite", "no listing", "no n_features", "no nz_sum_out",
-                                     "a table"])
-def test_count_csr_lists_only_with_what_listing_needs(wrong):
-    """Listing needs overwrite, n_features and every nz_ output, and no table."""
-    X = _sparse_counts(np.random.default_rng(1), 6, 4, np.float64, np.int32)
-    order, class_ptr = _grouping(np.zeros(6, np.intp), 1)
-    listing = {"nz_ptr_out": np.empty(2, np.intp), "nz_feature_out": np.empty(5, np.intp),
-               "nz_value_out": np.empty(5), "nz_sum_out": np.empty(1)}
-    if wrong == "no nz_sum_out":
-        del listing["nz_sum_out"]
-    kwargs = {"overwrite": wrong != "no overwrite",
-              "n_features": -1 if wrong == "no n_features" else 4,
-              **({} if wrong == "no listing" else listing)}
-    table = np.empty((1, 4)) if wrong == "a table" else None
-    with pytest.raises(ValueError, match="lists only"):
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(6), False, 0.0,
-                          table, np.empty(1), 1, **kwargs)
 
 
 @pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
