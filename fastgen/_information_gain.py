@@ -103,7 +103,7 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     if sp.issparse(X):
         n_threads = n_threads if X.indptr[-1] >= PARALLEL_MIN_WORK else 1
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                          True, 0.0, present, class_count, n_threads)
+                          True, 0.0, present, class_count, None, n_threads)
     else:
         n_threads = n_threads if X.size >= PARALLEL_MIN_WORK else 1
         _counts.count_dense(X, order, class_ptr, sample_weight, True, 0.0, present, class_count,

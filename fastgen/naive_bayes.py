@@ -72,27 +72,6 @@ MIN_GAUSSIAN_VARIANCE = 1e-300
 
 ALPHA_MIN = 1e-10  # alpha is raised to this unless force_alpha=True (scikit-learn's bound)
 
-# Whole-number counts take their logs log(n + alpha) from a table of this many (fill_table), when
-# there are at least LOG_TABLE_MIN_COUNTS of them to pay for it: no NumPy pass that adds alpha and
-# another that takes the log (0.9 of 10.5 ms fitting the 20 Newsgroups-shaped corpus).
-LOG_TABLE_SIZE = 4096
-LOG_TABLE_MIN_COUNTS = 4 * LOG_TABLE_SIZE
-
-
-def _log_table(count, alpha):
-    """log(i + alpha) for i < LOG_TABLE_SIZE, for fill_table to take the logs of the listed counts
-    from; None for a per-feature alpha, for fewer than LOG_TABLE_MIN_COUNTS counts, or for counts
-    that do not look like whole numbers (a sample of 256; fill_table computes the log of any count
-    the table does not hold, but one at a time)."""
-    if np.ndim(alpha) != 0 or len(count) < LOG_TABLE_MIN_COUNTS:
-        return None
-    sample = count[:: len(count) // 256]
-    if not np.array_equal(sample, np.floor(sample)):
-        return None
-    with np.errstate(divide="ignore"):
-        return np.log(np.arange(LOG_TABLE_SIZE, dtype=np.float64) + alpha)
-
-
 def _repeated(value, n):
     """A read-only float64 vector of n times one value: a stride-0 view, as np.broadcast_to makes
     (whose generality costs microseconds a call)."""
@@ -312,35 +291,13 @@ class _BaseDiscreteNB(BaseClassifier):
             # the document lengths come with the counting pass
             lengths = np.empty(X.shape[0]) if self._counts_words else None
             n_threads = self._n_threads_for(X.indptr[-1])
-            listing = {}
             if listed:
-                # a class lists at most min(its entries, n_features) nonzeros (the + 1s are
-                # spare: the kernel's arrays are never empty; the kept ones may be)
-                room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
-                if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
-                    entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
-                    room = np.zeros(n_classes + 1, dtype=np.intp)
-                    np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
-                    size = room[-1]
-                listing = {"nz_room": room, "nz_ptr_out": np.empty(n_classes + 1, np.intp),
-                           "nz_feature_out": np.empty(size, np.intp),
-                           "nz_value_out": np.empty(size), "nz_sum_out": np.empty(n_classes)}
-            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              binarize, threshold, None if listed else feature_count,
-                              class_count, n_threads, overwrite=listed, n_features=n_features,
-                              row_sum_out=lengths, **listing)
-            if listed:
-                n = listing["nz_ptr_out"][-1]
-                # shrunk in place to the first n entries (realloc: the pages past them, never
-                # touched, go back to the allocator, which would otherwise hand out fresh pages,
-                # to be faulted in, for every fit of a process that made no larger arrays), and
-                # read-only: derivations take them as they are
-                for name in ("nz_feature_out", "nz_value_out"):
-                    listing[name].resize(n, refcheck=False)  # no views of them exist
-                feature_count = _Listing(listing["nz_ptr_out"], listing["nz_feature_out"],
-                                         listing["nz_value_out"], listing["nz_sum_out"])
-                for array in feature_count:
-                    array.flags.writeable = False
+                feature_count = _list_csr(X, order, class_ptr, sample_weight, binarize,
+                                          threshold, y_idx, class_count, lengths, n_threads)
+            else:
+                _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
+                                  binarize, threshold, feature_count, class_count, lengths,
+                                  n_threads)
         else:
             _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
                                 feature_count, class_count, self._n_threads_for(X.size))
@@ -407,26 +364,18 @@ class _BaseDiscreteNB(BaseClassifier):
         "ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning).")
 
     def _fill_logged_counts(self, fitted, feature_term, class_term, listing, alpha):
-        """_fill_table with the listed entries set to log(count + alpha_j) + class_term[c]:
-        taken from a log table for enough whole-number counts (_log_table), else NumPy's add and
-        log first. alpha: a number, or a per-feature vector."""
-        log_table = _log_table(listing.count, alpha)
-        if log_table is not None:  # fill_table takes the logs of the counts themselves
-            return self._fill_table(fitted, feature_term, class_term, listing, listing.count,
-                                    log_table=log_table, log_shift=alpha)
+        """_fill_table with the listed entries set to log(count + alpha_j) + class_term[c].
+        alpha: a number, or a per-feature vector."""
         value = np.add(listing.count,
                        alpha if np.ndim(alpha) == 0 else np.asarray(alpha)[listing.feature])
         return self._fill_table(fitted, feature_term, class_term, listing,
                                 np.log(value, out=value))
 
     def _fill_table(self, fitted, feature_term, class_term, listing, value,
-                    value_class_term=None, negate=False, log_table=None, log_shift=0.0,
-                    complement=False):
+                    value_class_term=None):
         """Feature-major table: feature_term[j] + class_term[c], with the listed nonzero entries
-        set to value + value_class_term[c] (default: class_term; -value with negate; the value's
-        log(value + log_shift) with a log_table, log_shift a number; ComplementNB's logs of
-        complements with complement); and whether any entry is not finite. See
-        _tables.fill_table."""
+        set to value + value_class_term[c] (default: class_term); and whether any entry is not
+        finite. See _tables.fill_table."""
         n_classes, n_features = len(fitted.classes), fitted.n_features
         class_term = np.ascontiguousarray(class_term, dtype=np.float64)
         if value_class_term is None:
@@ -435,8 +384,9 @@ class _BaseDiscreteNB(BaseClassifier):
         nonfinite = _tables.fill_table(feature_term, class_term, listing.class_ptr,
                                        listing.feature, value,
                                        np.ascontiguousarray(value_class_term, dtype=np.float64),
-                                       table, self._n_threads_for(table.size), negate,
-                                       log_table, float(log_shift), complement)
+                                       table, self._n_threads_for(table.size))
+        if nonfinite < 0:
+            raise MemoryError("could not allocate the buffers of the table-filling kernel")
         return table, nonfinite > 0
 
     # ----------------------------------------------------------------- scoring and sampling
@@ -483,6 +433,39 @@ class _BaseDiscreteNB(BaseClassifier):
             indptr.append(indptr[-1] + len(nonzero))
         return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
                              shape=(len(y_idx), fitted.n_features))
+
+
+def _list_csr(X, order, class_ptr, sample_weight, binarize, threshold, y_idx, class_count,
+              lengths, n_threads):
+    """A sparse first batch's counts as a read-only _Listing (_counts.list_csr); writes
+    class_count and lengths (unless None)."""
+    n_classes, n_features = len(class_count), X.shape[1]
+    # a class lists at most min(its entries, n_features) nonzeros (the + 1s are spare: the
+    # kernel's arrays are never empty; the kept ones may be)
+    room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
+    if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
+        entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
+        room = np.zeros(n_classes + 1, dtype=np.intp)
+        np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
+        size = room[-1]
+    class_ptr_out, feature, count = np.empty(n_classes + 1, np.intp), np.empty(size, np.intp), \
+        np.empty(size)
+    class_sum = np.empty(n_classes)
+    if _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight, binarize,
+                        threshold, n_features, room, class_count, lengths, class_ptr_out, feature,
+                        count, class_sum, n_threads) < 0:
+        raise MemoryError("could not allocate the counting kernel's scratch rows")
+    n = class_ptr_out[-1]
+    # shrunk in place to the first n entries (realloc: the pages past them, never touched, go
+    # back to the allocator, which would otherwise hand out fresh pages, to be faulted in, for
+    # every fit of a process that made no larger arrays), and read-only: derivations take them
+    # as they are
+    for array in (feature, count):
+        array.resize(n, refcheck=False)  # no views of them exist
+    listing = _Listing(class_ptr_out, feature, count, class_sum)
+    for array in listing:
+        array.flags.writeable = False
+    return listing
 
 
 def dense_counts(listing, n_classes, n_features):
@@ -704,42 +687,28 @@ class ComplementNB(_BaseDiscreteNB):
         alpha_in, n_features = hyper["alpha"], fitted.n_features
         listing = nonzero_counts(fitted)
         class_ptr, feature, count, class_sum = listing
-        # With enough whole-number counts and a whole alpha (the default 1), the complement
-        # count, feature_all_ + alpha - count as scikit-learn computes it, is exactly a whole
-        # number + alpha: fill_table sums the features and takes the logs from a log table, block
-        # by block (complement). Else base = feature_all_ + alpha and the complement counts first
-        # (complement_counts), and NumPy's logs.
-        log_table = _log_table(count, alpha_in) if np.ndim(alpha_in) == 0 \
-            and alpha_in == np.floor(alpha_in) else None
+        # base = feature_all_ + alpha, and the complement counts of the listed entries, base -
+        # count, as scikit-learn computes them (complement_counts); then NumPy's logs
+        alpha, _ = alpha_per_feature(alpha_in, n_features)
+        base, value = np.empty(n_features), np.empty(len(feature))
+        _tables.complement_counts(feature, count, alpha, base, value)
+        comp_total = base.sum() - class_sum
         with np.errstate(divide="ignore", invalid="ignore"):
-            if log_table is not None:
-                # the sum of base: every count, and n_features alphas
-                comp_total = (class_sum.sum() + n_features * alpha_in) - class_sum
-                feature_term = _repeated(0.0, n_features)  # made by fill_table
-                value, fill = count, {"log_table": log_table, "log_shift": alpha_in,
-                                      "complement": True}
-            else:
-                alpha, _ = alpha_per_feature(alpha_in, n_features)
-                base, value = np.empty(n_features), np.empty(len(feature))
-                _tables.complement_counts(feature, count, alpha, base, value)
-                comp_total = base.sum() - class_sum
-                feature_term = np.log(base)
-                np.log(value, out=value)
-                fill = {}
+            feature_term = np.log(base, out=base)
+            np.log(value, out=value)
             log_comp_total = np.log(comp_total)
             if hyper["norm"]:
                 table, nonfinite = self._fill_table(fitted, feature_term, -log_comp_total,
-                                                    listing, value, **fill)
+                                                    listing, value)
                 norms = table.sum(axis=0, dtype=np.float64)
                 # all of a class's complement mass on one feature (e.g. a single feature): every
                 # logged value is 0 and so is their sum; the weights are then 0, not 0/0
                 norms[norms == 0] = 1.0
                 table /= norms
             else:  # weights are -logged
-                if not fill:
-                    np.negative(feature_term, out=feature_term)
-                table, nonfinite = self._fill_table(fitted, feature_term, log_comp_total,
-                                                    listing, value, negate=True, **fill)
+                table, nonfinite = self._fill_table(
+                    fitted, np.negative(feature_term, out=feature_term), log_comp_total,
+                    listing, np.negative(value, out=value))
         if np.min(alpha_in) == 0 and np.isnan(table).any():
             raise ValueError(
                 "ComplementNB weights are undefined (0/0) for these counts with alpha=0"
@@ -901,21 +870,15 @@ class BernoulliNB(_BaseDiscreteNB):
         n_present = np.diff(class_ptr)
         total = class_count + 2 * alpha
         log_q_present_sum = np.empty(len(class_count))
-        log_table = _log_table(count, alpha)
         with np.errstate(divide="ignore", invalid="ignore"):
             # log p - log(1 - p) of the present features, and the sum over them of log(1 - p) =
             # log(M - N + a) - log(M + 2a), in one pass over log(M - N + a)
-            if log_table is not None:  # the logs of whole numbers from the table
-                value = np.empty(len(count))
-                _tables.bernoulli_terms(class_ptr, count, class_count, log_table, alpha,
-                                        np.log(total), log_q_present_sum, value)
-            else:
-                log_absent = np.empty(len(count))
-                _tables.rest_counts(class_ptr, count, class_count, alpha, log_absent)
-                np.log(log_absent, out=log_absent)  # of M - N + a
-                value = np.log(np.add(count, alpha))
-                _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum,
-                                     value)
+            log_absent = np.empty(len(count))
+            _tables.rest_counts(class_ptr, count, class_count, alpha, log_absent)
+            np.log(log_absent, out=log_absent)  # of M - N + a
+            value = np.add(count, alpha)
+            np.log(value, out=value)
+            _tables.segment_sums(log_absent, class_ptr, np.log(total), log_q_present_sum, value)
             table, nonfinite = self._fill_table(
                 fitted, _repeated(np.log(alpha), n_features), -np.log(class_count + alpha),
                 listing, value, np.zeros(len(class_count)))
@@ -1251,11 +1214,11 @@ class PoissonNB(_BaseDiagonalNB):
         n_classes = len(stats["class_count_"])
         class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
         if sp.issparse(X):
-            feature_count = np.empty_like(stats["feature_count_"])
+            feature_count = np.zeros_like(stats["feature_count_"])
             order, class_ptr = group_by_class(y_idx, n_classes)
             _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              False, 0.0, feature_count, np.empty(n_classes),
-                              self._n_threads_for(X.indptr[-1]), overwrite=True)
+                              False, 0.0, feature_count, np.zeros(n_classes), None,
+                              self._n_threads_for(X.indptr[-1]))
             observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
         else:
             observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,

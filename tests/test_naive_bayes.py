@@ -425,9 +425,9 @@ def test_sparse_fit_builds_feature_count_when_read(Estimator, zipf, tmp_path, mo
     # on one thread and on two (rooms per class: the small X gets two threads)
     monkeypatch.setattr(fastgen._base, "PARALLEL_MIN_WORK", 0)
     rooms = []
-    count_csr = fastgen._core._counts.count_csr
-    monkeypatch.setattr(fastgen._core._counts, "count_csr",
-                        lambda *a, **k: rooms.append(k.get("nz_room")) or count_csr(*a, **k))
+    list_csr = fastgen._core._counts.list_csr
+    monkeypatch.setattr(fastgen._core._counts, "list_csr",
+                        lambda *a: rooms.append(a[9]) or list_csr(*a))  # room
     for n_threads in (1, 2):
         class_ptr, feature, count, _ = \
             Estimator(n_threads=n_threads).fit(X, y)._fitted.stats["feature_count_"]
@@ -702,52 +702,3 @@ def test_concurrent_predict_from_threads(Estimator):
             for r in results:
                 np.testing.assert_allclose(r, expected, rtol=1e-12, atol=1e-12)
                 np.testing.assert_array_equal(r, results[0])
-
-
-@pytest.mark.parametrize("counts", ["whole", "fractional", "mostly whole"])
-@pytest.mark.parametrize("alpha", [0.5, 2.0])
-@pytest.mark.parametrize("Model", [fastgen.MultinomialNB, fastgen.BernoulliNB,
-                                   fastgen.ComplementNB], ids=lambda c: c.__name__)
-def test_logs_from_a_table_equal_numpy_logs(Model, alpha, counts, monkeypatch):
-    """Enough whole-number counts take their logs from a table of log(n + alpha) (fill_table,
-    bernoulli_terms, fill_table's complement) instead of NumPy's add and log: the same scoring table
-    and biases, to the last bit or so, whatever the counts (beyond the table, fractional among
-    whole ones, or all fractional: then NumPy's way). ComplementNB takes the table only for a
-    whole alpha (its complement, sum + alpha - count as scikit-learn computes it, is then
-    exactly a whole number + alpha)."""
-    from fastgen import naive_bayes as nb
-
-    rng = np.random.default_rng(5)
-    n_rows, n_features = 600, 10_000
-    X = sp.random(n_rows, n_features, density=0.02, random_state=rng,
-                  data_rvs=lambda n: rng.integers(1, 30, n).astype(np.float64), format="csr")
-    X.data[0] = 10_000  # a count beyond the table
-    y = rng.integers(0, 4, n_rows)
-    weight = None
-    if counts == "fractional":
-        weight = rng.uniform(0.5, 2.0, n_rows)
-    elif counts == "mostly whole":
-        weight = np.ones(n_rows)
-        weight[-3:] = 0.5  # a few fractional counts among whole ones
-    made = []
-    original = nb._log_table
-    if counts == "mostly whole":  # a sample may tell them from whole: take the table regardless
-        def original(count, alpha):
-            return np.log(np.arange(nb.LOG_TABLE_SIZE) + alpha)
-    monkeypatch.setattr(nb, "_log_table", lambda *a: made.append(original(*a)) or made[-1])
-    tabled = Model(alpha=alpha).fit(X, y, sample_weight=weight)
-    takes_table = counts != "fractional" and (Model is not fastgen.ComplementNB or alpha == 2.0)
-    assert (bool(made) and made[-1] is not None) == takes_table
-    monkeypatch.setattr(nb, "_log_table", lambda *a: None)
-    numpy = Model(alpha=alpha).fit(X, y, sample_weight=weight)
-    for name in ("table", "bias"):
-        assert_allclose(getattr(tabled._fitted.params, name), getattr(numpy._fitted.params, name),
-                        rtol=1e-14, atol=0)
-    assert_allclose(tabled.predict_log_proba(X), numpy.predict_log_proba(X), rtol=1e-12,
-                    atol=1e-12)
-    if Model is fastgen.ComplementNB:  # the normalised weights too
-        monkeypatch.setattr(nb, "_log_table", original)
-        tabled = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
-        monkeypatch.setattr(nb, "_log_table", lambda *a: None)
-        numpy = Model(alpha=alpha, norm=True).fit(X, y, sample_weight=weight)
-        assert_allclose(tabled._fitted.params.table, numpy._fitted.params.table, rtol=1e-14, atol=0)

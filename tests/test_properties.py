@@ -270,10 +270,10 @@ def test_csr_equals_dense(Estimator, data, problem, kind):
 def test_wide_sparse_counts_listed_exactly(Estimator, seed, n_rows, n_features, n_classes,
                                            density, explicit_zeros):
     """A sparse fit lists its counts from the counting kernel's scratch row, by testing 64
-    features at a time (and the tail past the last multiple of 64) or, for a class with few
-    entries for the vocabulary, by marking the features it touches: either way exactly the
-    nonzero counts, in feature order, equal to a dense fit's; zeros stored in the CSR matrix
-    are not listed. The next batch lists them again from the built table (nonzero_counts)."""
+    features at a time (and the tail past the last multiple of 64): exactly the nonzero counts,
+    in feature order, equal to a dense fit's, whatever the classes' entries for the vocabulary;
+    zeros stored in the CSR matrix are not listed. The next batch lists them again from the
+    built table (nonzero_counts)."""
     rng = np.random.default_rng(seed)
     X = np.where(rng.random((n_rows, n_features)) < density,
                  rng.integers(1, 20, (n_rows, n_features)), 0).astype(np.float64)

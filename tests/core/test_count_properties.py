@@ -1,7 +1,7 @@
-"""Property tests of the counting kernel's modes (hypothesis): whatever the shapes, dtypes,
-weights, stored zeros, empty classes, thread counts and rooms, overwrite writes the batch's sums,
-listing without a table gives exactly what nonzero_counts lists from the written table,
-accumulating adds the batch's sums, and group_rows is a stable sort by class. The debug build
+"""Property tests of the counting kernels (hypothesis): whatever the shapes, dtypes, weights,
+stored zeros, empty classes, thread counts and rooms, count_csr adds the batch's sums, list_csr
+gives exactly what nonzero_counts lists from the table count_csr writes, and group_rows is a
+stable sort by class. The debug build
 runs these with bounds checks."""
 import numpy as np
 import scipy.sparse as sp
@@ -58,7 +58,7 @@ def _group(y_idx, n_classes):
 
 @settings(max_examples=200, deadline=None)
 @given(batch=batches(), n_threads=st.sampled_from([1, 2]), rooms=st.booleans())
-def test_overwrite_and_listing_match_the_reference_and_nonzero_counts(batch, n_threads, rooms):
+def test_counts_and_listing_match_the_reference_and_nonzero_counts(batch, n_threads, rooms):
     X, y_idx, n_classes, w, binarize, threshold = batch
     n_features = X.shape[1]
     order, class_ptr = _group(y_idx, n_classes)
@@ -66,11 +66,11 @@ def test_overwrite_and_listing_match_the_reference_and_nonzero_counts(batch, n_t
     entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
     room = np.r_[0, np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1)]
     size = room[-1] if rooms else min(X.nnz, n_classes * n_features) + n_classes + 1
-    fc, cc = np.full((n_classes, n_features), np.nan), np.full(n_classes, np.nan)
+    fc, cc = np.zeros((n_classes, n_features)), np.zeros(n_classes)
     ptr, feature = np.empty(n_classes + 1, np.intp), np.empty(size, np.intp)
     value, sums, row_sum = np.empty(size), np.empty(n_classes), np.empty(X.shape[0])
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, threshold, fc,
-                      cc, n_threads, overwrite=True, row_sum_out=row_sum)
+                      cc, row_sum, n_threads)
     fc_ref, cc_ref = count_reference(X, y_idx, w, n_classes, binarize, threshold)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-12, atol=1e-12)
@@ -79,10 +79,9 @@ def test_overwrite_and_listing_match_the_reference_and_nonzero_counts(batch, n_t
     # listing only (no dense table): exactly what nonzero_counts lists from the written table,
     # with the same class counts and row sums
     cc2, row_sum2 = np.full(n_classes, np.nan), np.empty(X.shape[0])
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, threshold, None,
-                      cc2, n_threads, overwrite=True, n_features=n_features, row_sum_out=row_sum2,
-                      nz_room=room if rooms else None, nz_ptr_out=ptr, nz_feature_out=feature,
-                      nz_value_out=value, nz_sum_out=sums)
+    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize,
+                            threshold, n_features, room if rooms else None, cc2, row_sum2, ptr,
+                            feature, value, sums, n_threads) == 0
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
     np.testing.assert_array_equal(cc2, cc)
     np.testing.assert_array_equal(row_sum2, row_sum)
@@ -97,7 +96,7 @@ def test_accumulating_adds_the_batch_sums(batch, n_threads):
     fc, cc = old.copy(), np.ones(n_classes)
     for _ in range(2):  # twice: whatever went through a scratch row left it zero
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, threshold,
-                          fc, cc, n_threads)
+                          fc, cc, None, n_threads)
     fc_ref, cc_ref = count_reference(X, y_idx, w, n_classes, binarize, threshold)
     np.testing.assert_allclose(fc, old + 2 * fc_ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(cc, 1 + 2 * cc_ref, rtol=1e-12, atol=1e-12)

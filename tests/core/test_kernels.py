@@ -81,8 +81,8 @@ def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_thr
     fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
     fc, cc = np.zeros((4, 25)), np.zeros(4)
     row_sum = np.empty(60)
-    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, n_threads,
-                      row_sum_out=row_sum)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, row_sum,
+                      n_threads)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
     np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
                                rtol=1e-12)
@@ -110,14 +110,14 @@ def test_count_csr_large_and_small_classes_add_batch_sums(n_threads):
     assert entries[y_idx == 0].sum() >= 20 and entries[y_idx == 1].sum() < 20 > entries[1]
     old = rng.uniform(0, 5, (5, 40))
     fc, cc = old.copy(), np.zeros(5)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
                       n_threads)
     batch, cc_ref = count_reference(X, y_idx, w, 5)
     np.testing.assert_allclose(fc, old + batch, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     np.testing.assert_array_equal(fc[4], old[4])
     # a second batch into the same totals: the scratch row was left zero
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
                       n_threads)
     np.testing.assert_allclose(fc, old + 2 * batch, rtol=1e-13)
 
@@ -138,11 +138,10 @@ def test_fill_table_reports_sums_of_terms_that_overflow(dtype):
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("binarize", [False, True])
 @pytest.mark.parametrize("rooms", [True, False])
-def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
-    """overwrite writes the batch's sums over anything (rows of classes without samples too),
-    whether a class went through the scratch row or not; listing without a table gives exactly
-    what nonzero_counts lists from the written table, with rooms of the documented minimum
-    size (plus one)."""
+def test_list_csr_lists_the_nonzeros(n_threads, binarize, rooms):
+    """list_csr gives exactly what nonzero_counts lists from the table count_csr writes (small
+    and large classes, a class without rows, stored zeros), with rooms of the documented minimum
+    size (plus one) or without rooms; it writes the class counts over anything."""
     rng = np.random.default_rng(6)
     X = _sparse_counts(rng, 80, 40, np.float64, np.int32, density=0.3)
     X.data[::7] = 0.0  # stored zeros: entries that list nothing
@@ -150,32 +149,30 @@ def test_count_csr_overwrite_lists_the_nonzeros(n_threads, binarize, rooms):
     y_idx[0], y_idx[1], y_idx[40:] = 1, 2, 3  # 2 small classes, 2 large, class 4 empty
     order, class_ptr = _grouping(y_idx, 5)
     w = rng.uniform(0.1, 3.0, 80)
-    fc, cc = np.full((5, 40), np.nan), np.full(5, np.nan)
+    fc, cc = np.zeros((5, 40)), np.zeros(5)
     entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=5)
     room = np.r_[0, np.cumsum(np.minimum(entries, 40).astype(np.intp) + 1)]
     ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
     value, sums = np.full(room[-1], np.nan), np.empty(5)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
-                      n_threads, overwrite=True)
+                      None, n_threads)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     cc2 = np.full(5, np.nan)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, None, cc2,
-                      n_threads, overwrite=True, n_features=40, nz_room=room if rooms else None,
-                      nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value, nz_sum_out=sums)
+    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, 40,
+                            room if rooms else None, cc2, None, ptr, feature, value, sums,
+                            n_threads) == 0
     np.testing.assert_array_equal(cc2, cc)
     assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize(("f", "density"), [(100_000, 0.0012), (400_000, 0.0003)],
-                         ids=["scanned", "marked"])
-def test_count_csr_of_an_x_fetched_ahead(index_dtype, f, density):
-    """An X of 4 MiB or more is fetched a row ahead (PREFETCH_MIN_BYTES): the same sums, written
-    and listed, on 1 and 2 threads, as scipy's one-hot product; listed from classes of more than
-    a third as many entries as features (their scratch rows tested whole) or fewer (the features
-    they touch marked)."""
+                         ids=["dense classes", "sparse classes"])
+def test_count_and_list_csr_of_a_large_x(index_dtype, f, density):
+    """An X of 4 MiB, classes of more or fewer entries than features: the same sums, written and
+    listed, on 1 and 2 threads, as scipy's one-hot product."""
     rng = np.random.default_rng(9)
     n = 3000  # 360,000 entries
     X = _sparse_counts(rng, n, f, np.float64, index_dtype, density=density)
@@ -188,16 +185,15 @@ def test_count_csr_of_an_x_fetched_ahead(index_dtype, f, density):
     for n_threads in (1, 2):
         fc, cc = np.zeros((6, f)), np.zeros(6)
         _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
-                          n_threads)
+                          None, n_threads)
         np.testing.assert_allclose(fc, expected, rtol=1e-13)
         entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=6)
         room = np.r_[0, np.cumsum(np.minimum(entries, f).astype(np.intp))]
         ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(room[-1], np.intp),
                                      np.empty(room[-1]), np.empty(6))
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, None,
-                          np.empty(6), n_threads, overwrite=True, n_features=f, nz_room=room,
-                          nz_ptr_out=ptr, nz_feature_out=feature, nz_value_out=value,
-                          nz_sum_out=sums)
+        assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, f,
+                                room, np.empty(6), None, ptr, feature, value, sums,
+                                n_threads) == 0
         assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 
 
@@ -218,7 +214,7 @@ def test_count_adds_to_existing_totals():
     order, class_ptr = _grouping(y_idx, 3)
     fc, cc = np.ones((3, 10)), np.ones(3)
     _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(30), False, 0.0,
-                      fc, cc, 1)
+                      fc, cc, None, 1)
     fc_ref, cc_ref = count_reference(X, y_idx, np.ones(30), 3)
     np.testing.assert_allclose(fc, fc_ref + 1)
     np.testing.assert_allclose(cc, cc_ref + 1)
@@ -244,12 +240,6 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
         assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
-    # the listed values negated (ComplementNB's weights)
-    expected[nz_feature, nz_class] = -value + value_term[nz_class]
-    table = np.full((n_features, n_classes), np.nan)
-    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
-                              value, value_term, table, 1, True) == 0
-    np.testing.assert_array_equal(table, expected)
     for bad in (np.nan, np.inf):
         if broadcast:
             term = np.broadcast_to(bad, (n_features,))
@@ -258,123 +248,6 @@ def test_fill_table_layouts_and_judging(n_classes, n_features, broadcast):
             term[rng.integers(n_features)] = bad  # in a quad or in the tail
         assert _tables.fill_table(term, class_term, class_ptr, nz_feature, value,
                                   value_term, np.empty((n_features, n_classes)), 1) > 0
-
-
-@pytest.mark.parametrize("shift", [1.0, 0.25, 0.0])
-@pytest.mark.parametrize("negate", [False, True])
-def test_fill_table_takes_logs_from_a_table(shift, negate):
-    """With log_table, the listed values are counts and their log(count + shift) is written:
-    from the table for whole numbers it covers, computed for counts beyond it and for fractions
-    (the same logs to the last bit or so), and all computed with an empty table."""
-    rng = np.random.default_rng(int(shift * 8) + negate)
-    n_classes, n_features, n_logs = 5, 300, 64
-    count = rng.integers(1, 100, (n_classes, n_features)) * (rng.random((n_classes, n_features)) < 0.4)
-    count = count.astype(np.float64)
-    count[0, :40] += rng.random(40) * (count[0, :40] > 0)  # fractions, beyond the table or not
-    count[1, :3] = [1e300, 2.0**70, n_logs]  # huge ones, and the first beyond the table
-    class_ptr, nz_class, nz_feature, value = _listing(count)
-    value_term = rng.normal(size=n_classes)
-    feature_term, class_term = rng.normal(size=n_features), rng.normal(size=n_classes)
-    with np.errstate(divide="ignore"):
-        log_table = np.log(np.arange(n_logs) + shift)
-        logged = np.log(value + shift)
-    expected = feature_term[:, None] + class_term[None, :]
-    expected[nz_feature, nz_class] = (-logged if negate else logged) + value_term[nz_class]
-    table = np.full((n_features, n_classes), np.nan)
-    assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
-                              value, value_term, table, 1, negate, log_table, shift) == 0
-    np.testing.assert_allclose(table, expected, rtol=1e-15, atol=0)
-    whole = (value < n_logs) & (value == np.floor(value))  # these exactly: from the table
-    np.testing.assert_array_equal(table[nz_feature[whole], nz_class[whole]],
-                                  expected[nz_feature[whole], nz_class[whole]])
-    # an empty table: every log computed; two threads, a float32 table
-    for logs, n_threads, dtype in ((np.empty(0), 1, np.float64), (log_table, 2, np.float32)):
-        table = np.full((n_features, n_classes), np.nan, dtype=dtype)
-        assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
-                                  value, value_term, table, n_threads, negate, logs, shift) == 0
-        np.testing.assert_allclose(table, expected.astype(dtype),
-                                   rtol=1e-15 if dtype == np.float64 else 1e-6)
-
-
-@pytest.mark.parametrize("alpha", [0.0, 1.0, 3.0])
-@pytest.mark.parametrize("negate", [False, True])
-@pytest.mark.parametrize("large", [False, True], ids=["in place", "streamed"])
-def test_fill_table_complement_equals_complement_counts_and_logs(alpha, negate, large):
-    """fill_table's complement (ComplementNB) writes what complement_counts, NumPy's logs and a
-    plain fill give: exactly where the counts and their complements are whole numbers the log
-    table covers, to the last bit or so beyond it (libm) and for fractional counts among whole
-    ones; a feature no class has, a class without counts, alpha = 0 (logs of 0: reported); over
-    blocks, on 1 and 2 threads, into float64 and float32, and for a table streamed out."""
-    rng = np.random.default_rng(int(alpha) * 4 + negate * 2 + large)
-    n_classes, n_logs = 5, 16
-    n_features = (4 << 20) // (8 * n_classes) + 333 if large else 300
-    count = rng.integers(1, 12, (n_classes, n_features)) * (rng.random((n_classes, n_features))
-                                                            < 0.4).astype(np.float64)
-    count[0, :3] = 0.5  # fractional counts
-    count[1, 5] = 1000.0  # complements and sums beyond the table
-    count[:, 9], count[3] = 0.0, 0.0  # a feature no class has, a class without counts
-    class_ptr, nz_class, feature, value = _listing(count)
-    alphas = np.broadcast_to(alpha, (n_features,))
-    base, complement = np.empty(n_features), np.empty(len(value))
-    _tables.complement_counts(feature, value, alphas, base, complement)
-    with np.errstate(divide="ignore"):
-        log_base, logged = np.log(base), np.log(complement)
-        log_table = np.log(np.arange(n_logs) + alpha)
-    class_term = rng.normal(size=n_classes)
-    value_term = class_term + 1.0
-    feature_term = -log_base if negate else log_base
-    expected = np.full((n_features, n_classes), np.nan)
-    plain = _tables.fill_table(feature_term, class_term, class_ptr, feature, logged, value_term,
-                               expected, 1, negate)
-    assert (plain > 0) == (alpha == 0)  # log 0 = -inf: a feature no class has, or only one
-    unused = np.zeros(1)[np.zeros(n_features, dtype=np.intp)]  # not read
-    exact = np.zeros((n_features, n_classes), dtype=bool)  # whole sums and complements in the table
-    rest = base - alpha
-    exact[:] = ((rest == np.floor(rest)) & (rest < n_logs))[:, None]
-    in_table = (complement - alpha < n_logs) & (complement == np.floor(complement))
-    exact[feature, nz_class] &= in_table
-    for n_threads, dtype in ((1, np.float64), (2, np.float64), (2, np.float32)):
-        table = np.full((n_features, n_classes), np.nan, dtype=dtype)
-        nonfinite = _tables.fill_table(unused, class_term, class_ptr, feature, value, value_term,
-                                       table, n_threads, negate, log_table, alpha, True)
-        assert (nonfinite > 0) == (alpha == 0)
-        if dtype == np.float64:
-            np.testing.assert_array_equal(table[exact], expected[exact])
-            np.testing.assert_allclose(table, expected, rtol=1e-15, atol=0)
-        else:
-            np.testing.assert_allclose(table, expected.astype(dtype), rtol=1e-6)
-    assert exact.any() and (~exact).any()
-    with pytest.raises(ValueError, match="log_table"):
-        _tables.fill_table(unused, class_term, class_ptr, feature, value, value_term, table, 1,
-                           negate, None, alpha, True)
-
-
-@pytest.mark.parametrize("n_features", [1, 5, 127, 128, 129, 700])
-@pytest.mark.parametrize("n_classes", [1, 3])
-@pytest.mark.parametrize("density", [0.0, 0.05, 0.5])
-def test_fill_table_complement_layouts(n_features, n_classes, density):
-    """fill_table's complement for any number of features (one block or several, a partial last
-    one), classes and entries (none at all, blocks without any), on up to more threads than
-    blocks: what complement_counts, NumPy's logs and a plain fill give."""
-    rng = np.random.default_rng(n_features * 10 + n_classes)
-    count = rng.integers(1, 9, (n_classes, n_features)) * (
-        rng.random((n_classes, n_features)) < density).astype(np.float64)
-    count[:, 128:256] = 0.0  # a block without entries
-    class_ptr, nz_class, feature, value = _listing(count)
-    base, complement = np.empty(n_features), np.empty(len(value))
-    _tables.complement_counts(feature, value, np.broadcast_to(1.0, (n_features,)), base,
-                              complement)
-    class_term = rng.normal(size=n_classes)
-    expected = np.empty((n_features, n_classes))
-    assert _tables.fill_table(-np.log(base), class_term, class_ptr, feature, np.log(complement),
-                              class_term, expected, 1, True) == 0
-    unused = np.zeros(1)[np.zeros(n_features, dtype=np.intp)]
-    for n_threads in (1, 2, 16):
-        table = np.full((n_features, n_classes), np.nan)
-        assert _tables.fill_table(unused, class_term, class_ptr, feature, value, class_term,
-                                  table, n_threads, True, np.log(np.arange(64) + 1.0), 1.0,
-                                  True) == 0
-        np.testing.assert_array_equal(table, expected)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -403,25 +276,6 @@ def test_fill_table_streams_a_large_table_exactly(dtype, n_classes, aligned, bro
         assert _tables.fill_table(feature_term, class_term, class_ptr, nz_feature,
                                   value, value_term, table, n_threads) == 0
         np.testing.assert_array_equal(table, expected)
-
-
-@pytest.mark.parametrize("wrong", ["no overwrite", "no listing", "no n_features", "no nz_sum_out",
-                                     "a table"])
-def test_count_csr_lists_only_with_what_listing_needs(wrong):
-    """Listing needs overwrite, n_features and every nz_ output, and no table."""
-    X = _sparse_counts(np.random.default_rng(1), 6, 4, np.float64, np.int32)
-    order, class_ptr = _grouping(np.zeros(6, np.intp), 1)
-    listing = {"nz_ptr_out": np.empty(2, np.intp), "nz_feature_out": np.empty(5, np.intp),
-               "nz_value_out": np.empty(5), "nz_sum_out": np.empty(1)}
-    if wrong == "no nz_sum_out":
-        del listing["nz_sum_out"]
-    kwargs = {"overwrite": wrong != "no overwrite",
-              "n_features": -1 if wrong == "no n_features" else 4,
-              **({} if wrong == "no listing" else listing)}
-    table = np.empty((1, 4)) if wrong == "a table" else None
-    with pytest.raises(ValueError, match="lists only"):
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(6), False, 0.0,
-                          table, np.empty(1), 1, **kwargs)
 
 
 @pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
@@ -612,38 +466,6 @@ def test_complement_and_rest_counts_from_a_listing(broadcast):
     assert (rest[class_ptr[1]:class_ptr[2]] == 0.0).any()
     _tables.rest_counts(class_ptr, value, class_total, 0.25, rest)  # plus a shift, once
     np.testing.assert_array_equal(rest, np.maximum(class_total[nz_class] - value, 0.0) + 0.25)
-
-
-@pytest.mark.parametrize("whole", [True, False], ids=["whole", "fractional"])
-@pytest.mark.parametrize("shift", [1.0, 0.3])
-def test_bernoulli_terms_equal_numpy_logs_and_segment_sums(whole, shift):
-    """bernoulli_terms gives what rest_counts, NumPy's logs and segment_sums give: exactly, for
-    whole-number counts the log table covers, and to the last bit or so for the others (beyond
-    the table, fractional, or with a class total that rounded below a count)."""
-    rng = np.random.default_rng(int(shift * 10) + whole)
-    n_classes, n_features, n_logs = 4, 200, 32
-    class_total = rng.integers(5, 60, n_classes).astype(np.float64)
-    count = np.minimum(rng.integers(1, 60, (n_classes, n_features)), class_total[:, None])
-    count = count * (rng.random((n_classes, n_features)) < 0.3)
-    if not whole:
-        count = count * rng.uniform(0.5, 1.0, count.shape)
-    class_total[3] = count[3].max() * (1 - 1e-12)  # a total that rounded below a count
-    class_ptr, nz_class, nz_feature, value = _listing(count)
-    log_norm = np.log(class_total + 2 * shift)
-    log_absent = np.empty(len(value))
-    _tables.rest_counts(class_ptr, value, class_total, shift, log_absent)
-    np.log(log_absent, out=log_absent)
-    expected_value, expected_sums = np.log(value + shift), np.empty(n_classes)
-    _tables.segment_sums(log_absent, class_ptr, log_norm, expected_sums, expected_value)
-    got_value, got_sums = np.full(len(value), np.nan), np.full(n_classes, np.nan)
-    _tables.bernoulli_terms(class_ptr, value, class_total, np.log(np.arange(n_logs) + shift),
-                            shift, log_norm, got_sums, got_value)
-    np.testing.assert_allclose(got_value, expected_value, rtol=1e-14, atol=1e-14)
-    np.testing.assert_allclose(got_sums, expected_sums, rtol=1e-14)
-    if whole:  # within the table: the very same logs
-        inside = (value < n_logs) & (class_total[nz_class] - value < n_logs) \
-            & (class_total[nz_class] == np.floor(class_total[nz_class]))
-        np.testing.assert_array_equal(got_value[inside], expected_value[inside])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
