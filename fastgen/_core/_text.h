@@ -20,9 +20,31 @@
 #include <emmintrin.h>
 #endif
 #include <algorithm>
+#include <new>
 #include <numeric>
 #include <utility>
 #include <vector>
+
+/* What a kernel step reports (fastgen/text.py raises the matching Python error). Every C++
+   allocation of the kernel path goes through a function that catches std::bad_alloc (and the
+   std::length_error of an impossible size) and reports FG_NO_MEMORY instead: nothing throws
+   through Cython code, nothing is "ignored", and a failed step leaves no partial output. */
+enum { FG_OK = 0, FG_NO_MEMORY = 1, FG_TOO_MANY_NGRAMS = 2, FG_TOO_MANY_TERMS = 3, FG_BAD_INPUT = 4 };
+
+template <class T> static inline int fg_resize(std::vector<T> &v, size_t n) {
+    try { v.resize(n); return FG_OK; } catch (...) { return FG_NO_MEMORY; }
+}
+template <class T> static inline int fg_reserve(std::vector<T> &v, size_t n) {
+    try { v.reserve(n); return FG_OK; } catch (...) { return FG_NO_MEMORY; }
+}
+/* Room for `more` elements past the size, growing the capacity geometrically as push_back
+   does (reserving the exact size each time would copy the vector on every append). Throws. */
+template <class T> static inline void fg_grow(std::vector<T> &v, size_t more) {
+    if (v.capacity() - v.size() < more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+template <class T> static inline int fg_push_back(std::vector<T> &v, const T &x) {
+    try { v.push_back(x); return FG_OK; } catch (...) { return FG_NO_MEMORY; }
+}
 
 static inline uint32_t fg_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
@@ -132,13 +154,24 @@ struct fg_table {
         while (slots[i].key) i = (i + 1) & mask;
         slots[i] = slot;
     }
-    /* Append a term known to be absent; its id. */
+    /* Append a term known to be absent; its id, or FG_ADD_FAILED (out of memory, the table
+       unchanged). Ids must stay below 2**32 - 1 (a slot stores id + 1 in 32 bits): the callers
+       stop at 2**31 - 1 terms. */
+    enum { FG_ADD_FAILED = -2 };
     int64_t add(const uint8_t *s, Py_ssize_t n, uint32_t h) {
-        if (2 * (hash.size() + 1) > slots.size()) {
-            std::vector<fg_slot> old(2 * slots.size(), fg_slot{0, 0});
-            old.swap(slots);
-            for (size_t i = 0; i < old.size(); i++)
-                if (old[i].key) place(old[i]);
+        try {
+            /* everything that can fail first, so that a failure changes nothing */
+            fg_grow(arena, (size_t)n);
+            fg_grow(offset, 1);
+            fg_grow(hash, 1);
+            if (2 * (hash.size() + 1) > slots.size()) {
+                std::vector<fg_slot> old(2 * slots.size(), fg_slot{0, 0});
+                old.swap(slots);
+                for (size_t i = 0; i < old.size(); i++)
+                    if (old[i].key) place(old[i]);
+            }
+        } catch (...) {
+            return FG_ADD_FAILED;
         }
         const int64_t id = (int64_t)hash.size();
         arena.insert(arena.end(), s, s + n);
@@ -153,7 +186,8 @@ struct fg_table {
         const int64_t id = find(s, n, h);
         return id >= 0 ? id : add(s, n, h);
     }
-    /* Ids in the order of their bytes: UTF-8 byte order is code point order, Python's str order. */
+    /* Ids in the order of their bytes: UTF-8 byte order is code point order, Python's str order
+       (std::sort of ids in place allocates nothing). */
     void sorted_ids(int64_t *out) const {
         std::iota(out, out + size(), (int64_t)0);
         std::sort(out, out + size(), [this](int64_t a, int64_t b) {
@@ -166,12 +200,14 @@ struct fg_table {
 
 /* One thread's state: the current document's tokens and keys, and its output entries. */
 struct fg_worker {
+    int status = FG_OK;  /* FG_* of the first failure; the worker's output is then unusable */
     std::vector<uint8_t> buf;
     std::vector<int64_t> start, end;
     std::vector<uint32_t> keys, hashes, used, tmp, bucket;
     std::vector<uint64_t> slots, packed;
-    std::vector<int64_t> key_out, count_out, row_nnz;
+    std::vector<int64_t> key_out, count_out, row_nnz, ngram_offset;
     fg_table local;
+    void fail(int why) { if (status == FG_OK) status = why; }
 };
 
 /* Sort keys spread uniformly over [0, bound) (hashed columns): a stable scatter into about one
@@ -207,7 +243,7 @@ static void fg_sort_uniform(std::vector<uint32_t> &keys, uint64_t bound,
    key_out/count_out in column order and the row length to row_nnz. Signed keys are
    2 * column + (sign is negative) and a column's value is its positive minus its negative
    count; other keys are columns. */
-static void fg_emit_sorted(fg_worker *w, uint64_t bound, int is_signed) {
+static void fg_emit_sorted(fg_worker *w, uint64_t bound, int is_signed) try {
     fg_sort_uniform(w->keys, bound, w->tmp, w->bucket);
     const size_t m = w->keys.size();
     const int shift = is_signed ? 1 : 0;
@@ -222,12 +258,14 @@ static void fg_emit_sorted(fg_worker *w, uint64_t bound, int is_signed) {
         nnz++;
     }
     w->row_nnz.push_back(nnz);
+} catch (...) {
+    w->fail(FG_NO_MEMORY);
 }
 
 /* A document's keys (vocabulary ids while it grows: not uniform) counted in a small hash
    table of (key << 32 | count), then the occupied slots sorted, which orders them by id:
    entries appended to key_out/count_out in column order, and the row length to row_nnz. */
-static void fg_emit_counts(fg_worker *w) {
+static void fg_emit_counts(fg_worker *w) try {
     const size_t m = w->keys.size();
     int64_t nnz = 0;
     if (m) {
@@ -263,6 +301,8 @@ static void fg_emit_counts(fg_worker *w) {
         nnz = (int64_t)nd;
     }
     w->row_nnz.push_back(nnz);
+} catch (...) {
+    w->fail(FG_NO_MEMORY);
 }
 
 /* Keep the token out[begin:pos] unless it is a stop word (then drop it and the space before
@@ -272,8 +312,14 @@ static inline Py_ssize_t fg_token_done(fg_worker *w, uint8_t *out, Py_ssize_t be
     if (stop != NULL && stop->find(out + begin, pos - begin,
                                    fg_murmur3_32_padded(out + begin, pos - begin)) >= 0)
         return w->start.empty() ? 0 : begin - 1;
-    w->start.push_back(begin);
-    w->end.push_back(pos);
+    try {
+        w->start.push_back(begin);
+        w->end.push_back(pos);
+    } catch (...) {  /* the token is dropped; the worker's output is discarded */
+        if (w->end.size() < w->start.size()) w->start.pop_back();
+        w->fail(FG_NO_MEMORY);
+        return w->start.empty() ? 0 : begin - 1;
+    }
     return pos;
 }
 
@@ -317,7 +363,10 @@ static void fg_tokenize_ascii(fg_worker *w, const uint8_t *s, Py_ssize_t n, int 
     uint8_t pad[64];
     w->start.clear();
     w->end.clear();
-    if ((Py_ssize_t)w->buf.size() < n + 16) w->buf.resize(n + 16);
+    if ((Py_ssize_t)w->buf.size() < n + 16 && fg_resize(w->buf, (size_t)n + 16) != FG_OK) {
+        w->fail(FG_NO_MEMORY);
+        return;
+    }
     uint8_t *out = w->buf.data();
     Py_ssize_t pos = 0, tok = 0;
     uint64_t carry = 0;
@@ -365,7 +414,7 @@ static void fg_tokenize_ascii(fg_worker *w, const uint8_t *s, Py_ssize_t n, int 
 }
 
 /* Sort each row's (key, count) entries by key unless it is sorted already. */
-static void fg_sort_rows(int64_t *keys, int64_t *counts, const int64_t *row_nnz, Py_ssize_t n_rows) {
+static int fg_sort_rows(int64_t *keys, int64_t *counts, const int64_t *row_nnz, Py_ssize_t n_rows) try {
     std::vector<std::pair<int64_t, int64_t> > tmp;
     int64_t p = 0;
     for (Py_ssize_t r = 0; r < n_rows; p += row_nnz[r], r++) {
@@ -375,6 +424,45 @@ static void fg_sort_rows(int64_t *keys, int64_t *counts, const int64_t *row_nnz,
         for (int64_t k = 0; k < n; k++) tmp[k] = std::make_pair(keys[p + k], counts[p + k]);
         std::sort(tmp.begin(), tmp.end());
         for (int64_t k = 0; k < n; k++) { keys[p + k] = tmp[k].first; counts[p + k] = tmp[k].second; }
+    }
+    return FG_OK;
+} catch (...) {
+    return FG_NO_MEMORY;
+}
+
+/* MurmurHash3 (seed 0) of every n-gram of lengths min_n..max_n of the tokens [start[t], end[t])
+   of buf, into hashes[ngram_offset[n - min_n] + t] (the n-gram of tokens t..t+n-1; the same
+   layout as _count_doc's loops). The n-grams starting at one token are prefixes of one byte
+   string, so each 4-byte block is mixed once for all of them: the cost is the bytes spanned
+   per starting token, not the sum of the n-grams' lengths (cubic in the token count when
+   ngram_range is wide). Callers ensure max_n <= the number of tokens. */
+static void fg_hash_ngram_prefixes(const uint8_t *buf, const int64_t *start, const int64_t *end,
+                                   Py_ssize_t nt, int min_n, int max_n,
+                                   const int64_t *ngram_offset, uint32_t *hashes) {
+    const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
+    static const uint32_t tail_mask[4] = {0u, 0xFFu, 0xFFFFu, 0xFFFFFFu};
+    for (Py_ssize_t t = 0; t + min_n <= nt; t++) {
+        const uint8_t *s = buf + start[t];
+        uint32_t h1 = 0, k1;
+        int64_t blocks = 0;
+        const int top = (int)std::min<Py_ssize_t>(max_n, nt - t);
+        for (int n = min_n; n <= top; n++) {
+            const int64_t len = end[t + n - 1] - start[t];
+            for (; blocks < len / 4; blocks++) {
+                memcpy(&k1, s + 4 * blocks, 4);
+                k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2;
+                h1 ^= k1; h1 = fg_rotl32(h1, 13); h1 = h1 * 5 + 0xe6546b64u;
+            }
+            uint32_t h = h1;
+            if (len & 3) {  /* the tail: buffers are padded, so 4 bytes can be read and masked */
+                memcpy(&k1, s + 4 * blocks, 4);
+                k1 &= tail_mask[len & 3];
+                k1 *= c1; k1 = fg_rotl32(k1, 15); k1 *= c2; h ^= k1;
+            }
+            h ^= (uint32_t)len;
+            h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
+            hashes[ngram_offset[n - min_n] + t] = h;
+        }
     }
 }
 #endif  /* FASTGEN_TEXT_H */
