@@ -203,7 +203,7 @@ def _parse_params(pairs, model_class):
                                f"(parameters: {', '.join(valid)})")
         try:
             params[name] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             params[name] = text  # a bare word, e.g. --param shrinkage=auto
     return params
 
@@ -456,6 +456,10 @@ def main(argv=None):
         return 2
     except OSError as exc:
         print(f"fastgen: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # sizes the data file asks for (a huge index, --n-features)
+        print(f"fastgen: error: out of memory{': ' + str(exc) if str(exc) else ''}",
+              file=sys.stderr)
         return 2
 
 

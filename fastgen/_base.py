@@ -227,6 +227,14 @@ class BaseEstimator:
             setattr(self, name, value)
         return self
 
+    def _write_lock(self):
+        """The lock a model's writers (fit, partial_fit, merge; a vectoriser's fit) hold: they run
+        one at a time, and statistics this model owns are changed only under it."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
     def __repr__(self):
         defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         changed = []
@@ -441,14 +449,6 @@ class BaseClassifier(BaseEstimator):
                     params = self._derive(fitted)
                     fitted.params = params  # published whole, in one store
         return params
-
-    def _write_lock(self):
-        """The lock a model's writers (fit, partial_fit, merge) hold: they run one at a time, and
-        statistics this model owns are changed only under it."""
-        lock = self.__dict__.get("_lock")
-        if lock is None:
-            lock = self.__dict__.setdefault("_lock", threading.RLock())
-        return lock
 
     # ----------------------------------------------------------------- hooks' defaults
     def _more_dims(self, stats, hyper):

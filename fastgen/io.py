@@ -24,6 +24,8 @@ import scipy.sparse as sp
 __all__ = ["iter_csv", "iter_svmlight", "scan_csv", "scan_svmlight"]
 
 BATCH_SIZE = 65_536
+# The largest column index a file may use: n_features = 1 + the largest index must be an int64.
+MAX_INDEX = 2**63 - 2
 
 
 def _error(path, line_no, message):
@@ -64,12 +66,24 @@ def _label(text, path, line_no):
     return value
 
 
+def _text_lines(path, f):
+    """The numbered lines of a text file opened as UTF-8; bytes that are not UTF-8 are a
+    ValueError naming the file and the last line read whole (text is decoded in blocks)."""
+    line_no = 0
+    try:
+        for line_no, line in enumerate(f, start=1):
+            yield line_no, line
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{os.fspath(path)}: not UTF-8 text after line {line_no} ({exc.reason}, "
+                         f"byte {exc.object[exc.start:exc.start + 1]!r})") from None
+
+
 def _svmlight_rows(path, zero_based):
     """(line number, label, [(column, value), ...]) for each data line; comments and blank
     lines skipped."""
     offset = 0 if zero_based else 1
     with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, start=1):
+        for line_no, line in _text_lines(path, f):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
@@ -90,6 +104,9 @@ def _svmlight_rows(path, zero_based):
                 if column < 0:
                     raise _error(path, line_no, f"index {key} is below "
                                  f"{offset} ({'zero' if zero_based else 'one'}-based indices)")
+                if column > MAX_INDEX:
+                    raise _error(path, line_no, f"index {key} is too large (at most "
+                                 f"{MAX_INDEX + offset})")
                 if column <= previous:
                     raise _error(path, line_no, f"index {key} is not in increasing order")
                 if not math.isfinite(x):
@@ -156,8 +173,9 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     dtype = _check_dtype(dtype)
     if n_features is None:
         n_features = scan_svmlight(path, zero_based)[1]
-    elif not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 0:
-        raise ValueError(f"n_features must be a non-negative int, got {n_features!r}")
+    elif (not isinstance(n_features, int) or isinstance(n_features, bool)
+          or not 0 <= n_features <= MAX_INDEX + 1):
+        raise ValueError(f"n_features must be an int in [0, 2**63 - 1], got {n_features!r}")
     rows = _svmlight_rows(path, zero_based)
     while True:
         batch = list(itertools.islice(rows, batch_size))
@@ -213,8 +231,13 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     if isinstance(label_column, bool) or not isinstance(label_column, (int, str)):
         raise TypeError(f"label_column must be an int or a column name, got {label_column!r}")
     with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f, delimiter=delimiter)
-        names = next(reader, None) if header else None
+        lines = _text_lines(path, f)
+        try:
+            reader = csv.reader((line for _, line in lines), delimiter=delimiter)
+        except (TypeError, csv.Error) as exc:
+            raise ValueError(f"delimiter={delimiter!r}: {exc}") from None
+        rows = _csv_rows(path, reader)
+        names = next(rows, None) if header else None
         width = len(names) if names is not None else None
         label_at = None
         if isinstance(label_column, str):
@@ -222,7 +245,7 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
                 raise ValueError(f"{os.fspath(path)}: no column named {label_column!r}")
             label_at = names.index(label_column)
         batch = []
-        for row in reader:
+        for row in rows:
             if not row:
                 continue  # a blank line
             if width is None:
@@ -238,6 +261,19 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
                 batch = []
         if batch:
             yield _csv_batch(path, batch, width, label_at, dtype)
+
+
+def _csv_rows(path, reader):
+    """The reader's rows; a malformed line (a field longer than the csv module's limit, an
+    unterminated quote) is a ValueError naming the file and the line."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise _error(path, reader.line_num, f"malformed CSV: {exc}") from None
+        yield row
 
 
 def scan_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,

@@ -17,11 +17,14 @@ in bounded memory.
 """
 from __future__ import annotations
 
+import codecs
 import numbers
+import operator
 import re
 import unicodedata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -41,6 +44,71 @@ BATCH_CHARS = 1 << 25
 BATCH_DOCS = 1 << 16
 _INT32_MAX = np.iinfo(np.int32).max
 _WHITE_SPACES = re.compile(r"\s\s+")
+# the count types the kernels write; any other dtype is counted as int64 and cast once
+_KERNEL_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.int32))
+
+
+def _own_str(value, what):
+    """``value`` as an exact str the caller owns: the kernels read a str's buffer directly, so a
+    str subclass (whose methods may say anything about it) is copied to a plain str, and anything
+    else is a TypeError naming ``what`` returned it."""
+    if type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)  # the characters, as an exact str (a subclass's __str__ is not called)
+    raise TypeError(f"{what} returned {type(value).__name__} {_short_repr(value)}; expected str")
+
+
+def _short_repr(value, limit=80):
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not hide the real error
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _own_feature(value, mode):
+    """A feature from a Python analyzer as exact bytes the caller owns (a str's UTF-8; bytes
+    only when hashing), whatever methods a subclass overrides."""
+    if isinstance(value, str):
+        # scikit-learn hashes the UTF-8 bytes of a str feature (a lone surrogate cannot be
+        # hashed); counted features are only compared, so surrogates are passed through.
+        return str.encode(value, "utf-8", "strict" if mode == "hash" else "surrogatepass")
+    if isinstance(value, bytes) and mode == "hash":
+        return bytes.__getitem__(value, slice(None))  # exact bytes (a copy for a subclass)
+    raise TypeError(f"the analyzer produced a feature of type {type(value).__name__}; "
+                    "features must be str")
+
+
+def _raise_for_status(status, settings=None):
+    """The exception for a kernel's status (see ``_text.Counts``)."""
+    if status == _text.OK:
+        return
+    if status == _text.NO_MEMORY:
+        raise MemoryError("out of memory while tokenising and counting the documents; pass "
+                          "fewer or shorter documents at a time, or a narrower ngram_range")
+    if status == _text.TOO_MANY_NGRAMS:
+        raise ValueError(f"a document has more than {_text.MAX_NGRAMS} n-grams"
+                         + (f" for ngram_range=({settings.min_n}, {settings.max_n})"
+                            if settings is not None else "") + "; narrow ngram_range")
+    if status == _text.TOO_MANY_TERMS:
+        raise ValueError(f"the vocabulary has more than {_text.MAX_TERMS} terms")
+    raise RuntimeError(f"fastgen.text: internal error, the kernel reported status {status}")
+
+
+def _check_fits(low, high, dtype):
+    """Counts in [low, high] must be values of ``dtype`` (a wrapped or infinite count is a wrong
+    answer): a ValueError naming the dtype otherwise."""
+    if dtype.kind in "biu":
+        info = np.iinfo(dtype) if dtype.kind != "b" else None
+        lo, hi = (0, 1) if info is None else (int(info.min), int(info.max))
+        bad = low if low < lo else (high if high > hi else None)
+    else:
+        biggest = float(np.finfo(dtype).max)
+        bad = low if -low > biggest else (high if high > biggest else None)
+    if bad is not None and dtype.kind != "b":
+        raise ValueError(f"a count of {bad} cannot be represented in dtype={dtype}; choose a "
+                         "wider dtype (or binary=True)")
 
 
 def strip_accents_unicode(s: str) -> str:
@@ -59,11 +127,25 @@ def strip_accents_ascii(s: str) -> str:
     return nkfd_form.encode("ASCII", "ignore").decode("ASCII")
 
 
+def _exact_int(value):
+    """An Integral (not bool) as an exact int (a subclass's operators are not used); else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    try:
+        value = operator.index(value)
+    except TypeError:
+        return None
+    return int.__int__(value)
+
+
 def _check_ngram_range(ngram_range):
-    if (not isinstance(ngram_range, tuple) or len(ngram_range) != 2
-            or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in ngram_range)):
-        raise TypeError(f"ngram_range must be a tuple (min_n, max_n) of two ints, got {ngram_range!r}")
-    min_n, max_n = ngram_range
+    bounds = tuple.__getitem__(ngram_range, slice(None)) if isinstance(ngram_range, tuple) else ()
+    bounds = tuple(_exact_int(n) for n in bounds)
+    if len(bounds) != 2 or None in bounds:
+        raise TypeError(f"ngram_range must be a tuple (min_n, max_n) of two ints, got "
+                        f"{_short_repr(ngram_range)}")
+    min_n, max_n = bounds
+    ngram_range = bounds
     if min_n < 1:
         raise ValueError(f"ngram_range={ngram_range}: n-gram lengths must be at least 1")
     if min_n > max_n:
@@ -93,7 +175,8 @@ def _check_stop_words(stop_words):
                              "installed: pass the stop words as a list") from None
         return frozenset(ENGLISH_STOP_WORDS)
     try:
-        return frozenset(stop_words)
+        # a str subclass's __hash__/__eq__ must not decide which tokens are stop words
+        return frozenset(str.__str__(w) if isinstance(w, str) else w for w in stop_words)
     except TypeError:
         raise TypeError(f"stop_words must be None, 'english' or a collection of str, got "
                         f"{type(stop_words).__name__}") from None
@@ -135,6 +218,20 @@ def _select_columns(X, new_index):
                          shape=(X.shape[0], n_cols), copy=False)
 
 
+def _gathered(counts, settings):
+    """The (indptr, keys, counts) arrays of a kernel's ``Counts``: its status checked, the arrays
+    allocated here and filled by its ``gather``, and the counts checked to fit the dtype."""
+    _raise_for_status(counts.status, settings)
+    dtype = settings.dtype if settings.dtype in _KERNEL_DTYPES else np.dtype(np.int64)
+    indptr = np.empty(counts.n_docs + 1, dtype=np.int64)
+    keys = np.empty(counts.nnz, dtype=np.int32)
+    values = np.empty(counts.nnz, dtype=dtype)
+    _raise_for_status(counts.gather(indptr, keys, values), settings)
+    if not settings.binary:
+        _check_fits(counts.low, counts.high, settings.dtype)
+    return indptr, keys, values
+
+
 class _Settings(NamedTuple):
     """The validated parameters, in the form the kernels take (made per call, never stored)."""
 
@@ -145,6 +242,7 @@ class _Settings(NamedTuple):
     stop_table: _text.Vocabulary | None        # the same, for the tokeniser
     n_threads: int
     dtype: np.dtype
+    binary: bool
     n_columns: int = 0                         # hashing: n_features
     signed: bool = False                       # hashing: alternate_sign
 
@@ -158,7 +256,14 @@ class _Vectorizer(BaseEstimator):
         _check_choice("input", self.input, ("content", "filename", "file"))
         _check_choice("decode_error", self.decode_error, ("strict", "ignore", "replace"))
         if not isinstance(self.encoding, str):
-            raise TypeError(f"encoding must be a str, got {self.encoding!r}")
+            raise TypeError(f"encoding must be a str, got {_short_repr(self.encoding)}")
+        try:
+            text_encoding = codecs.lookup(self.encoding)._is_text_encoding
+        except (LookupError, ValueError, TypeError):  # ValueError: an embedded NUL
+            text_encoding = None
+        if not text_encoding:
+            raise ValueError(f"encoding={_short_repr(self.encoding)} is not a text encoding "
+                             "known to Python's codecs")
         if not (self.strip_accents in (None, "ascii", "unicode") or callable(self.strip_accents)):
             raise ValueError(f"strip_accents must be None, 'ascii', 'unicode' or a callable, got "
                              f"{self.strip_accents!r}")
@@ -169,11 +274,16 @@ class _Vectorizer(BaseEstimator):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be None or a callable")
         if self.token_pattern is not None and not isinstance(self.token_pattern, str):
-            raise TypeError(f"token_pattern must be a str or None, got {self.token_pattern!r}")
+            raise TypeError(f"token_pattern must be a str or None, got {_short_repr(self.token_pattern)}")
         if self.analyzer == "word" and self.tokenizer is None:
             if self.token_pattern is None:
                 raise ValueError("token_pattern=None needs a tokenizer")
-            if re.compile(self.token_pattern).groups > 1:
+            try:
+                pattern = re.compile(self.token_pattern)
+            except (re.error, RecursionError, OverflowError, MemoryError) as exc:
+                raise ValueError(f"token_pattern={_short_repr(self.token_pattern)} is not a valid "
+                                 f"regular expression: {exc}") from None
+            if pattern.groups > 1:
                 raise ValueError("More than 1 capturing group in token pattern. Only a single group "
                                  "should be captured.")
         for name in ("lowercase", "binary"):
@@ -187,8 +297,11 @@ class _Vectorizer(BaseEstimator):
             raise TypeError(f"dtype must be a numeric NumPy dtype, got {self.dtype!r}") from None
         if dtype.kind not in "biuf":
             raise TypeError(f"dtype must be a numeric NumPy dtype, got {dtype}")
+        if dtype == np.float16:  # as scikit-learn, whose sparse arrays refuse it
+            raise ValueError("dtype=float16 is not supported by scipy.sparse; use float32")
         fast = (self.analyzer == "word" and self.tokenizer is None and self.preprocessor is None
-                and self.strip_accents is None and self.token_pattern == DEFAULT_TOKEN_PATTERN)
+                and self.strip_accents is None and type(self.token_pattern) is str
+                and self.token_pattern == DEFAULT_TOKEN_PATTERN)
         stop_table = None
         if fast and stop:
             # the tokeniser's copy of the stop words is cached with the set it was made from
@@ -197,10 +310,10 @@ class _Vectorizer(BaseEstimator):
                 stop_table = cached[1]
             else:
                 stop_table = _text.Vocabulary.from_terms(
-                    [w.encode("utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
+                    [str.encode(w, "utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
                 self._stop_table = (stop, stop_table)
         return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
-                         dtype)
+                         dtype, bool(self.binary))
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --
     def decode(self, doc):
@@ -230,9 +343,9 @@ class _Vectorizer(BaseEstimator):
 
         def preprocess(doc):
             if lower:
-                doc = doc.lower()
+                doc = _own_str(doc.lower(), f"{type(doc).__name__}.lower()")
             if strip is not None:
-                doc = strip(doc)
+                doc = _own_str(strip(doc), "strip_accents")
             return doc
         return preprocess
 
@@ -245,7 +358,7 @@ class _Vectorizer(BaseEstimator):
     def _word_ngrams(self, tokens, stop_words=None):
         if stop_words is not None:
             tokens = [w for w in tokens if w not in stop_words]
-        min_n, max_n = self.ngram_range
+        min_n, max_n = _check_ngram_range(self.ngram_range)
         if max_n != 1:
             original_tokens = tokens
             if min_n == 1:
@@ -262,7 +375,7 @@ class _Vectorizer(BaseEstimator):
     def _char_ngrams(self, text_document):
         text_document = _WHITE_SPACES.sub(" ", text_document)
         text_len = len(text_document)
-        min_n, max_n = self.ngram_range
+        min_n, max_n = _check_ngram_range(self.ngram_range)
         if min_n == 1:
             ngrams = list(text_document)
             min_n += 1
@@ -275,7 +388,7 @@ class _Vectorizer(BaseEstimator):
 
     def _char_wb_ngrams(self, text_document):
         text_document = _WHITE_SPACES.sub(" ", text_document)
-        min_n, max_n = self.ngram_range
+        min_n, max_n = _check_ngram_range(self.ngram_range)
         ngrams = []
         for w in text_document.split():
             w = " " + w + " "
@@ -300,6 +413,11 @@ class _Vectorizer(BaseEstimator):
             analyzer = self.analyzer
             return lambda doc: analyzer(decode(doc))
         preprocess = self.build_preprocessor()
+        if self.preprocessor is not None:
+            user_preprocess = preprocess
+
+            def preprocess(doc):
+                return _own_str(user_preprocess(doc), "preprocessor")
         if self.analyzer == "char":
             return lambda doc: self._char_ngrams(preprocess(decode(doc)))
         if self.analyzer == "char_wb":
@@ -339,10 +457,21 @@ class _Vectorizer(BaseEstimator):
             if not (content and type(doc) is str):
                 doc = self._document(doc, i)
             if fast:
+                # the kernel reads exact str only (see _own_str); a subclass's own lower() is
+                # called, as scikit-learn calls it
+                if type(doc) is not str:
+                    doc = (_own_str(doc.lower(), f"document {i}'s {type(doc).__name__}.lower()")
+                           if lower else _own_str(doc, f"document {i}"))
                 if lower and not doc.isascii():
                     doc = doc.lower()  # exact Unicode lowercasing; ASCII is lowercased in the kernel
             else:
                 doc = analyze(doc)
+                if type(doc) is not list:
+                    try:
+                        doc = list(doc)
+                    except TypeError:
+                        raise TypeError(f"the analyzer returned {type(doc).__name__} for document "
+                                        f"{i}; expected an iterable of features") from None
             batch.append(doc)
             chars += len(doc)
             if chars >= BATCH_CHARS or len(batch) >= BATCH_DOCS:
@@ -356,41 +485,44 @@ class _Vectorizer(BaseEstimator):
         return n_docs, parts
 
     def _count_batch(self, docs, settings, mode, vocab):
-        return _text.count_documents(docs, self.lowercase, settings.stop_table, settings.min_n,
-                                     settings.max_n, _text.MODES[mode], vocab, settings.n_columns,
-                                     settings.signed, settings.dtype, settings.n_threads)
+        counts = _text.count_documents(docs, bool(self.lowercase), settings.stop_table,
+                                       settings.min_n, settings.max_n, _text.MODES[mode], vocab,
+                                       settings.n_columns, settings.signed, settings.n_threads)
+        return _gathered(counts, settings)
 
     def _count_analyzed(self, analyzed, settings, mode, vocab):
-        # scikit-learn hashes the UTF-8 bytes of a str feature (a lone surrogate cannot be
-        # hashed); counted features are only compared, so surrogates are passed through.
-        errors = "strict" if mode == "hash" else "surrogatepass"
         encoded = []
         doc_ptr = np.zeros(len(analyzed) + 1, dtype=np.int64)
         for d, features in enumerate(analyzed):
-            for f in features:
-                if isinstance(f, str):
-                    encoded.append(f.encode("utf-8", errors))
-                elif isinstance(f, bytes) and mode == "hash":
-                    encoded.append(f)
-                else:
-                    raise TypeError(f"the analyzer produced a feature of type {type(f).__name__}; "
-                                    "features must be str")
+            encoded.extend(_own_feature(f, mode) for f in features)
             doc_ptr[d + 1] = len(encoded)
         token_ptr = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(b) for b in encoded], out=token_ptr[1:])
+        encoded.append(bytes(16))  # the hash reads up to 16 bytes past a feature
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-        return _text.count_tokens(blob, token_ptr, doc_ptr, _text.MODES[mode], vocab,
-                                  settings.n_columns, settings.signed, settings.dtype,
-                                  settings.n_threads)
+        counts = _text.count_tokens(blob, token_ptr, doc_ptr, _text.MODES[mode], vocab,
+                                    settings.n_columns, settings.signed, settings.n_threads)
+        return _gathered(counts, settings)
 
     def __sklearn_is_fitted__(self):
         return True
 
     def __getstate__(self):
         state = super().__getstate__()
-        for cache in ("_table", "_stop_table"):  # C tables, rebuilt when needed
+        for cache in ("_table", "_stop_table", "_lock"):  # C tables, rebuilt when needed; a lock
             state.pop(cache, None)
+        fitted = state.pop("_vocabulary", None)
+        if fitted is not None:  # the published vocabulary, as scikit-learn pickles it
+            state["vocabulary_"] = dict(fitted.mapping)
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        vocabulary = state.pop("vocabulary_", None)
+        state.pop("_table", None)  # an earlier fastgen's cache: rebuilt from vocabulary_
+        self.__dict__.update(state)
+        if vocabulary is not None:
+            self.vocabulary_ = vocabulary  # validated like any assignment
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
@@ -547,6 +679,58 @@ class HashingVectorizer(_Vectorizer):
         return self.fit(X, y).transform(X)
 
 
+class _FittedVocabulary(NamedTuple):
+    """A CountVectorizer's vocabulary as transform sees it: the term -> column mapping (a
+    read-only view of a dict nobody else holds) and the kernels' table of the same terms (id =
+    column). Built whole, then published by one assignment (``_publish_vocabulary``), so a
+    transform running beside a fit or an assignment of ``vocabulary_`` reads the old state or
+    the new one, never a mix (the idea of ``fastgen._state.Fitted``)."""
+
+    mapping: Mapping
+    table: _text.Vocabulary
+
+
+def _fitted_vocabulary(vocabulary, what):
+    """A validated ``_FittedVocabulary`` from a mapping term -> column: terms are str (copied
+    to exact str, so a subclass's __hash__/__eq__ decide nothing), columns are distinct ints
+    0..n-1, n >= 1. Any other mapping is a ValueError/TypeError naming ``what``."""
+    if not isinstance(vocabulary, Mapping) and not (hasattr(vocabulary, "items")
+                                                     and not isinstance(vocabulary, (str, bytes))):
+        raise TypeError(f"{what} must be a mapping of terms to columns, got "
+                        f"{type(vocabulary).__name__}")
+    try:
+        items = list(vocabulary.items())
+    except Exception as exc:  # a hostile mapping
+        raise TypeError(f"{what}: its items cannot be read ({type(exc).__name__}: {exc})") from None
+    mapping = {}
+    for term, column in items:
+        if not isinstance(term, str):
+            raise TypeError(f"{what}: terms must be str, got {type(term).__name__} "
+                            f"{_short_repr(term)}")
+        index = _exact_int(column)
+        if index is None:
+            raise TypeError(f"{what}: the column of {_short_repr(term)} must be an int, got "
+                            f"{_short_repr(column)}")
+        term = str.__str__(term)
+        if term in mapping:
+            raise ValueError(f"{what}: duplicate term {_short_repr(term)}")
+        mapping[term] = index
+    if not mapping:
+        raise ValueError(f"{what}: empty vocabulary passed to fit")
+    if len(mapping) > _text.MAX_TERMS:
+        raise ValueError(f"{what}: more than {_text.MAX_TERMS} terms")
+    n = len(mapping)
+    columns = set(mapping.values())
+    if len(columns) != n:
+        raise ValueError(f"{what}: Vocabulary contains repeated indices.")
+    if min(columns) < 0 or max(columns) >= n:
+        missing = next(i for i in range(n) if i not in columns)
+        raise ValueError(f"{what}: Vocabulary of size {n} doesn't contain index {missing}.")
+    terms = sorted(mapping, key=mapping.__getitem__)
+    table = _text.Vocabulary.from_terms([str.encode(t, "utf-8", "surrogatepass") for t in terms])
+    return _FittedVocabulary(MappingProxyType(mapping), table)
+
+
 class CountVectorizer(_Vectorizer):
     """Documents to a matrix of token counts; scikit-learn's ``CountVectorizer``.
 
@@ -573,8 +757,9 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
     Attributes
     ----------
-    vocabulary_ : dict
-        Term -> column.
+    vocabulary_ : mapping
+        Term -> column, read-only (it is the vocabulary ``transform`` uses). Assigning a mapping
+        of str to the ints 0..n-1 validates it and replaces the vocabulary whole.
     fixed_vocabulary_ : bool
         True when ``vocabulary`` was given.
 
@@ -634,8 +819,41 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         return settings
 
     def __sklearn_is_fitted__(self):
-        return hasattr(self, "vocabulary_")
+        return "_vocabulary" in self.__dict__
 
+
+    # -- the fitted vocabulary: one immutable state, published by one assignment ---------------
+    @property
+    def vocabulary_(self):
+        """Mapping term -> column (read-only; assign a new mapping to replace it whole)."""
+        fitted = self.__dict__.get("_vocabulary")
+        if fitted is None:
+            raise AttributeError(f"{type(self).__name__} has no vocabulary_ before fit")
+        return fitted.mapping
+
+    @vocabulary_.setter
+    def vocabulary_(self, vocabulary):
+        self._publish_vocabulary(_fitted_vocabulary(vocabulary, "vocabulary_"))
+
+    @vocabulary_.deleter
+    def vocabulary_(self):
+        with self._write_lock():
+            if self.__dict__.pop("_vocabulary", None) is None:
+                raise AttributeError("vocabulary_")
+
+    def _publish_vocabulary(self, fitted):
+        with self._write_lock():  # writers one at a time; readers take the state once
+            self._vocabulary = fitted
+
+    def _fitted_state(self):
+        """The published vocabulary state (after fit, or from the ``vocabulary`` parameter)."""
+        fitted = self.__dict__.get("_vocabulary")
+        if fitted is None:
+            self._validate_vocabulary()
+            if not self.fixed_vocabulary_:
+                check_is_fitted(self)
+            fitted = self._vocabulary
+        return fitted
 
     def _validate_vocabulary(self):
         """Set vocabulary_ and fixed_vocabulary_ from the ``vocabulary`` parameter."""
@@ -649,34 +867,21 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             vocabulary = sorted(vocabulary)
         if not hasattr(vocabulary, "items"):
             vocab = {}
-            for i, t in enumerate(vocabulary):
-                if vocab.setdefault(t, i) != i:
-                    raise ValueError(f"Duplicate term in vocabulary: {t!r}")
+            try:
+                terms = list(vocabulary)
+            except TypeError:
+                raise TypeError(f"vocabulary must be a mapping or an iterable of terms, got "
+                                f"{type(vocabulary).__name__}") from None
+            for i, t in enumerate(terms):
+                if not isinstance(t, str):
+                    raise TypeError(f"vocabulary terms must be str, got {type(t).__name__} "
+                                    f"{_short_repr(t)}")
+                if vocab.setdefault(str.__str__(t), i) != i:
+                    raise ValueError(f"Duplicate term in vocabulary: {_short_repr(t)}")
             vocabulary = vocab
-        else:
-            vocabulary = dict(vocabulary)
-            indices = set(vocabulary.values())
-            if len(indices) != len(vocabulary):
-                raise ValueError("Vocabulary contains repeated indices.")
-            for i in range(len(vocabulary)):
-                if i not in indices:
-                    raise ValueError(f"Vocabulary of size {len(vocabulary)} doesn't contain index {i}.")
-        if not vocabulary:
-            raise ValueError("empty vocabulary passed to fit")
-        bad = next((t for t in vocabulary if not isinstance(t, str)), None)
-        if bad is not None:
-            raise TypeError(f"vocabulary terms must be str, got {type(bad).__name__} {bad!r}")
+        fitted = _fitted_vocabulary(vocabulary, "vocabulary")
         self.fixed_vocabulary_ = True
-        self.vocabulary_ = vocabulary
-        self.__dict__.pop("_table", None)
-
-    def _lookup_table(self):
-        table = self.__dict__.get("_table")
-        if table is None:
-            terms = sorted(self.vocabulary_, key=self.vocabulary_.__getitem__)
-            table = _text.Vocabulary.from_terms([t.encode("utf-8", "surrogatepass") for t in terms])
-            self._table = table
-        return table
+        self._publish_vocabulary(fitted)
 
     def fit(self, raw_documents: Iterable, y: Any = None) -> CountVectorizer:
         """Learn the vocabulary of the documents.
@@ -714,10 +919,11 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         settings = self._settings()
         self._validate_vocabulary()
         if self.fixed_vocabulary_:
-            if self.lowercase and any(any(map(str.isupper, t)) for t in self.vocabulary_):
+            fitted = self._vocabulary
+            if self.lowercase and any(any(map(str.isupper, t)) for t in fitted.mapping):
                 warnings.warn("Upper case characters found in vocabulary while 'lowercase' is True. "
                               "These entries will not be matched with any documents", stacklevel=2)
-            return self._transform(raw_documents, settings)
+            return self._transform(raw_documents, settings, fitted)
         vocab = _text.Vocabulary()
         n_docs, parts = self._batches(raw_documents, settings, "grow", vocab)
         if not len(vocab):
@@ -750,8 +956,9 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             raise ValueError("After pruning, no terms remain. Try a lower min_df or a higher max_df.")
         terms = vocab.terms()
         position = dict(zip(columns.tolist(), range(columns.shape[0])))
-        self.vocabulary_ = {terms[i]: position[i] for i in np.sort(columns).tolist()}
-        self._table = vocab.subset(columns)
+        mapping = {terms[i]: position[i] for i in np.sort(columns).tolist()}
+        # built by the kernels from the documents: consistent by construction
+        self._publish_vocabulary(_FittedVocabulary(MappingProxyType(mapping), vocab.subset(columns)))
         return X
 
     @staticmethod
@@ -785,15 +992,12 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
         settings = self._settings()
-        if not hasattr(self, "vocabulary_"):
-            self._validate_vocabulary()
-            if not self.fixed_vocabulary_:
-                check_is_fitted(self)
-        return self._transform(raw_documents, settings)
+        return self._transform(raw_documents, settings, self._fitted_state())
 
-    def _transform(self, raw_documents, settings):
-        n_docs, parts = self._batches(raw_documents, settings, "lookup", self._lookup_table())
-        X = _assemble(parts, n_docs, len(self.vocabulary_), settings.dtype)
+    def _transform(self, raw_documents, settings, fitted):
+        # one state for the whole call: a concurrent fit or assignment publishes a new one
+        n_docs, parts = self._batches(raw_documents, settings, "lookup", fitted.table)
+        X = _assemble(parts, n_docs, len(fitted.mapping), settings.dtype)
         if self.binary:
             X.data.fill(1)
         return X
@@ -810,10 +1014,8 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         -------
         feature_names_out : ndarray of str objects
         """
-        if not hasattr(self, "vocabulary_"):
-            self._validate_vocabulary()
-        check_is_fitted(self)
-        return np.asarray(sorted(self.vocabulary_, key=self.vocabulary_.__getitem__), dtype=object)
+        mapping = self._fitted_state().mapping
+        return np.asarray(sorted(mapping, key=mapping.__getitem__), dtype=object)
 
     def inverse_transform(self, X: Any) -> list:
         """The terms with non-zero entries in each row of X.
@@ -827,9 +1029,10 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         terms : list of arrays of str objects
         """
         check_is_fitted(self)
+        mapping = self._fitted_state().mapping
         X = sp.csr_matrix(X)
-        if X.shape[1] != len(self.vocabulary_):
-            raise ValueError(f"X has {X.shape[1]} columns; the vocabulary has {len(self.vocabulary_)} terms")
-        names = self.get_feature_names_out()
+        if X.shape[1] != len(mapping):
+            raise ValueError(f"X has {X.shape[1]} columns; the vocabulary has {len(mapping)} terms")
+        names = np.asarray(sorted(mapping, key=mapping.__getitem__), dtype=object)
         X.eliminate_zeros()
         return [names[X.indices[X.indptr[i]:X.indptr[i + 1]]] for i in range(X.shape[0])]

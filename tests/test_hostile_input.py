@@ -1669,3 +1669,370 @@ def test_categorical_huge_negative_code_is_missing(code):
     np.testing.assert_array_equal(model.predict_log_proba(X), want)
     refit = fastgen.CategoricalNB().fit(np.array([[1.0, 0.0], [code, 1.0], [1.0, 1.0]]), [0, 1, 0])
     np.testing.assert_array_equal(refit.category_count_[0], [[0.0, 2.0], [0.0, 0.0]])
+
+
+# ---------------------------------------------------------------------------------------
+# the text front end, IO and the command line (an outside attack on fastgen.text, fastgen.io
+# and python -m fastgen): crashes closed at the boundary that should have stopped them
+
+
+def _same_csr(X, R):
+    """X is a well-formed CSR matrix equal to R (shape, dtype and values)."""
+    X.check_format(full_check=True)
+    return X.shape == R.shape and X.dtype == R.dtype and (X != R).nnz == 0
+
+
+def test_str_subclass_whose_lower_is_not_a_str_is_a_type_error():
+    """A document is read by the kernel from its internal buffer: the Python layer hands over
+    exact str only. A str subclass whose lower() returns a list, an array, bytes or a dict
+    crashed the tokeniser (SIGSEGV, std::bad_alloc abort or garbage)."""
+    code = """
+        import numpy as np
+        from fastgen.text import CountVectorizer, HashingVectorizer
+        for value in ([1, 2, 3] * 1000, np.arange(10**6), b"some bytes" * 1000, {"a": 1}):
+            class Doc(str):
+                def lower(self, value=value):
+                    return value
+            for make in (lambda: HashingVectorizer().transform([Doc("Some Text here")]),
+                         lambda: CountVectorizer().fit_transform([Doc("Some Text here")]),
+                         lambda: CountVectorizer(vocabulary=["text"]).transform([Doc("Some")])):
+                try:
+                    make()
+                    print("no error", type(value).__name__)
+                except TypeError as exc:
+                    assert "lower()" in str(exc) and type(value).__name__ in str(exc), exc
+        print("done")
+    """
+    rc, out = run_isolated(code)
+    assert rc == 0 and out.strip() == "done", out
+
+
+def _plain_result(make, docs):
+    return make().fit_transform([str.__str__(d) for d in docs])
+
+
+class _Lying(str):
+    """A str whose methods lie about it (kept out of every decision about its characters)."""
+
+    def __len__(self):
+        return 10**9
+
+    def __iter__(self):
+        return iter(["x"] * 3)
+
+    def encode(self, *args, **kwargs):
+        return b"\xff" * 10**6
+
+    def __hash__(self):
+        return 7
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def isascii(self):
+        return True
+
+    def __str__(self):
+        return "lies"
+
+
+@pytest.mark.parametrize("python_path", [False, True], ids=["tokeniser", "python-analyzer"])
+@pytest.mark.parametrize("Vectorizer", ["HashingVectorizer", "CountVectorizer"])
+def test_str_subclass_documents_count_as_their_characters(Vectorizer, python_path):
+    from fastgen import text as ft
+
+    docs = [_Lying("Alpha beta Gamma beta"), _Lying("gamma DELTA ünïcode")]
+    kwargs = {"token_pattern": r"(?u)\b\w+\b"} if python_path else {}
+    make = functools.partial(getattr(ft, Vectorizer), **kwargs)
+    X = make().fit_transform(docs)
+    assert _same_csr(X, _plain_result(make, docs))
+
+
+def test_lower_returning_a_str_subclass_is_copied_and_preprocessor_checked():
+    from fastgen import text as ft
+
+    class Doc(str):
+        def lower(self):
+            return _Lying(str.lower(self))
+
+    X = ft.CountVectorizer().fit_transform([Doc("Big CAT"), Doc("cat")])
+    assert _same_csr(X, ft.CountVectorizer().fit_transform(["big cat", "cat"]))
+    for bad in (b"bytes", ["list"], None):
+        with pytest.raises(TypeError, match=f"preprocessor returned {type(bad).__name__}"):
+            ft.HashingVectorizer(preprocessor=lambda d, bad=bad: bad).transform(["a doc"])
+    with pytest.raises(TypeError, match="strip_accents returned int"):
+        ft.CountVectorizer(strip_accents=lambda d: 3).fit(["a doc"])
+
+
+def test_str_subclass_stop_words_and_vocabulary_terms_are_their_characters():
+    from fastgen import text as ft
+
+    docs = ["the cat and the dog", "a cat"]
+    stop = [_Lying("the"), _Lying("and")]
+    for kwargs in ({}, {"token_pattern": r"(?u)\b\w+\b"}):
+        X = ft.CountVectorizer(stop_words=stop, **kwargs).fit_transform(docs)
+        ref = ft.CountVectorizer(stop_words=["the", "and"], **kwargs).fit_transform(docs)
+        assert _same_csr(X, ref)
+    cv = ft.CountVectorizer(vocabulary=[_Lying("cat"), _Lying("dog")])
+    assert _same_csr(cv.fit_transform(docs), ft.CountVectorizer(vocabulary=["cat", "dog"])
+                     .fit_transform(docs))
+    assert all(type(t) is str for t in cv.vocabulary_)
+    with pytest.raises(ValueError, match="Duplicate term"):
+        ft.CountVectorizer(vocabulary=[_Lying("cat"), "cat"]).fit(docs)
+
+
+def test_ngram_range_of_int_and_tuple_subclasses_is_read_by_value():
+    from fastgen import text as ft
+
+    class Int(int):
+        def __sub__(self, other):
+            return -10**6
+
+        def __lt__(self, other):
+            return True
+
+    class Pair(tuple):
+        def __len__(self):
+            return 2
+
+        def __iter__(self):
+            return iter((1, 10**9))
+
+    X = ft.HashingVectorizer(ngram_range=Pair((Int(1), Int(2)))).transform(["a b c dd ee ff"])
+    assert _same_csr(X, ft.HashingVectorizer(ngram_range=(1, 2)).transform(["a b c dd ee ff"]))
+    with pytest.raises(TypeError, match="ngram_range"):
+        ft.HashingVectorizer(ngram_range=Pair((1,))).transform(["a b"])
+
+
+def test_assigning_or_mutating_vocabulary_cannot_desynchronise_transform():
+    """Assigning vocabulary_ left the cached lookup table behind: transform returned a (1, 1)
+    matrix with column indices up to 299,999, whose toarray() aborted."""
+    from fastgen import text as ft
+
+    cv = ft.CountVectorizer().fit(["apple banana cherry " * 3 + " ".join(f"w{i}" for i in range(300_000))])
+    cv.vocabulary_ = {"cherry": 0}
+    X = cv.transform(["cherry banana cherry"])
+    assert _same_csr(X, sp.csr_matrix(np.array([[2]], dtype=np.int64)))
+    assert X.toarray().tolist() == [[2]]
+    for mutate in (lambda v: v.__setitem__("banana", 1), lambda v: v.__delitem__("cherry"),
+                   lambda v: v.clear(), lambda v: v.update(x=3)):
+        with pytest.raises((TypeError, AttributeError)):
+            mutate(cv.vocabulary_)
+    for bad, error, fragment in (({"cherry": 0, "apple": 299_999}, ValueError, "index 1"),
+                                 ({"cherry": 0, "apple": 0}, ValueError, "repeated indices"),
+                                 ({}, ValueError, "empty"), ({b"x": 0}, TypeError, "str"),
+                                 ({"x": 0.0}, TypeError, "int"), (["x"], TypeError, "mapping")):
+        with pytest.raises(error, match=fragment):
+            cv.vocabulary_ = bad
+        assert dict(cv.vocabulary_) == {"cherry": 0}  # unchanged by a refused assignment
+    assert _same_csr(cv.transform(["cherry"]), sp.csr_matrix(np.array([[1]], dtype=np.int64)))
+    restored = pickle_roundtrip(cv)
+    assert dict(restored.vocabulary_) == {"cherry": 0}
+    assert _same_csr(restored.transform(["cherry cherry"]), sp.csr_matrix(np.array([[2]])))
+    del cv.vocabulary_
+    with pytest.raises(ValueError, match="not fitted"):
+        cv.transform(["cherry"])
+
+
+def pickle_roundtrip(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))
+
+
+def test_fit_in_one_thread_while_others_transform():
+    """Every transform runs on one published vocabulary: a concurrent fit gives the old model's
+    answer or the new one's, never a malformed mix."""
+    import threading
+
+    from fastgen import text as ft
+
+    docs_a = ["alpha beta gamma", "beta delta epsilon", "zeta"]
+    docs_b = ["omega zeta", "alpha alpha psi"]
+    probe = ["alpha beta zeta omega", "psi gamma gamma", "nothing known"] * 20
+    refs = [ft.CountVectorizer(n_threads=1).fit(d).transform(probe) for d in (docs_a, docs_b)]
+    assert refs[0].shape != refs[1].shape
+    cv = ft.CountVectorizer(n_threads=1).fit(docs_a)
+    stop, failures, seen = threading.Event(), [], set()
+
+    def reader():
+        while not stop.is_set():
+            X = cv.transform(probe)
+            try:
+                match = [k for k, R in enumerate(refs) if _same_csr(X, R)]
+            except Exception as exc:  # a malformed matrix
+                failures.append(repr(exc))
+                continue
+            if not match:
+                failures.append(f"a matrix of shape {X.shape} equal to neither model's")
+            seen.update(match)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(300):
+            cv.fit(docs_b if i % 2 else docs_a)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:5]
+    assert seen  # the readers ran
+
+
+def test_kernel_allocation_failure_is_a_memory_error():
+    """std::bad_alloc inside the tokeniser was swallowed ("Exception ignored in _reserve") and an
+    uninitialised indptr returned: every allocation of the kernel path is a status now, and the
+    Python layer raises MemoryError."""
+    pytest.importorskip("resource")
+    code = """
+        import resource
+        from fastgen.text import CountVectorizer, HashingVectorizer
+        doc = " ".join(f"w{i}" for i in range(20_000))
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + 300 * 2**20, resource.RLIM_INFINITY))
+        for make in (lambda: HashingVectorizer(ngram_range=(1, 20_000), n_threads=1),
+                     lambda: HashingVectorizer(ngram_range=(1, 20_000), n_threads=2),
+                     lambda: CountVectorizer(ngram_range=(1, 20_000))):
+            try:
+                make().fit_transform([doc])
+                print("no error")
+            except MemoryError as exc:
+                assert "out of memory" in str(exc), exc
+        X = HashingVectorizer(n_features=2**31 - 1).transform([doc])  # still working after them
+        X.check_format(full_check=True)
+        print("done", X.nnz)
+    """
+    if not os.path.exists("/proc/self/statm"):
+        pytest.skip("needs /proc/self/statm to size the address-space limit")
+    rc, out = run_isolated(code)
+    assert rc == 0 and out.split() == ["done", "20000"], out
+
+
+def test_wide_ngram_range_costs_what_it_outputs():
+    """ngram_range=(1, 65536) on one long document ran for minutes: n-gram lengths beyond the
+    document's token count cost nothing, the n-grams from one token are hashed as prefixes of
+    each other, and a document with more n-grams than a row can hold is a clear error."""
+    import time
+
+    from fastgen import text as ft
+
+    tokens = [f"tok{i % 97}x{i}" for i in range(300)]
+    doc = " ".join(tokens)
+    for Vectorizer in (ft.HashingVectorizer, ft.CountVectorizer):
+        fast = Vectorizer(ngram_range=(1, 65536), norm=None) if Vectorizer is ft.HashingVectorizer \
+            else Vectorizer(ngram_range=(1, 65536))
+        slow = clone_with(fast, tokenizer=str.split, lowercase=False)  # the exact Python path
+        assert _same_csr(fast.fit_transform([doc, "tok1x1 tok2x2"]),
+                         slow.fit_transform([doc, "tok1x1 tok2x2"]))
+    long_doc = " ".join(f"w{i}" for i in range(2500))
+    start = time.perf_counter()
+    X = ft.HashingVectorizer(ngram_range=(1, 65536), norm=None, alternate_sign=False,
+                             n_threads=1).transform([long_doc])
+    assert time.perf_counter() - start < 15  # minutes before
+    assert X.sum() == 2500 * 2501 // 2
+    with pytest.raises(ValueError, match="n-grams"):
+        ft.HashingVectorizer(ngram_range=(1, 65536)).transform([" ".join(["ab"] * 70_000)])
+
+
+def clone_with(est, **params):
+    out = type(est)(**est.get_params())
+    out.set_params(**params)
+    return out
+
+
+@pytest.mark.parametrize("Vectorizer", ["HashingVectorizer", "CountVectorizer"])
+def test_counts_that_do_not_fit_the_dtype_are_a_value_error(Vectorizer):
+    """dtype=float16 with norm='l2' gave NaN for a word repeated 70,000 times (scikit-learn
+    raises a ValueError: scipy.sparse has no float16); narrow integer dtypes wrapped."""
+    from fastgen import text as ft
+
+    make = getattr(ft, Vectorizer)
+    extra = {"norm": None} if Vectorizer == "HashingVectorizer" else {}
+    with pytest.raises(ValueError, match="float16"):
+        make(dtype=np.float16).fit_transform(["word " * 70_000])
+    for dtype, n in ((np.int8, 200), (np.uint8, 300), (np.int16, 40_000)):
+        with pytest.raises(ValueError, match=f"cannot be represented in dtype={np.dtype(dtype)}"):
+            make(dtype=dtype, alternate_sign=False, **extra).fit_transform(["word " * n]) \
+                if Vectorizer == "HashingVectorizer" else make(dtype=dtype).fit_transform(["word " * n])
+        X = make(dtype=dtype, binary=True, **extra).fit_transform(["word " * n])
+        assert X.dtype == dtype and X.data.tolist() == [1]
+    X = make(dtype=np.int8, **extra).fit_transform(["word " * 127])
+    assert X.dtype == np.int8 and abs(int(X.data[0])) == 127
+    if Vectorizer == "HashingVectorizer":
+        with pytest.raises(ValueError, match="dtype=uint8"):  # a negative signed count
+            make(dtype=np.uint8, **extra).fit_transform([" ".join(f"w{i}" for i in range(50))])
+        X = make(dtype=np.float32, norm="l2").fit_transform(["word " * 70_000])
+        assert np.isfinite(X.data).all() and np.allclose(np.abs(X.data), 1)
+
+
+@pytest.mark.parametrize("params, fragment", [
+    ({"token_pattern": "("}, "token_pattern"),
+    ({"token_pattern": "(?P<x>a)(?P=y)"}, "token_pattern"),
+    ({"encoding": "bogus"}, "encoding"),
+    ({"encoding": "base64"}, "encoding"),
+    ({"encoding": "utf-8\0"}, "encoding"),
+])
+@pytest.mark.parametrize("Vectorizer", ["HashingVectorizer", "CountVectorizer"])
+def test_bad_text_parameters_are_value_errors_at_validation(Vectorizer, params, fragment):
+    from fastgen import text as ft
+
+    est = getattr(ft, Vectorizer)(**params)
+    with pytest.raises(ValueError, match=fragment):
+        est.fit(["no document is read"])
+    with pytest.raises(ValueError, match=fragment):
+        est.build_analyzer()
+
+
+def test_io_hostile_files_are_value_errors(tmp_path):
+    from fastgen import io as fio
+
+    big = tmp_path / "big.csv"
+    big.write_text("a,b,label\n" + "x" * 140_000 + ",1,0\n")
+    with pytest.raises(ValueError, match=r"big\.csv:2: malformed CSV: field larger"):
+        list(fio.iter_csv(big))
+    huge = tmp_path / "huge.svm"
+    huge.write_text(f"1 1:1\n0 {2**63}:1\n")
+    with pytest.raises(ValueError, match=r"huge\.svm:2: index 9223372036854775808 is too large"):
+        list(fio.iter_svmlight(huge))
+    with pytest.raises(ValueError, match=r"huge\.svm:2: .*too large"):
+        fio.scan_svmlight(huge)
+    ok = tmp_path / "ok.svm"
+    ok.write_text("1 1:1\n")
+    with pytest.raises(ValueError, match="n_features"):
+        list(fio.iter_svmlight(ok, n_features=2**64))
+    latin = tmp_path / "latin.svm"
+    latin.write_bytes(b"1 1:1\n\xff 2:1\n")
+    with pytest.raises(ValueError, match=r"latin\.svm: not UTF-8 text"):
+        fio.scan_svmlight(latin)
+    with pytest.raises(ValueError, match="delimiter"):
+        list(fio.iter_csv(big, delimiter=""))
+
+
+@pytest.mark.parametrize("content", [
+    "a,b,label\n" + "x" * 140_000 + ",1,0\n",
+    b"a,b,label\n1,2,\xff\n",
+], ids=["field-over-the-csv-limit", "not-utf8"])
+def test_cli_hostile_csv_is_one_line_error(tmp_path, capsys, content):
+    from fastgen.__main__ import main
+
+    path = tmp_path / "bad.csv"
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    assert main(["train", "GaussianNB", str(path), "-o", str(tmp_path / "m.fgm")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1 and "bad.csv" in err
+
+
+def test_cli_huge_svmlight_index_is_one_line_error(tmp_path, capsys):
+    from fastgen.__main__ import main
+
+    path = tmp_path / "huge.svm"
+    path.write_text(f"1 1:1\n0 {2**63}:1\n")
+    assert main(["train", "MultinomialNB", str(path), "-o", str(tmp_path / "m.fgm")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1 and "too large" in err
