@@ -177,6 +177,23 @@ def count_csr(
         free(scratch)
 
 
+cdef intp_t _list_class(
+    const data_t *X_data, const index_t *X_indices, const index_t *X_indptr, const intp_t *rows,
+    intp_t n_rows, const float64_t *sample_weight, bint binarize, double threshold,
+    intp_t n_features, float64_t *scratch, float64_t *row_sum, float64_t *class_count,
+    intp_t *feature, float64_t *value, float64_t *value_sum,
+) noexcept nogil:
+    """One class of list_csr: its rows summed into scratch (all zero, and left so), its nonzero
+    sums listed in feature order into feature and value, their sum (while in cache) in
+    *value_sum and its rows' weights in *class_count. Returns how many were listed."""
+    cdef intp_t m
+    class_count[0] = _add_class(X_data, X_indices, X_indptr, rows, n_rows, sample_weight,
+                                binarize, threshold, scratch, row_sum)
+    m = list_nonzero(scratch, n_features, True, feature, value)
+    value_sum[0] = sum_listed(value, m)
+    return m
+
+
 def list_csr(
     const data_t[::1] X_data not None,          # IN
     const index_t[::1] X_indices not None,        # IN
@@ -220,13 +237,11 @@ def list_csr(
             failed = scratch == NULL
             for c in range(n_classes if not failed else 0):
                 ptr_out[c] = position
-                class_count_out[c] = _add_class(
-                    data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                    class_ptr[c + 1] - class_ptr[c], &sample_weight[0], binarize, threshold,
-                    scratch, row_sum)
-                m = list_nonzero(scratch, n_features, True, feature + position, value + position)
-                sum_out[c] = sum_listed(value + position, m)  # still in cache
-                position += m
+                position += _list_class(data, indices, &X_indptr[0], &order[0] + class_ptr[c],
+                                        class_ptr[c + 1] - class_ptr[c], &sample_weight[0],
+                                        binarize, threshold, n_features, scratch, row_sum,
+                                        &class_count_out[c], feature + position,
+                                        value + position, &sum_out[c])
             ptr_out[n_classes] = position
             free(scratch)
         return -1 if failed else 0
@@ -236,13 +251,11 @@ def list_csr(
             if scratch == NULL:
                 failed += 1
             else:
-                class_count_out[c] = _add_class(
+                ptr_out[c + 1] = _list_class(  # a count for now
                     data, indices, &X_indptr[0], &order[0] + class_ptr[c],
                     class_ptr[c + 1] - class_ptr[c], &sample_weight[0], binarize, threshold,
-                    scratch, row_sum)
-                m = list_nonzero(scratch, n_features, True, feature + room[c], value + room[c])
-                sum_out[c] = sum_listed(value + room[c], m)
-                ptr_out[c + 1] = m  # a count for now
+                    n_features, scratch, row_sum, &class_count_out[c], feature + room[c],
+                    value + room[c], &sum_out[c])
         free(scratch)
     if failed:
         return -1
