@@ -10,6 +10,7 @@ import functools
 import inspect
 import threading
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -33,6 +34,7 @@ from ._state import (
 )
 from ._validation import (
     check_is_fitted,
+    check_label_values,
     check_sample_weight,
     check_X,
     check_y,
@@ -132,6 +134,38 @@ def check_classes(classes):
     if not ordered:
         raise ValueError("classes must be sorted and distinct")
     return classes
+
+
+def partial_fit_classes(classes):
+    """partial_fit's ``classes`` as the model's classes: its sorted distinct labels (neither
+    order nor repeats matter), validated as scikit-learn's ``unique_labels`` validates them --
+    an array-like that is not a string, of labels that are all strings or all numbers, none of
+    them NaN, infinite or continuous -- and then as any model's classes (``check_classes``).
+    Unlike scikit-learn, a 2-D array is an error rather than read as a label indicator matrix."""
+    if isinstance(classes, (str, bytes)) or not (isinstance(classes, Sequence)
+                                                 or hasattr(classes, "__array__")):
+        raise ValueError(f"Expected array-like (array or non-string sequence), got {classes!r}")
+    try:
+        labels = np.asarray(classes)
+    except ValueError:  # a ragged nesting of sequences
+        labels = None
+    if labels is None or labels.ndim != 1:
+        raise ValueError(f"classes must be a 1-D array-like of labels, got {classes!r}.")
+    if labels.size == 0:
+        raise ValueError("classes must name at least one class.")
+    # NumPy turns a list of strings and numbers into strings: look at the labels as given
+    given = labels.tolist() if labels.dtype.kind == "O" else (
+        () if hasattr(classes, "__array__") else classes)
+    if len({isinstance(c, str) for c in given}) > 1:
+        raise ValueError(f"Mix of label input types (string and number); Got "
+                         f"{np.unique(labels.astype(str))}.")
+    check_label_values(labels, "classes")
+    try:
+        unique = np.unique(labels)
+    except TypeError:  # object labels that do not compare with each other
+        raise ValueError(f"classes must be labels that can be ordered, got {classes!r}.") \
+            from None
+    return check_classes(unique)
 
 
 def class_prior(class_count, priors):
@@ -562,8 +596,9 @@ class BaseClassifier(BaseEstimator):
         y : array-like or dask array/Series of shape (n_samples,)
             Target labels, each of them in ``classes``.
         classes : array-like of shape (n_classes,), default=None
-            Every label that can ever occur. Required on the first call, optional (and then must
-            be the same) afterwards.
+            Every label that can ever occur, in any order (repeats are ignored): the model's
+            ``classes_`` are its sorted distinct labels. Required on the first call; optional
+            afterwards, and then it must name the same labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights applied to individual samples.
 
@@ -578,13 +613,10 @@ class BaseClassifier(BaseEstimator):
             if fitted is None and classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             if classes is not None:
-                classes = np.unique(np.asarray(classes))
-                if classes.size == 0:
-                    raise ValueError("classes must name at least one class.")
-                if fitted is not None and not (len(classes) == len(fitted.classes)
-                                               and np.all(classes == fitted.classes)):
+                given, classes = classes, partial_fit_classes(classes)
+                if fitted is not None and not np.array_equal(classes, fitted.classes):
                     raise ValueError(
-                        f"`classes={classes!r}` is not the same as on last call to "
+                        f"`classes={given!r}` is not the same as on last call to "
                         f"partial_fit, was: {fitted.classes!r}")
             if is_dask_collection(X) or is_dask_collection(y):
                 part = self._fit_dask(X, y, sample_weight,
@@ -600,8 +632,8 @@ class BaseClassifier(BaseEstimator):
             y_idx = np.searchsorted(known, y)
             bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
             if bad.any():
-                raise ValueError(f"The target label(s) {np.unique(y[bad])!r} in y do not exist "
-                                 f"in the initial classes {known!r}")
+                raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
+                                 f"in the initial classes {known}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             hyper = self._hyper(len(known), X_valid, fitted or shell)
             if fitted is None:

@@ -278,21 +278,27 @@ def check_y(y, n_samples):
             f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
             f"{y.shape[0]}]"
         )
-    if y.dtype.kind == "c":
-        raise ValueError("Complex data not supported in y")
-    if y.dtype.kind == "f":
-        if np.isnan(y).any():
-            raise ValueError("Input y contains NaN.")
-        if np.isinf(y).any():
-            raise ValueError("Input y contains infinity.")
-        if np.any(y != np.round(y)):
+    check_label_values(y, "y")
+    return y
+
+
+def check_label_values(labels, name):
+    """Refuse what cannot be a class label in a 1-D array (``name`` says whose): complex
+    numbers, NaN, infinity, and floats with a fractional part (continuous targets)."""
+    if labels.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in {name}")
+    if labels.dtype.kind == "f":
+        if np.isnan(labels).any():
+            raise ValueError(f"Input {name} contains NaN.")
+        if np.isinf(labels).any():
+            raise ValueError(f"Input {name} contains infinity.")
+        if np.any(labels != np.round(labels)):
             raise ValueError("Unknown label type: continuous. Classification targets must be "
                              "discrete labels (integers, strings or other hashables).")
-    elif y.dtype.kind == "O":
-        for v in y:
+    elif labels.dtype.kind == "O":
+        for v in labels:
             if isinstance(v, float) and not np.isfinite(v):
-                raise ValueError("Input y contains NaN or infinity.")
-    return y
+                raise ValueError(f"Input {name} contains NaN or infinity.")
 
 
 def encode_labels(y):
