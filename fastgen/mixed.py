@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from ._base import OUT_JLL, BaseClassifier, check_classes, check_priors, class_prior, spread
 from ._core import jll as _jll
-from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, readonly
+from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
 from ._validation import check_X
 from .naive_bayes import (
     MAX_SMOOTHING,
@@ -384,8 +384,7 @@ class MixedNB(BaseClassifier):
             log_prior = np.log(prior)
         return _MixedParams(prior, log_prior, parts)
 
-    class_prior_ = fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).prior),
-                                    "ndarray of shape (n_classes,): P(c).")
+    class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
                                       "list of str: the kind of every column.")
     categories_ = fitted_attribute(

@@ -54,6 +54,7 @@ from ._state import (
     check_at_most,
     fitted_attribute,
     memoized,
+    parameter,
     readonly,
     statistic,
     zeros,
@@ -350,16 +351,15 @@ class _BaseDiscreteNB(BaseClassifier):
     feature_count_ = fitted_attribute(
         lambda model, fitted: readonly(model._dense_counts(fitted)),
         "ndarray of shape (n_classes, n_features): (weighted) sum of each feature per class.")
-    class_log_prior_ = fitted_attribute(
-        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
-        "ndarray of shape (n_classes,): log prior of each class.")
+    class_log_prior_ = parameter("log_prior",
+                                 "ndarray of shape (n_classes,): log prior of each class.")
 
     # ----------------------------------------------------------------- derivation machinery
     def _feature_log_prob(self, fitted):
         """Multinomial and complement models score with feature_log_prob_ itself."""
         return self._params_of(fitted).table.T
 
-    feature_log_prob_ = memoized(
+    feature_log_prob_ = parameter(
         lambda model, fitted: model._feature_log_prob(fitted),
         "ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning).")
 
@@ -912,17 +912,19 @@ class BernoulliNB(_BaseDiscreteNB):
     def _feature_log_prob(self, fitted):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
         alpha = fitted.hyper["alpha"]
-        if np.ndim(alpha) != 0:
-            self._dense_counts(fitted)
-            log_present, _, log_total = self._log_terms(fitted, alpha)
-            with np.errstate(invalid="ignore"):
-                return (log_present - log_total).astype(fitted.dtype, copy=False)
-        alpha = float(alpha)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            table, _ = self._fill_logged_counts(
-                fitted, _repeated(np.log(alpha), fitted.n_features),
-                -np.log(fitted.stats["class_count_"] + 2 * alpha), nonzero_counts(fitted), alpha)
-        return table.T
+        with fitted.lock:  # read from statistics that partial_fit may be adding to
+            if np.ndim(alpha) != 0:
+                self._dense_counts(fitted)
+                log_present, _, log_total = self._log_terms(fitted, alpha)
+                with np.errstate(invalid="ignore"):
+                    return log_present - log_total
+            alpha = float(alpha)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                table, _ = self._fill_logged_counts(
+                    fitted, _repeated(np.log(alpha), fitted.n_features),
+                    -np.log(fitted.stats["class_count_"] + 2 * alpha), nonzero_counts(fitted),
+                    alpha)
+            return table.T
 
 
 # --------------------------------------------------------------------------------------------
@@ -959,8 +961,7 @@ class _BaseDiagonalNB(BaseClassifier):
 
 
 def _named(name, doc):
-    return fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).named[name]),
-                            doc)
+    return parameter(lambda model, fitted: model._params_of(fitted).named[name], doc)
 
 
 class GaussianNB(_BaseDiagonalNB):
@@ -1110,8 +1111,7 @@ class GaussianNB(_BaseDiagonalNB):
     theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")
     var_ = _named("var_", "ndarray of shape (n_classes, n_features): the class variances.")
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
-    epsilon_ = fitted_attribute(lambda model, fitted: model._params_of(fitted).named["epsilon_"],
-                                "float: the absolute additive value to variances.")
+    epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
 
     def _sample_X(self, fitted, y_idx, rng):
         named = self._params_of(fitted).named
@@ -1494,14 +1494,12 @@ class CategoricalNB(BaseClassifier):
                                   hyper["handle_unknown"])
 
     n_categories_ = statistic("n_categories_")
-    class_log_prior_ = fitted_attribute(
-        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
-        "ndarray of shape (n_classes,): log P(c).")
+    class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
     category_count_ = fitted_attribute(
         lambda model, fitted: _per_feature(readonly(fitted.stats["category_count"]),
                                            _offsets(fitted.stats["n_categories_"])),
         "list of ndarray of shape (n_classes, n_categories_[j]): counts per feature.")
-    feature_log_prob_ = fitted_attribute(
+    feature_log_prob_ = parameter(
         lambda model, fitted: _per_feature(model._params_of(fitted).log_prob,
                                            model._params_of(fitted).offsets),
         "list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c).")

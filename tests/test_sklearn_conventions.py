@@ -1,9 +1,11 @@
 """What users migrating from scikit-learn rely on beyond the numbers: partial_fit's ``classes``
-is accepted or refused as scikit-learn does it.
+is accepted or refused as scikit-learn does it, and the fitted attributes have the dtypes of
+one documented rule (``fastgen/_state.py``), which agrees with scikit-learn's where its
+models keep their parameters in X's dtype.
 
-scikit-learn 1.9's decisions and messages are taken from the installed library itself, for
-every case of each table. Its GaussianNB serves as the reference for partial_fit: it applies
-all of scikit-learn's checks of ``classes`` and of y against it.
+scikit-learn 1.9's decisions, messages and dtypes are taken from the installed library
+itself, for every case of each table. Its GaussianNB serves as the reference for
+partial_fit: it applies all of scikit-learn's checks of ``classes`` and of y against it.
 """
 
 import re
@@ -102,3 +104,110 @@ def test_partial_fit_classes_where_fastgen_differs(Model):
     # object labels are labels, as in fit
     kind, classes = outcome(Model, [(Y_SMALL, np.array([1, 0], dtype=object))])
     assert kind == "ok" and classes.tolist() == [0, 1]
+
+
+# ---------------------------------------------------------------------------------------
+# dtypes of the fitted attributes: parameters in the model's dtype (that of X: float32 or
+# float64, integer X counting as float64; MixedNB is always float64), statistics float64
+
+STATISTICS = {"class_count_", "feature_count_", "feature_all_", "observed_count_",
+              "category_count_", "n_categories_"}
+TEXT_PARAMETERS = {"class_log_prior_", "feature_log_prob_"}
+PARAMETERS = {
+    fastgen.MultinomialNB: TEXT_PARAMETERS, fastgen.BernoulliNB: TEXT_PARAMETERS,
+    fastgen.ComplementNB: TEXT_PARAMETERS, fastgen.CategoricalNB: TEXT_PARAMETERS,
+    fastgen.GaussianNB: {"class_prior_", "theta_", "var_", "epsilon_"},
+    fastgen.PoissonNB: {"class_log_prior_", "lambda_"},
+    fastgen.LinearDiscriminantAnalysis: {"means_", "priors_", "covariance_", "coef_",
+                                         "intercept_", "scalings_", "xbar_",
+                                         "explained_variance_ratio_"},
+    fastgen.QuadraticDiscriminantAnalysis: {"means_", "priors_", "covariance_"},
+    fastgen.MixedNB: {"class_prior_"},
+    fastgen.BaselineClassifier: {"class_prior_"},
+}
+
+
+def counts_data(n_per_class=30, n_features=4, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n_per_class)
+    X = rng.poisson(1.0 + np.arange(n_features) + 2 * y[:, None]).astype(float)
+    return X, y
+
+
+def numeric_attributes(model):
+    """The fitted attributes holding float arrays (or lists of them) or floats, by name."""
+    found = {}
+    for name in dir(model):
+        if name.endswith("_") and not name.startswith("_") and name != "classes_":
+            value = getattr(model, name, None)
+            if isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+                found[name] = value
+            elif isinstance(value, (np.ndarray, float, np.floating)):
+                found[name] = value
+    return found
+
+
+def assert_dtype_rule(model, dtype):
+    """Parameters in ``dtype``, statistics float64 (n_categories_ intp), nothing else."""
+    attributes = numeric_attributes(model)
+    assert set(attributes) == PARAMETERS[type(model)] | (STATISTICS & set(attributes))
+    for name, value in attributes.items():
+        want = np.intp if name == "n_categories_" else (
+            np.float64 if name in STATISTICS else dtype)
+        for part in value if isinstance(value, list) else [value]:
+            assert np.asarray(part).dtype == want, (name, np.asarray(part).dtype, want)
+
+
+def model_dtype(Model, X_dtype):
+    if Model is fastgen.MixedNB or X_dtype != np.float32:
+        return np.float64
+    return np.float32
+
+
+@pytest.mark.parametrize("X_dtype", [np.float32, np.float64, np.int64],
+                         ids=["float32", "float64", "int64"])
+@pytest.mark.parametrize("Model", ALL_MODELS, ids=MODEL_IDS)
+def test_fitted_attribute_dtypes(Model, X_dtype, tmp_path):
+    X, y = counts_data()
+    want = model_dtype(Model, X_dtype)
+    model = Model().fit(X.astype(X_dtype), y)
+    assert_dtype_rule(model, want)
+    assert model.predict_proba(X[:3]).dtype == want
+    # the first batch decides; a later batch of another dtype is cast to it
+    streamed = Model().partial_fit(X[::2].astype(X_dtype), y[::2], classes=[0, 1, 2])
+    streamed.partial_fit(X[1::2], y[1::2])
+    assert_dtype_rule(streamed, want)
+    model.save(tmp_path / "model.fg")
+    assert_dtype_rule(fastgen.load(tmp_path / "model.fg"), want)
+
+
+@pytest.mark.parametrize("Model", [m for m in ALL_MODELS if m is not fastgen.MixedNB],
+                         ids=[m.__name__ for m in ALL_MODELS if m is not fastgen.MixedNB])
+def test_float32_attributes_are_the_float64_ones_rounded(Model):
+    """A float32 model derives from the same float64 statistics as a float64 model fitted on
+    the same values: its parameters are those rounded, and only they are."""
+    X, y = counts_data()
+    X32 = X.astype(np.float32)
+    m32, m64 = Model().fit(X32, y), Model().fit(X32.astype(np.float64), y)
+    for name, value in numeric_attributes(m64).items():
+        for got, full in zip(*(v if isinstance(v, list) else [v]
+                               for v in (getattr(m32, name), value))):
+            want = full if name in STATISTICS else np.asarray(full).astype(np.float32)
+            assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("X_dtype", [np.float32, np.float64, np.int64],
+                         ids=["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", ["GaussianNB", "LinearDiscriminantAnalysis"])
+def test_parameter_dtypes_as_sklearn(name, X_dtype):
+    """Where scikit-learn 1.9 keeps a model's parameters in X's dtype, so does fastgen."""
+    sk_da = pytest.importorskip("sklearn.discriminant_analysis")
+    X, y = counts_data()
+    X = X.astype(X_dtype)
+    sk = getattr(sk_nb, name, None) or getattr(sk_da, name)
+    fg, sk = getattr(fastgen, name)().fit(X, y), sk().fit(X, y)
+    shared = PARAMETERS[type(fg)] & set(numeric_attributes(sk))
+    assert len(shared) >= 4
+    for attribute in shared:
+        assert getattr(fg, attribute).dtype == getattr(sk, attribute).dtype, attribute
+
