@@ -484,7 +484,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         from sklearn.utils import TransformerTags  # only scikit-learn calls this
 
         tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags
 
     coef_ = parameter("coef", "ndarray: weights of the linear decision function.")
@@ -675,7 +675,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
         if params.linear_safe:
             scores = X @ params.coef.T + params.intercept
-            return scores.ravel() if two else scores
+            return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = X @ params.coef.T + params.intercept
         overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
@@ -683,7 +683,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
             scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
-        return scores.ravel() if two else scores
+        return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
@@ -699,11 +699,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         X_new : ndarray of shape (n_samples, n_components)
             ``(X - xbar_) @ scalings_[:, :n_components]``.
         """
-        X, has_nan, _, params = self._snapshot(X)
+        X, has_nan, fitted, params = self._snapshot(X)
         centred = X - params.xbar
         if has_nan:
             centred[np.isnan(centred)] = 0.0
-        return centred @ params.scalings[:, :params.n_components]
+        return (centred @ params.scalings[:, :params.n_components]).astype(fitted.dtype,
+                                                                            copy=False)
 
     def fit_transform(self, X: MatrixLike, y: ArrayLike, **fit_params) -> NDArray[np.floating]:
         """Fit, then transform X.

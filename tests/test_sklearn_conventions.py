@@ -211,3 +211,21 @@ def test_parameter_dtypes_as_sklearn(name, X_dtype):
     for attribute in shared:
         assert getattr(fg, attribute).dtype == getattr(sk, attribute).dtype, attribute
 
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("X_dtype", [np.float32, np.float64, np.int64],
+                         ids=["float32", "float64", "int64"])
+def test_lda_outputs_in_the_model_dtype(X_dtype, n_classes):
+    """decision_function and transform give the model's dtype, as scikit-learn's LDA does
+    (and as fastgen's own predict methods do), with or without missing values."""
+    sk_da = pytest.importorskip("sklearn.discriminant_analysis")
+    X, y = counts_data()
+    X, y = X[y < n_classes].astype(X_dtype), y[y < n_classes]
+    fg = fastgen.LinearDiscriminantAnalysis().fit(X, y)
+    sk = sk_da.LinearDiscriminantAnalysis().fit(X, y)
+    holes = X.astype(np.float32 if X_dtype == np.float32 else np.float64)
+    holes[0, 1] = np.nan
+    for method in ("decision_function", "transform"):
+        want = getattr(sk, method)(X).dtype
+        assert getattr(fg, method)(X).dtype == want, method
+        assert getattr(fg, method)(holes).dtype == want, method
