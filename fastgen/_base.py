@@ -40,6 +40,7 @@ from ._validation import (
     check_y,
     encode_labels,
     get_feature_names,
+    invalid_parameter,
 )
 
 # Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
@@ -194,19 +195,26 @@ def check_loss(loss, n_classes):
     return loss
 
 
-def check_priors(priors, n_classes):
-    """Validate given class priors: n_classes finite, non-negative values summing to one."""
+def check_priors(model, n_classes):
+    """The model's ``priors`` validated (None: none given): n_classes non-negative values
+    summing to one, as a read-only float64 copy."""
+    if model.priors is None:
+        return None
     try:
-        priors = np.array(priors, dtype=np.float64)  # a copy: the model's, read-only below
+        priors = np.array(model.priors, dtype=np.float64)  # a copy: the model's, read-only below
     except (TypeError, ValueError):
-        raise TypeError(f"priors must be numbers, got {priors!r}.") from None
+        priors = None
+    if priors is None or priors.ndim != 1:
+        raise invalid_parameter(model, "priors", "an array-like of numbers or None")
     if priors.shape != (n_classes,):
-        raise ValueError(f"Number of priors must match number of classes: priors has shape "
-                         f"{priors.shape}, there are {n_classes} classes.")
-    if not np.isfinite(priors).all() or (priors < 0).any() or (priors > 1).any():
-        raise ValueError("Priors must be probabilities: finite, in [0, 1].")
-    if not np.isclose(priors.sum(), 1.0):
-        raise ValueError("The sum of the priors should be 1.")
+        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
+                         f"classes and {len(priors)} priors.")
+    if (priors < 0).any():
+        raise ValueError(f"Priors must be non-negative. Got {priors}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(priors.sum())
+    if not np.isclose(total, 1.0):  # (also NaN or infinity)
+        raise ValueError(f"The sum of the priors should be 1. They sum to {total}.")
     priors.flags.writeable = False
     return priors
 
@@ -572,7 +580,7 @@ class BaseClassifier(BaseEstimator):
         with self._write_lock():
             shell = self._new_shell(X)
             X_valid, has_nan = self._validate_X(X, shell)
-            y = check_y(y, X_valid.shape[0])
+            y = check_y(y, X_valid.shape[0], type(self).__name__)
             classes, y_idx = encode_labels(y)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             hyper = self._hyper(len(classes), X_valid, shell)
@@ -628,7 +636,7 @@ class BaseClassifier(BaseEstimator):
             known = classes if fitted is None else fitted.classes
             shell = self._new_shell(X) if fitted is None else None
             X_valid, has_nan = self._validate_X(X, fitted or shell)
-            y = check_y(y, X_valid.shape[0])
+            y = check_y(y, X_valid.shape[0], type(self).__name__)
             y_idx = np.searchsorted(known, y)
             bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
             if bad.any():

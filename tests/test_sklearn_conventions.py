@@ -229,3 +229,155 @@ def test_lda_outputs_in_the_model_dtype(X_dtype, n_classes):
         want = getattr(sk, method)(X).dtype
         assert getattr(fg, method)(X).dtype == want, method
         assert getattr(fg, method)(holes).dtype == want, method
+
+
+# ---------------------------------------------------------------------------------------
+# error messages: where fastgen refuses for the same reason as scikit-learn, its message
+# starts with scikit-learn's (then fastgen's details), or both match the key phrase where
+# fastgen states another range or scikit-learn's message goes on differently; the exception
+# is of every built-in class scikit-learn's is (``pytest.raises(TypeError)`` still holds)
+
+X4 = np.array([[1, 2, 0, 1], [2, 1, 1, 0], [0, 3, 1, 1], [3, 0, 0, 2],
+               [2, 2, 1, 3], [1, 0, 3, 2], [0, 1, 2, 3], [3, 1, 2, 0]], dtype=float)
+Y4 = np.array([0, 1] * 4)
+
+
+def with_value(row, col, value):
+    X = X4.copy()
+    X[row, col] = value
+    return X
+
+
+ACTIONS = {
+    "fit": lambda m: m.fit(X4, Y4),
+    "fit -X": lambda m: m.fit(-X4, Y4),
+    "fit NaN": lambda m: m.fit(with_value(0, 0, np.nan), Y4),
+    "fit inf": lambda m: m.fit(with_value(0, 0, np.inf), Y4),
+    "fit 0 samples": lambda m: m.fit(X4[:0], Y4[:0]),
+    "fit 0 features": lambda m: m.fit(X4[:, :0], Y4),
+    "fit 1-D": lambda m: m.fit(X4[0], Y4[:1]),
+    "fit 3-D": lambda m: m.fit(X4[:, :, None], Y4),
+    "fit strings": lambda m: m.fit(X4.astype(str), Y4),
+    "fit complex": lambda m: m.fit(X4 + 1j, Y4),
+    "fit sparse": lambda m: m.fit(__import__("scipy.sparse").sparse.csr_matrix(X4), Y4),
+    "fit one class": lambda m: m.fit(X4, np.zeros(8, int)),
+    "fit singular": lambda m: m.fit(np.c_[X4, X4[:, :1]][:6], Y4[:6]),
+    "y short": lambda m: m.fit(X4, Y4[:7]),
+    "y continuous": lambda m: m.fit(X4, Y4 + 0.5),
+    "y NaN": lambda m: m.fit(X4, np.where(Y4 == 0, np.nan, 1.0)),
+    "y 2-D": lambda m: m.fit(X4, np.c_[Y4, Y4]),
+    "y None": lambda m: m.fit(X4, None),
+    "weights short": lambda m: m.fit(X4, Y4, sample_weight=np.ones(7)),
+    "weights 2-D": lambda m: m.fit(X4, Y4, sample_weight=np.ones((1, 8))),
+    "weights zero": lambda m: m.fit(X4, Y4, sample_weight=np.zeros(8)),
+    "weights NaN": lambda m: m.fit(X4, Y4, sample_weight=np.r_[np.nan, np.ones(7)]),
+    "predict 3 features": lambda m: m.fit(X4, Y4).predict(X4[:, :3]),
+    "predict unfitted": lambda m: m.predict(X4),
+}
+
+
+def _range_of(model, parameter):
+    return rf"^The '{parameter}' parameter of {model} must be a float in the range \[0\.0, "
+
+
+# (model, parameters, action, key): key None means fastgen's message starts with
+# scikit-learn's; otherwise both match the regular expression key
+MESSAGE_CASES = [
+    ("MultinomialNB", {"alpha": -1}, "fit", _range_of("MultinomialNB", "alpha")),
+    ("BernoulliNB", {"alpha": "x"}, "fit", _range_of("BernoulliNB", "alpha")),
+    ("ComplementNB", {"alpha": np.nan}, "fit", _range_of("ComplementNB", "alpha")),
+    ("CategoricalNB", {"alpha": [1, 1, 1, 1]}, "fit", _range_of("CategoricalNB", "alpha")),
+    ("MultinomialNB", {"alpha": [1, -1, 1, 1]}, "fit", None),
+    ("BernoulliNB", {"alpha": [1, 1, 1]}, "fit", None),
+    ("MultinomialNB", {"fit_prior": "no"}, "fit", None),
+    ("CategoricalNB", {"fit_prior": 1}, "fit", None),
+    ("BernoulliNB", {"force_alpha": "yes"}, "fit", None),
+    ("ComplementNB", {"norm": "x"}, "fit", None),
+    ("MultinomialNB", {"class_prior": [0.5, 0.3, 0.2]}, "fit", None),
+    ("CategoricalNB", {"class_prior": 5},
+     "fit", r"^The 'class_prior' parameter of CategoricalNB must be an array-like"),
+    ("GaussianNB", {"priors": [0.5, 0.3, 0.2]}, "fit", None),
+    ("GaussianNB", {"priors": [-0.5, 1.5]}, "fit", None),
+    ("GaussianNB", {"priors": [0.5, 0.6]}, "fit", None),
+    ("GaussianNB", {"priors": [np.nan, 0.5]}, "fit", None),
+    ("GaussianNB", {"priors": 5}, "fit", r"^The 'priors' parameter of GaussianNB must be an "
+                                         "array-like"),
+    ("LinearDiscriminantAnalysis", {"priors": [-0.5, 1.5]}, "fit",
+     "(?i)^priors must be non-negative"),
+    ("GaussianNB", {"var_smoothing": -1}, "fit", _range_of("GaussianNB", "var_smoothing")),
+    ("GaussianNB", {"var_smoothing": "x"}, "fit", _range_of("GaussianNB", "var_smoothing")),
+    ("QuadraticDiscriminantAnalysis", {"reg_param": 2}, "fit", None),
+    ("QuadraticDiscriminantAnalysis", {"reg_param": "x"}, "fit", None),
+    ("LinearDiscriminantAnalysis", {"shrinkage": 2}, "fit", None),
+    ("LinearDiscriminantAnalysis", {"shrinkage": "x"}, "fit", None),
+    ("LinearDiscriminantAnalysis", {"n_components": 0}, "fit", None),
+    ("LinearDiscriminantAnalysis", {"n_components": 1.5}, "fit", None),
+    ("LinearDiscriminantAnalysis", {"n_components": 5}, "fit", None),
+    ("CategoricalNB", {"min_categories": -1}, "fit",
+     r"^The 'min_categories' parameter of CategoricalNB must be None, an array-like or an int"),
+    ("CategoricalNB", {"min_categories": 2.5}, "fit",
+     r"^The 'min_categories' parameter of CategoricalNB must be None, an array-like or an int"),
+    ("CategoricalNB", {"min_categories": [2.0, 2, 2, 2]}, "fit", None),
+    ("BernoulliNB", {"binarize": "x"}, "fit",
+     r"^The 'binarize' parameter of BernoulliNB must be None or a float"),
+    ("BernoulliNB", {"binarize": np.nan}, "fit",
+     r"^The 'binarize' parameter of BernoulliNB must be None or a float"),
+    ("MultinomialNB", {}, "fit -X", None),
+    ("ComplementNB", {}, "fit -X", None),
+    ("MultinomialNB", {}, "fit NaN",
+     r"^Input X contains NaN\.\nMultinomialNB does not accept missing values encoded as NaN "
+     r"natively\."),
+    ("MultinomialNB", {}, "fit inf", None),
+    ("GaussianNB", {}, "fit inf", None),
+    ("QuadraticDiscriminantAnalysis", {}, "fit inf", None),
+    ("BernoulliNB", {}, "fit 0 samples", None),
+    ("GaussianNB", {}, "fit 0 features", None),
+    ("MultinomialNB", {}, "fit 1-D", None),
+    ("CategoricalNB", {}, "fit 3-D", None),
+    ("MultinomialNB", {}, "fit strings", "^dtype='numeric' is not compatible with arrays of "
+                                         "bytes/strings"),
+    ("GaussianNB", {}, "fit complex", "^Complex data not supported"),
+    ("GaussianNB", {}, "fit sparse", None),
+    ("CategoricalNB", {}, "fit sparse", None),
+    ("LinearDiscriminantAnalysis", {}, "fit sparse", None),
+    ("QuadraticDiscriminantAnalysis", {}, "fit sparse", None),
+    ("QuadraticDiscriminantAnalysis", {}, "fit one class", None),
+    ("QuadraticDiscriminantAnalysis", {}, "fit singular",
+     r"^The covariance matrix of class 0 is not full rank\."),
+    ("MultinomialNB", {}, "y short", None),
+    ("GaussianNB", {}, "y continuous", "^Unknown label type"),
+    ("BernoulliNB", {}, "y NaN", None),
+    ("ComplementNB", {}, "y 2-D", None),
+    ("LinearDiscriminantAnalysis", {}, "y None", None),
+    ("MultinomialNB", {}, "weights short", None),
+    ("GaussianNB", {}, "weights 2-D", None),
+    ("CategoricalNB", {}, "weights zero", None),
+    ("BernoulliNB", {}, "weights NaN", None),
+    ("MultinomialNB", {}, "predict 3 features", None),
+    ("GaussianNB", {}, "predict 3 features", None),
+    ("LinearDiscriminantAnalysis", {}, "predict 3 features", None),
+    ("ComplementNB", {}, "predict unfitted", None),
+    ("QuadraticDiscriminantAnalysis", {}, "predict unfitted", None),
+]
+BUILTIN_ERRORS = (ValueError, TypeError, AttributeError, np.linalg.LinAlgError)
+
+
+def raised(Model, params, action):
+    with pytest.raises(Exception) as info:
+        ACTIONS[action](Model(**params))
+    return info.value
+
+
+@pytest.mark.parametrize("name, params, action, key", MESSAGE_CASES,
+                         ids=[f"{c[0]}-{c[2]}-{c[1]}" for c in MESSAGE_CASES])
+def test_error_message_as_sklearn(name, params, action, key):
+    sk_da = pytest.importorskip("sklearn.discriminant_analysis")
+    want = raised(getattr(sk_nb, name, None) or getattr(sk_da, name), params, action)
+    got = raised(getattr(fastgen, name), params, action)
+    for kind in BUILTIN_ERRORS:
+        assert isinstance(got, kind) or not isinstance(want, kind), (kind, got, want)
+    if key is None:
+        assert str(got).startswith(str(want)), (str(got), str(want))
+    else:
+        assert re.search(key, str(want)), str(want)
+        assert re.search(key, str(got)), str(got)
