@@ -774,11 +774,13 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     Notes
     -----
     ``predict_joint_log_proba`` is ``log P(c) + log N(x; means_[c], covariance_[c])`` exactly
-    (on the observed sub-vector when values are missing). Unlike scikit-learn, a rank-deficient
-    class covariance (for example a class with no more samples than features) is an error
-    naming ``reg_param``, never a silently wrong answer (scikit-learn #14997). The covariance is
-    the maximum-likelihood estimate (divided by the class weight), not scikit-learn's unbiased
-    one.
+    (on the observed sub-vector when values are missing). A rank-deficient class covariance (for
+    example a class with no more samples than features) is an error naming ``reg_param``
+    (``numpy.linalg.LinAlgError``, a ``ValueError``), never a silently wrong answer. The
+    covariance is the maximum-likelihood estimate (divided by the class weight), as in
+    scikit-learn 1.9, whose posteriors equal fastgen's for the same ``priors`` and
+    ``reg_param``; its ``tol``, though, is a threshold on the covariances' eigenvalues, not
+    EM's tolerance.
 
     Examples
     --------
