@@ -23,8 +23,8 @@ in one place. This module holds the two pieces every model shares:
 The dtypes of fitted attributes follow one rule, in every model. A model has the dtype of the X
 it was first fitted on: float32 for float32 X, float64 for anything else (integer counts too;
 MixedNB, whose columns are of several kinds, is always float64); ``partial_fit`` and prediction
-cast X to it. *Parameters* -- every fitted attribute derived from
-the statistics (``feature_log_prob_``, ``class_log_prior_``, ``theta_``, ``var_``, ``means_``,
+cast X to it. *Parameters* -- every fitted attribute derived from the statistics
+(``feature_log_prob_``, ``class_log_prior_``, ``theta_``, ``var_``, ``epsilon_``, ``means_``,
 ``covariance_``, ``coef_``, ...) -- are shown in the model's dtype, as are the outputs of the
 predict methods. *Statistics* -- counts and sums of weights (``class_count_``,
 ``feature_count_``, ``observed_count_``, ``category_count_``, ...) -- are float64 (integer ones
@@ -250,10 +250,7 @@ class parameter(fitted_attribute):
     twice, never a mix, as the parameters of a snapshot never change."""
 
     def __init__(self, read, doc=None):
-        if isinstance(read, str):
-            name = read
-            read = lambda model, fitted: getattr(model._params_of(fitted), name)  # noqa: E731
-        super().__init__(read, doc)
+        super().__init__(_params_attribute(read) if isinstance(read, str) else read, doc)
 
     def __get__(self, model, owner=None):
         if model is None:
@@ -264,3 +261,8 @@ class parameter(fitted_attribute):
             value = fitted.memo.setdefault(self.name,
                                            shown(self.read(model, fitted), fitted.dtype))
         return value
+
+
+def _params_attribute(name):
+    """``read(model, fitted)`` of the parameters' attribute ``name``."""
+    return lambda model, fitted: getattr(model._params_of(fitted), name)
