@@ -48,7 +48,7 @@ from ._gaussian import (
     whitening,
 )
 from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
-from ._validation import check_is_fitted
+from ._validation import check_is_fitted, invalid_parameter
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -258,7 +258,7 @@ class _BaseDiscriminant(BaseClassifier):
     @staticmethod
     def _check_classes(n_classes):
         if n_classes < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got "
+            raise ValueError(f"The number of classes has to be greater than one. Got "
                              f"{n_classes} class.")
 
     def _iteration_params(self, fitted):
@@ -267,9 +267,9 @@ class _BaseDiscriminant(BaseClassifier):
         snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
         and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
+            raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
         if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}.")
+            raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
 
@@ -484,7 +484,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         from sklearn.utils import TransformerTags  # only scikit-learn calls this
 
         tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags
 
     coef_ = parameter("coef", "ndarray: weights of the linear decision function.")
@@ -502,8 +502,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         shrinkage needs the higher moments, which are kept from a first fit with "auto" on (as
         long as the statistics have them: a merge with a model without them drops them)."""
         kind = self.covariance
-        if kind not in COVARIANCES:
-            raise ValueError(f"covariance must be one of {COVARIANCES}, got {kind!r}.")
+        if not isinstance(kind, str) or kind not in COVARIANCES:
+            raise invalid_parameter(self, "covariance",
+                                    f"a str among {{{', '.join(map(repr, COVARIANCES))}}}")
         fitted_kind = None if fitted is None or fitted.hyper is None else \
             fitted.hyper["covariance"]
         if fitted_kind is not None and kind != fitted_kind:
@@ -514,10 +515,10 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         else:
             higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
         shrinkage = self.shrinkage
+        allowed = "a str among {'auto'}, a float in the range [0.0, 1.0] or None"
         if isinstance(shrinkage, str):
             if shrinkage != "auto":
-                raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
-                                 f"{shrinkage!r}.")
+                raise invalid_parameter(self, "shrinkage", allowed)
             if kind != "full":
                 raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
             if not higher:
@@ -526,18 +527,18 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         elif shrinkage is not None and (isinstance(shrinkage, bool)
                                         or not isinstance(shrinkage, numbers.Real)
                                         or not 0 <= shrinkage <= 1):
-            raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
-                             f"{shrinkage!r}.")
+            raise invalid_parameter(self, "shrinkage", allowed)
         self._check_classes(n_classes)
         n_features = fitted.n_features if X is None else X.shape[1]
-        n_components = self.n_components
+        n_components, most = self.n_components, min(n_classes - 1, n_features)
         if n_components is not None and (not isinstance(n_components, numbers.Integral)
-                                         or not 1 <= n_components <= min(n_classes - 1,
-                                                                         n_features)):
-            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)"
-                             f" = {min(n_classes - 1, n_features)}; got {n_components!r}.")
+                                         or isinstance(n_components, bool) or n_components < 1):
+            raise invalid_parameter(self, "n_components", "an int in the range [1, inf) or None")
+        if n_components is not None and n_components > most:
+            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)."
+                             f" Here that is {most}; got {n_components!r}.")
         iteration = self._iteration_params(fitted)
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        priors = check_priors(self, n_classes)
         return {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
                 "n_components": n_components, **iteration}
 
@@ -675,7 +676,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
         if params.linear_safe:
             scores = X @ params.coef.T + params.intercept
-            return scores.ravel() if two else scores
+            return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = X @ params.coef.T + params.intercept
         overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
@@ -683,7 +684,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
             scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
-        return scores.ravel() if two else scores
+        return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
@@ -699,11 +700,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         X_new : ndarray of shape (n_samples, n_components)
             ``(X - xbar_) @ scalings_[:, :n_components]``.
         """
-        X, has_nan, _, params = self._snapshot(X)
+        X, has_nan, fitted, params = self._snapshot(X)
         centred = X - params.xbar
         if has_nan:
             centred[np.isnan(centred)] = 0.0
-        return centred @ params.scalings[:, :params.n_components]
+        return (centred @ params.scalings[:, :params.n_components]).astype(fitted.dtype,
+                                                                            copy=False)
 
     def fit_transform(self, X: MatrixLike, y: ArrayLike, **fit_params) -> NDArray[np.floating]:
         """Fit, then transform X.
@@ -772,11 +774,13 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     Notes
     -----
     ``predict_joint_log_proba`` is ``log P(c) + log N(x; means_[c], covariance_[c])`` exactly
-    (on the observed sub-vector when values are missing). Unlike scikit-learn, a rank-deficient
-    class covariance (for example a class with no more samples than features) is an error
-    naming ``reg_param``, never a silently wrong answer (scikit-learn #14997). The covariance is
-    the maximum-likelihood estimate (divided by the class weight), not scikit-learn's unbiased
-    one.
+    (on the observed sub-vector when values are missing). A rank-deficient class covariance (for
+    example a class with no more samples than features) is an error naming ``reg_param``
+    (``numpy.linalg.LinAlgError``, a ``ValueError``), never a silently wrong answer. The
+    covariance is the maximum-likelihood estimate (divided by the class weight), as in
+    scikit-learn 1.9, whose posteriors equal fastgen's for the same ``priors`` and
+    ``reg_param``; its ``tol``, though, is a threshold on the covariances' eigenvalues, not
+    EM's tolerance.
 
     Examples
     --------
@@ -800,10 +804,10 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     def _check_params(self, n_classes, X, fitted):
         r = self.reg_param
         if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r <= 1:
-            raise ValueError(f"reg_param must be a number in [0, 1], got {r!r}.")
+            raise invalid_parameter(self, "reg_param", "a float in the range [0.0, 1.0]")
         iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        priors = check_priors(self, n_classes)
         return {"priors": priors, "reg_param": r, "higher": False, **iteration}
 
     @staticmethod
@@ -824,11 +828,11 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
             _check_finite(covs[c])
             if rank_deficient(np.linalg.eigvalsh(covs[c])):
-                name = f"class {classes[c]!r}" if classes is not None else f"class number {c}"
-                raise ValueError(
-                    f"The covariance of {name} is singular (rank-deficient: "
-                    f"{weight[c]:g} samples for {n_features} features, or collinear features); "
-                    "its density is undefined. Set reg_param > 0 (for example 0.01)."
+                name = f"class {classes[c]}" if classes is not None else f"class number {c}"
+                raise np.linalg.LinAlgError(
+                    f"The covariance matrix of {name} is not full rank. It is singular "
+                    f"({weight[c]:g} samples for {n_features} features, or collinear features), "
+                    "so its density is undefined. Set reg_param > 0 (for example 0.01)."
                 )
         return covs, np.arange(n_classes, dtype=np.intp)
 
