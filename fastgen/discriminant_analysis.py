@@ -3,7 +3,10 @@
 Both keep additive per-class statistics -- the weight, the mean and the scatter matrix about it
 (pooled over the classes for LDA) -- combined exactly across batches. Missing values (NaN) are
 marginalised: a row is scored by the Gaussian of its observed sub-vector, and fitting estimates
-means and covariances by EM under missing-at-random.
+means and covariances by EM under missing-at-random. A singular covariance whose null
+directions the class means share (constant or collinear features) gives the Gaussian on its
+support (``_gaussian.support_of``): constant features are left out by index, the other null
+directions by a basis of the covariance's range.
 
 Where things are (on the declared state of ``_state``): the statistics are declared by
 ``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
@@ -415,7 +418,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         eigen solvers do; the model then also keeps third and fourth co-moments per class, so
         that ``partial_fit`` stays exact.
     n_components : int, default=None
-        Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``).
+        Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``, and
+        at most the rank of the covariance: fewer are kept if it is lower).
     max_iter : int, default=300
         Maximum EM iterations when the training data has missing values.
     tol : float, default=1e-6
@@ -440,12 +444,15 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     covariance_ : ndarray of shape (n_features, n_features)
         The shared covariance (after shrinkage).
     coef_ : ndarray of shape (n_features,) or (n_classes, n_features)
-        Weights of the linear decision function (one row for two classes, as scikit-learn).
+        Weights of the linear decision function (one row for two classes, as scikit-learn);
+        for a singular covariance the pseudo-inverse (minimum-norm) solution, zero along
+        its null directions.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts of the linear decision function.
     scalings_ : ndarray of shape (n_features, rank)
         Discriminant directions (generalised eigenvectors of the between- and within-class
-        covariances), most discriminative first.
+        covariances on the support of the latter, ``rank`` its rank), most discriminative
+        first.
     xbar_ : ndarray of shape (n_features,)
         Overall mean.
     explained_variance_ratio_ : ndarray of shape (n_components,)
@@ -472,6 +479,28 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     are missing); the posteriors use the equivalent linear form. Missing values at fit time are
     handled by EM for "full" and by each feature's observed values for the diagonal kinds (exact
     maximum likelihood there, as the features are independent given the class).
+
+    A singular covariance is no error where it is harmless. Along a direction of no
+    within-class variance in which the class means agree, every class puts x at the same
+    place: the direction carries no information and cancels from every posterior, and the
+    model is the Gaussian on the covariance's support, with its pseudo-inverse and
+    pseudo-determinant (the product of the non-zero eigenvalues), as scikit-learn's "svd"
+    solver restricts itself to the data's rank. A constant feature is left out: every output
+    is that of the model fitted without it, ``predict_joint_log_proba`` and rows with missing
+    values included, and its missing values in fit are its constant. Collinear features (one
+    a linear combination of others) leave a null direction across features:
+    ``predict_joint_log_proba`` is then the log-density on the subspace the data spans (with
+    respect to the area on it, so it differs from the model on a basis of those features by a
+    constant common to all classes), a row off the subspace is scored by its orthogonal
+    projection onto it, and ``coef_`` is the minimum-norm solution, as scikit-learn's "lsqr"
+    solver gives. A direction is null when its variance is at most ``d`` eps times the largest
+    eigenvalue ``v``, and the means agree along it when they spread by at most
+    ``sqrt(d eps v) + d eps max|mean|`` (the resolution of that test and the rounding of the
+    means). Errors remain where no answer is exact: class means that differ along a null
+    direction (degenerate classes, perfectly separated: set ``shrinkage``, as for fewer
+    samples than features), and missing values, in fit or predict, with collinear features
+    (their observed part's Gaussian is not given by sub-matrices of one precision: set
+    ``shrinkage`` or remove the collinear features).
 
     Examples
     --------
@@ -820,6 +849,16 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     naming ``reg_param``, never a silently wrong answer (scikit-learn #14997). The covariance is
     the maximum-likelihood estimate (divided by the class weight), not scikit-learn's unbiased
     one.
+
+    Directions of no variance in every class (a constant feature, collinear features) along
+    which the class means agree carry no information, and are handled as by
+    ``LinearDiscriminantAnalysis``: the model is the Gaussian on the covariances' common
+    support (pseudo-inverses, pseudo-determinants); a constant feature is left out, so that
+    every output is that of the model fitted without it, missing values included. They are
+    the directions of no variance of the class covariances' weighted mean, with the same
+    tolerances. Still errors naming ``reg_param``: a class singular where another class has
+    variance, class means that differ along a common null direction, and missing values with
+    collinear features.
 
     Examples
     --------
