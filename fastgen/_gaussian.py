@@ -270,8 +270,8 @@ def whitening(covs, support):
     """For each covariance cov_g, on the ``support`` shared by all (basis E, d x r):
     E^T cov_g E = L_g L_g^T, the whitening W_g = E L_g^-T (side by side, so that
     ``||(x - m) W_g||^2`` is the Mahalanobis distance of the pseudo-inverse, blind to the null
-    directions; Cholesky keeps the small eigen-directions accurate), log det(E^T cov_g E) (the
-    pseudo-determinant of cov_g), and, when the support is spanned by the kept features, the
+    directions; Cholesky keeps the small eigen-directions accurate), log det(E^T cov_g E) (of
+    the pseudo-determinant of cov_g), and, when the support is spanned by the kept features, the
     precisions of the kept features (else None: the missing-value path cannot use them)."""
     n_groups, n_features = covs.shape[:2]
     rank = support.rank
@@ -339,7 +339,7 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     ``_missing_terms``); the M-step recomputes the statistics from the completed rows, combined
     with ``base`` (the statistics of earlier batches, or None). ``covariances(stats)`` returns
     the model's (regularised) covariances (G, d, d), the group of each class and their
-    ``Support``, whose kept features must span it (the model refuses collinear features): the
+    ``Support``, whose kept features must span it (the model raises for collinear ones): the
     E-step works on the kept features, and a missing value of a constant feature is that
     constant, its class mean. Stops when no mean (of a kept feature) or covariance entry moves
     by more than ``tol`` relative to the largest one; warns (ConvergenceWarning) if

@@ -37,6 +37,7 @@ from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
     LOG_2PI,
+    Support,
     combine_full,
     combine_moments,
     diagonal_moments,
@@ -44,7 +45,6 @@ from ._gaussian import (
     em_full,
     full_jll_missing,
     full_moments,
-    Support,
     ledoit_wolf,
     rank_deficient,
     score_diagonal,
@@ -305,8 +305,7 @@ class _BaseDiscriminant(BaseClassifier):
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
                     X, y_idx, sample_weight, n_classes,
                     lambda moments: self._covariances(moments, hyper, missing=True), base,
-                    hyper["max_iter"],
-                    hyper["tol"], n_threads, higher)
+                    hyper["max_iter"], hyper["tol"], n_threads, higher)
             else:
                 batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
                                      higher=higher)
