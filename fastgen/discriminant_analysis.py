@@ -199,10 +199,10 @@ def _check_finite(cov):
 def _collinear_missing(regulariser):
     return ValueError(
         "The covariance is singular along a combination of several features (collinear "
-        "features, such as one that is the sum of others): the Gaussian of a row's observed "
-        "values is then not given by the sub-matrices of one precision, and rows with missing "
-        f"values cannot be handled. Set {regulariser}, remove the collinear features, or "
-        "impute the missing values."
+        "features, such as one that is the sum of others), and rows with missing values are "
+        "not supported then (the Gaussian of their observed values would need a "
+        f"pseudo-inverse for each pattern of missing values). Set {regulariser}, remove the "
+        "collinear features, or impute the missing values."
     )
 
 
@@ -481,27 +481,30 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     handled by EM for "full" and by each feature's observed values for the diagonal kinds (exact
     maximum likelihood there, as the features are independent given the class).
 
-    A singular covariance is no error where it is harmless. Along a direction of no
-    within-class variance in which the class means agree, every class puts x at the same
-    place: the direction carries no information and cancels from every posterior, and the
-    model is the Gaussian on the covariance's support, with its pseudo-inverse and
-    pseudo-determinant (the product of the non-zero eigenvalues), as scikit-learn's "svd"
-    solver restricts itself to the data's rank. A constant feature is left out: every output
-    is that of the model fitted without it, ``predict_joint_log_proba`` and rows with missing
-    values included, and its missing values in fit are its constant. Collinear features (one
-    a linear combination of others) leave a null direction across features:
-    ``predict_joint_log_proba`` is then the log-density on the subspace the data spans (with
-    respect to the area on it, so it differs from the model on a basis of those features by a
-    constant common to all classes), a row off the subspace is scored by its orthogonal
-    projection onto it, and ``coef_`` is the minimum-norm solution, as scikit-learn's "lsqr"
-    solver gives. A direction is null when its variance is at most ``d`` eps times the largest
-    eigenvalue ``v``, and the means agree along it when they spread by at most
-    ``sqrt(d eps v) + d eps max|mean|`` (the resolution of that test and the rounding of the
-    means). Errors remain where no answer is exact: class means that differ along a null
-    direction (degenerate classes, perfectly separated: set ``shrinkage``, as for fewer
-    samples than features), and missing values, in fit or predict, with collinear features
-    (their observed part's Gaussian is not given by sub-matrices of one precision: set
-    ``shrinkage`` or remove the collinear features).
+    A singular covariance is no error where it is harmless. Along a direction of no within-class
+    variance in which the class means agree, every class puts x at the same place: the direction
+    carries no information and cancels from every posterior, and the model is the Gaussian on
+    the covariance's support, with its pseudo-inverse and pseudo-determinant (the product of the
+    non-zero eigenvalues), as scikit-learn's "svd" solver restricts itself to the data's rank
+    (it decides that rank on the standardised features with an absolute threshold, 1e-4 on their
+    singular values, so it also drops nearly collinear directions, which are kept here). A
+    constant feature is left out: every output is that of the model fitted without it,
+    ``predict_joint_log_proba`` and rows with missing values included, and its missing values in
+    fit are its constant. Collinear features (one a linear combination of others) leave a null
+    direction across features: ``predict_joint_log_proba`` is then the log-density on the
+    subspace the data spans (with respect to the area on it, so it differs from the model on a
+    basis of those features by a constant common to all classes), a row off the subspace is
+    scored by its orthogonal projection onto it, and ``coef_`` is the minimum-norm solution, as
+    scikit-learn's "lsqr" solver gives. A direction is null when its variance is at most ``d``
+    eps times the largest eigenvalue ``v``, and the means agree along it when they spread by at
+    most ``sqrt(d eps v) + d eps max|mean|`` (the resolution of that test and the rounding of
+    the means). Errors remain where no answer is exact: class means that differ along a null
+    direction (degenerate classes, perfectly separated: set ``shrinkage``, as for fewer samples
+    than features), and rows with missing values on collinear features (their observed part's
+    Gaussian would need a pseudo-inverse for each pattern of missing values: set ``shrinkage``,
+    or remove the collinear features). With missing values in fit, EM on collinear features
+    approaches their singular maximum-likelihood covariance without reaching it, and stops at a
+    nearly singular one: set ``shrinkage`` there too.
 
     Examples
     --------
@@ -858,8 +861,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     every output is that of the model fitted without it, missing values included. They are
     the directions of no variance of the class covariances' weighted mean, with the same
     tolerances. Still errors naming ``reg_param``: a class singular where another class has
-    variance, class means that differ along a common null direction, and missing values with
-    collinear features.
+    variance, class means that differ along a common null direction, and rows with missing
+    values on collinear features (and EM on them, which stops at a nearly singular
+    covariance, needs ``reg_param`` too).
 
     Examples
     --------
