@@ -12,6 +12,7 @@ cancellation for data far from the origin).
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -168,6 +169,75 @@ def _ledoit_wolf(weight, scatter, fourth):
     return shrunk * np.outer(scale, scale)
 
 
+MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
+
+
+def null_tolerance(eigenvalues):
+    """The variance at or below which a direction of a covariance with these eigenvalues is
+    zero: its dimension times eps times the largest eigenvalue (the rounding of the scatter
+    and of its eigendecomposition), and at least MIN_VARIANCE."""
+    top = eigenvalues.max(initial=0.0)
+    return max(top * len(eigenvalues) * np.finfo(np.float64).eps, MIN_VARIANCE)
+
+
+def rank_deficient(eigenvalues):
+    """Whether a covariance with these eigenvalues is numerically singular (relative to its
+    largest eigenvalue, or absolutely tiny); NaN counts as singular."""
+    return not eigenvalues.min(initial=np.inf) > null_tolerance(eigenvalues)
+
+
+class Support(NamedTuple):
+    """The subspace that Gaussians of a singular covariance live on: the features that are not
+    constant, and within them an orthonormal basis of the covariance's range when that is not
+    all of them (collinear features). A constant feature is dropped by index, so that the model
+    is exactly the model without it, also on rows with missing values."""
+
+    keep: np.ndarray  # (k,) intp: the features that are not constant
+    basis: np.ndarray | None  # (k, r) orthonormal, or None: all k kept features
+
+    @property
+    def rank(self):
+        return len(self.keep) if self.basis is None else self.basis.shape[1]
+
+    def restrict(self, cov):
+        """E^T cov E (r, r): the covariance on the support."""
+        sub = cov[np.ix_(self.keep, self.keep)]
+        return sub if self.basis is None else self.basis.T @ sub @ self.basis
+
+    def embed(self, M, n_features):
+        """E M (n_features, ...): rows on the support back to the features (0 where constant)."""
+        out = np.zeros((n_features,) + M.shape[1:])
+        out[self.keep] = M if self.basis is None else self.basis @ M
+        return out
+
+
+def support_of(cov, means):
+    """The support of the Gaussians N(means[c], cov), and whether the means share it.
+
+    A direction is null where its variance is at most ``null_tolerance``: the constant features
+    (zero diagonal) and the null eigenvectors of the covariance of the others. The means share
+    the support if along every null direction they spread (max - min over the classes) by at
+    most sqrt(tolerance) + d eps max|mean|: the resolution of the variance test (a spread of
+    the data below it counts as zero) and the rounding of the means. Then x's component along
+    the null directions is the same under every class and carries no information: the model
+    is the Gaussian on the support. Otherwise the classes are degenerate Gaussians on parallel
+    subspaces. Returns (Support, agree); a full-rank covariance costs one eigvalsh.
+    """
+    n_features = cov.shape[0]
+    values = np.linalg.eigvalsh(cov)
+    if not rank_deficient(values):
+        return Support(np.arange(n_features), None), True
+    tol = null_tolerance(values)
+    constant = np.diag(cov) <= tol
+    keep = np.flatnonzero(~constant)
+    values, vectors = np.linalg.eigh(cov[np.ix_(keep, keep)])
+    null = values <= tol
+    along = np.hstack([means[:, constant], means[:, keep] @ vectors[:, null]])
+    slack = np.sqrt(tol) + n_features * np.finfo(np.float64).eps * np.abs(means).max(initial=0.0)
+    agree = bool((np.ptp(along, axis=0) <= slack).all()) if len(means) else True
+    return Support(keep, vectors[:, ~null] if null.any() else None), agree
+
+
 def _missing_terms(D, missing, P, n_threads, conditional=False):
     """For rows that miss the features ``missing`` (rows, m) -- deviations D (rows, d) set to 0
     there -- and a Gaussian of precision P: the Mahalanobis distance of the observed part,
@@ -196,20 +266,25 @@ def _batches(mask):
             yield rows, np.nonzero(mask[rows])[1].reshape(len(rows), m).astype(np.intp)
 
 
-def whitening(covs):
-    """For each covariance cov_g = L_g L_g^T: the whitening W_g = L_g^-T (side by side, so that
-    ``||(x - m) W_g||^2`` is the Mahalanobis distance; Cholesky keeps the small eigen-directions
-    accurate), the precision W_g W_g^T and log det cov_g."""
+def whitening(covs, support):
+    """For each covariance cov_g, on the ``support`` shared by all (basis E, d x r):
+    E^T cov_g E = L_g L_g^T, the whitening W_g = E L_g^-T (side by side, so that
+    ``||(x - m) W_g||^2`` is the Mahalanobis distance of the pseudo-inverse, blind to the null
+    directions; Cholesky keeps the small eigen-directions accurate), log det(E^T cov_g E) (of
+    the pseudo-determinant of cov_g), and, when the support is spanned by the kept features, the
+    precisions of the kept features (else None: the missing-value path cannot use them)."""
     n_groups, n_features = covs.shape[:2]
-    W = np.empty((n_features, n_groups * n_features))
-    precisions = np.empty_like(covs)
+    rank = support.rank
+    W = np.empty((n_features, n_groups * rank))
+    precisions = np.empty((n_groups, rank, rank)) if support.basis is None else None
     logdets = np.empty(n_groups)
-    eye = np.eye(n_features)
+    eye = np.eye(rank)
     for g, cov in enumerate(covs):
-        L = np.linalg.cholesky(cov)
+        L = np.linalg.cholesky(support.restrict(cov))
         W_g = np.linalg.solve(L, eye).T
-        W[:, g * n_features:(g + 1) * n_features] = W_g
-        precisions[g] = W_g @ W_g.T
+        W[:, g * rank:(g + 1) * rank] = support.embed(W_g, n_features)
+        if precisions is not None:
+            precisions[g] = W_g @ W_g.T
         logdets[g] = 2.0 * np.log(np.diag(L)).sum()
     return W, precisions, logdets
 
@@ -263,9 +338,12 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     block and adds its conditional covariance to the scatter (both from the precision matrix,
     ``_missing_terms``); the M-step recomputes the statistics from the completed rows, combined
     with ``base`` (the statistics of earlier batches, or None). ``covariances(stats)`` returns
-    the model's (regularised) covariances (G, d, d) and the group of each class. Stops when no
-    mean or covariance entry moves by more than ``tol`` relative to the largest one; warns
-    (ConvergenceWarning) if ``max_iter`` is reached first. Returns (batch statistics, n_iter).
+    the model's (regularised) covariances (G, d, d), the group of each class and their
+    ``Support``, whose kept features must span it (the model raises for collinear ones): the
+    E-step works on the kept features, and a missing value of a constant feature is that
+    constant, its class mean. Stops when no mean (of a kept feature) or covariance entry moves
+    by more than ``tol`` relative to the largest one; warns (ConvergenceWarning) if
+    ``max_iter`` is reached first. Returns (batch statistics, n_iter).
     """
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
@@ -276,21 +354,22 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     class_weight = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
     start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
              None, None)
-    covs, block = covariances(start if base is None else combine_full(base, start))
-    Xhat = X.astype(np.float64)
+    covs, block, support = covariances(start if base is None else combine_full(base, start))
+    Xhat = np.where(mask, mean[y_idx], X)
     X0 = np.where(mask, 0.0, Xhat)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
     for n_iter in range(1, max_iter + 1):
-        _, precisions, _ = whitening(covs)
+        _, precisions, _ = whitening(covs, support)
+        keep = support.keep
         extra = np.zeros((n_classes, n_features * n_features))
-        for batch_rows, missing in _batches(mask[incomplete]):
+        for batch_rows, missing in _batches(mask[incomplete][:, keep]):
             rows_all = incomplete[batch_rows]
             for c in np.unique(y_idx[rows_all]):
                 own = y_idx[rows_all] == c
-                rows, miss = rows_all[own], missing[own]
+                rows, miss = rows_all[own], keep[missing[own]]
                 g = block[c]
-                D = (X0[rows] - mean[c]) * ~mask[rows]
-                _, _, shift, cond_cov = _missing_terms(D, miss, precisions[g], n_threads,
+                D = ((X0[rows] - mean[c]) * ~mask[rows])[:, keep]
+                _, _, shift, cond_cov = _missing_terms(D, missing[own], precisions[g], n_threads,
                                                        conditional=True)
                 Xhat[rows[:, None], miss] = mean[c][miss] - shift
                 index = flat[miss[:, :, None], miss[:, None, :]]
@@ -302,8 +381,9 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
         combined = stats if base is None else combine_full(base, stats)
         previous = (mean, covs)
         mean = combined[1]
-        covs, block = covariances(combined)
-        change = max(np.abs(mean - previous[0]).max() / max(np.abs(mean).max(), 1e-300),
+        covs, block, support = covariances(combined)
+        change = max(np.abs(mean - previous[0]).max()
+                     / max(np.abs(mean[:, support.keep]).max(initial=0.0), 1e-300),
                      np.abs(covs - previous[1]).max() / max(np.abs(covs).max(), 1e-300))
         if change <= tol:
             return stats, n_iter
@@ -311,14 +391,3 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
                   f"{change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
                   stacklevel=4)
     return stats, max_iter
-
-
-MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
-
-
-def rank_deficient(eigenvalues):
-    """Whether a covariance with these eigenvalues is numerically singular (relative to its
-    largest eigenvalue, or absolutely tiny)."""
-    top = eigenvalues.max(initial=0.0)
-    return not top > 0 or eigenvalues.min() <= max(
-        top * len(eigenvalues) * np.finfo(np.float64).eps, MIN_VARIANCE)
