@@ -172,18 +172,42 @@ def _ledoit_wolf(weight, scatter, fourth):
 MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
 
 
+# A direction of a correlation matrix is zero at or below NULL_RTOL times its dimension times eps
+# times its largest eigenvalue: the rounding of a scatter matrix summed over many rows and of its
+# eigendecomposition reaches a few d eps (measured up to 2 d eps for exactly collinear features),
+# and a direction known to less than 1e-13 of the others' spread carries no usable information.
+NULL_RTOL = 100.0
+
+
+def _correlation(cov):
+    """The standard deviations of ``cov`` (all above MIN_VARIANCE's root) and its correlation
+    matrix: the rank tests are made on it, so that they do not depend on the features' units
+    (a feature measured in tiny units is a direction like any other)."""
+    std = np.sqrt(np.diag(cov))
+    return std, cov / np.outer(std, std)
+
+
 def null_tolerance(eigenvalues):
-    """The variance at or below which a direction of a covariance with these eigenvalues is
-    zero: its dimension times eps times the largest eigenvalue (the rounding of the scatter
-    and of its eigendecomposition), and at least MIN_VARIANCE."""
+    """The eigenvalue of a correlation matrix at or below which its direction is zero."""
     top = eigenvalues.max(initial=0.0)
-    return max(top * len(eigenvalues) * np.finfo(np.float64).eps, MIN_VARIANCE)
+    return NULL_RTOL * top * len(eigenvalues) * np.finfo(np.float64).eps
 
 
-def rank_deficient(eigenvalues):
-    """Whether a covariance with these eigenvalues is numerically singular (relative to its
-    largest eigenvalue, or absolutely tiny); NaN counts as singular."""
-    return not eigenvalues.min(initial=np.inf) > null_tolerance(eigenvalues)
+def constant(variances, sizes):
+    """Which features are constant: variance at most MIN_VARIANCE, or a standard deviation at
+    most NULL_RTOL eps times the feature's size ``sizes`` (its largest |mean|), a spread that
+    the rounding of values of that size makes by itself."""
+    floor = np.maximum(MIN_VARIANCE, (NULL_RTOL * np.finfo(np.float64).eps * sizes) ** 2)
+    return ~(variances > floor)
+
+
+def singular(cov, sizes):
+    """Whether a covariance of features of these sizes is numerically singular: a constant
+    feature, or a null direction of the correlation matrix; NaN counts as singular."""
+    if constant(np.diag(cov), sizes).any():
+        return True
+    values = np.linalg.eigvalsh(_correlation(cov)[1])
+    return not values.min(initial=np.inf) > null_tolerance(values)
 
 
 class Support(NamedTuple):
@@ -204,6 +228,11 @@ class Support(NamedTuple):
         sub = cov[np.ix_(self.keep, self.keep)]
         return sub if self.basis is None else self.basis.T @ sub @ self.basis
 
+    def sizes(self, mean):
+        """The size of ``mean``'s coordinates on the support (bounds, for ``singular``)."""
+        size = np.abs(mean[self.keep])
+        return size if self.basis is None else size @ np.abs(self.basis)
+
     def embed(self, M, n_features):
         """E M (n_features, ...): rows on the support back to the features (0 where constant)."""
         out = np.zeros((n_features,) + M.shape[1:])
@@ -214,28 +243,38 @@ class Support(NamedTuple):
 def support_of(cov, means):
     """The support of the Gaussians N(means[c], cov), and whether the means share it.
 
-    A direction is null where its variance is at most ``null_tolerance``: the constant features
-    (zero diagonal) and the null eigenvectors of the covariance of the others. The means share
-    the support if along every null direction they spread (max - min over the classes) by at
-    most sqrt(tolerance) + d eps max|mean|: the resolution of the variance test (a spread of
-    the data below it counts as zero) and the rounding of the means. Then x's component along
-    the null directions is the same under every class and carries no information: the model
-    is the Gaussian on the support. Otherwise the classes are degenerate Gaussians on parallel
-    subspaces. Returns (Support, agree); a full-rank covariance costs one eigvalsh.
+    The null directions are the constant features (``constant``) and, among the others, the
+    null eigenvectors of their correlation matrix (``null_tolerance``), so the test does not
+    depend on the features' units. The means share the support if along every null direction
+    they spread (max - min over the classes) by at most the resolution of the test -- the
+    feature's own standard deviation for a constant one, sqrt(tolerance) standard deviations
+    for a null eigenvector -- plus d eps max|mean|, the rounding of the means. Then x's component
+    along the null directions is the same under every class and carries no information: the
+    model is the Gaussian on the support, spanned by the other eigenvectors (scaled back to the
+    features' units and orthonormalised, so that the log-determinant on it is the
+    pseudo-determinant). Otherwise the classes are degenerate Gaussians on parallel subspaces.
+    Returns (Support, agree); a full-rank covariance costs one eigvalsh.
     """
     n_features = cov.shape[0]
-    values = np.linalg.eigvalsh(cov)
-    if not rank_deficient(values):
+    eps = np.finfo(np.float64).eps
+    sizes = np.abs(means).max(axis=0, initial=0.0)
+    flat = constant(np.diag(cov), sizes)
+    if not flat.any() and not singular(cov, sizes):
         return Support(np.arange(n_features), None), True
+    keep = np.flatnonzero(~flat)
+    std, corr = _correlation(cov[np.ix_(keep, keep)])
+    values, vectors = np.linalg.eigh(corr)
     tol = null_tolerance(values)
-    constant = np.diag(cov) <= tol
-    keep = np.flatnonzero(~constant)
-    values, vectors = np.linalg.eigh(cov[np.ix_(keep, keep)])
     null = values <= tol
-    along = np.hstack([means[:, constant], means[:, keep] @ vectors[:, null]])
-    slack = np.sqrt(tol) + n_features * np.finfo(np.float64).eps * np.abs(means).max(initial=0.0)
-    agree = bool((np.ptp(along, axis=0) <= slack).all()) if len(means) else True
-    return Support(keep, vectors[:, ~null] if null.any() else None), agree
+    scaled = means[:, keep] / std
+    spread = [(np.ptp(means[:, flat], axis=0),
+               np.sqrt(np.maximum(np.diag(cov)[flat], MIN_VARIANCE))
+               + n_features * eps * sizes[flat]),
+              (np.ptp(scaled @ vectors[:, null], axis=0),
+               np.sqrt(tol) + n_features * eps * np.abs(scaled).max(initial=0.0))]
+    agree = all((gap <= slack).all() for gap, slack in spread) if len(means) else True
+    basis = np.linalg.qr(std[:, None] * vectors[:, ~null])[0] if null.any() else None
+    return Support(keep, basis), agree
 
 
 def _missing_terms(D, missing, P, n_threads, conditional=False):

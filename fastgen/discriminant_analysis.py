@@ -46,8 +46,8 @@ from ._gaussian import (
     full_jll_missing,
     full_moments,
     ledoit_wolf,
-    rank_deficient,
     score_diagonal,
+    singular,
     support_of,
     whitening,
 )
@@ -495,10 +495,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     subspace the data spans (with respect to the area on it, so it differs from the model on a
     basis of those features by a constant common to all classes), a row off the subspace is
     scored by its orthogonal projection onto it, and ``coef_`` is the minimum-norm solution, as
-    scikit-learn's "lsqr" solver gives. A direction is null when its variance is at most ``d``
-    eps times the largest eigenvalue ``v``, and the means agree along it when they spread by at
-    most ``sqrt(d eps v) + d eps max|mean|`` (the resolution of that test and the rounding of
-    the means). Errors remain where no answer is exact: class means that differ along a null
+    scikit-learn's "lsqr" solver gives. The tests do not depend on the features' units: a
+    feature is constant when its standard deviation is at most 100 eps times its size (a spread
+    that rounding makes by itself), and a direction among the others is null when the
+    eigenvalue of their correlation matrix is at most ``100 d`` eps times the largest; the
+    means agree along it when they spread by at most the resolution of that test plus the
+    rounding of the means (``_gaussian.support_of``). Errors remain where no answer is exact: class means that differ along a null
     direction (degenerate classes, perfectly separated: set ``shrinkage``, as for fewer samples
     than features), and rows with missing values on collinear features (their observed part's
     Gaussian would need a pseudo-inverse for each pattern of missing values: set ``shrinkage``,
@@ -930,7 +932,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 f"{self._regulariser}."
             )
         for c in np.flatnonzero(present):
-            if rank_deficient(np.linalg.eigvalsh(support.restrict(covs[c]))):
+            if singular(support.restrict(covs[c]), support.sizes(mean[c])):
                 name = f"class {classes[c]}" if classes is not None else f"class number {c}"
                 raise np.linalg.LinAlgError(
                     f"The covariance matrix of {name} is not full rank. It is singular "
