@@ -500,13 +500,14 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     that rounding makes by itself), and a direction among the others is null when the
     eigenvalue of their correlation matrix is at most ``100 d`` eps times the largest; the
     means agree along it when they spread by at most the resolution of that test plus the
-    rounding of the means (``_gaussian.support_of``). Errors remain where no answer is exact: class means that differ along a null
-    direction (degenerate classes, perfectly separated: set ``shrinkage``, as for fewer samples
-    than features), and rows with missing values on collinear features (their observed part's
-    Gaussian would need a pseudo-inverse for each pattern of missing values: set ``shrinkage``,
-    or remove the collinear features). With missing values in fit, EM on collinear features
-    approaches their singular maximum-likelihood covariance without reaching it, and stops at a
-    nearly singular one: set ``shrinkage`` there too.
+    rounding of the means (``_gaussian.support_of``). Errors remain where no answer is exact:
+    class means that differ along a null direction (degenerate classes, perfectly separated: set
+    ``shrinkage``, as for fewer samples than features), and rows with missing values on
+    collinear features (their observed part's Gaussian would need a pseudo-inverse for each
+    pattern of missing values: set ``shrinkage``, or remove the collinear features). With
+    missing values in fit, EM on collinear features approaches their singular maximum-likelihood
+    covariance without reaching it, and stops at a nearly singular one: set ``shrinkage`` there
+    too.
 
     Examples
     --------
