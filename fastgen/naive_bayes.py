@@ -646,7 +646,13 @@ class ComplementNB(_BaseDiscreteNB):
 
     Notes
     -----
-    Identical to scikit-learn's ComplementNB for the same parameters.
+    The complement count of class c for feature j is the other classes' count plus alpha_j,
+    computed as ``(feature_all_[j] - feature_count_[c, j]) + alpha_j``: the count is taken away
+    before the smoothing is added, so a feature that only class c has keeps the complement
+    count alpha_j exactly, however small alpha_j is beside the count (scikit-learn's
+    ``feature_all_ + alpha - feature_count_`` rounds 2e7 + 1e-10 - 2e7 to 0, whose log is -inf:
+    infinite weights, and NaN posteriors with ``norm=True``). With alpha > 0 every weight is
+    then finite. Otherwise identical to scikit-learn's ComplementNB for the same parameters.
 
     Examples
     --------
@@ -687,12 +693,15 @@ class ComplementNB(_BaseDiscreteNB):
         alpha_in, n_features = hyper["alpha"], fitted.n_features
         listing = nonzero_counts(fitted)
         class_ptr, feature, count, class_sum = listing
-        # base = feature_all_ + alpha, and the complement counts of the listed entries, base -
-        # count, as scikit-learn computes them (complement_counts); then NumPy's logs
+        # base = feature_all_ + alpha, and the complement counts of the listed entries,
+        # (feature_all_ - count) + alpha (complement_counts); then NumPy's logs. Counts are
+        # subtracted before alpha is added, so that a complement the other classes do not have
+        # is alpha, however small beside the count (scikit-learn's feature_all_ + alpha - count
+        # rounds it to 0, and its log to -inf)
         alpha, _ = alpha_per_feature(alpha_in, n_features)
         base, value = np.empty(n_features), np.empty(len(feature))
         _tables.complement_counts(feature, count, alpha, base, value)
-        comp_total = base.sum() - class_sum
+        comp_total = np.maximum(class_sum.sum() - class_sum, 0.0) + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
             feature_term = np.log(base, out=base)
             np.log(value, out=value)
