@@ -45,29 +45,24 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
 
 
 def diagonal_tables(model, A, S, B, log_prior):
-    """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S,
-    the row C a missing feature subtracts, the fill value of missing features, the class bias.
+    """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S
+    and B (the constant of each term), the log prior and the class bias (the log prior plus
+    the constants of all the features: what a complete row starts from).
 
-    Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2; the fill is the mean over classes,
-    near every class mean, so subtracting its term loses nothing to cancellation. Poisson:
-    A = log lambda, B = -lambda; the fill is 0, whose term is 0.
+    Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
+    B = -lambda.
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
-    if model == DIAG_GAUSSIAN:
-        fill = A.mean(axis=1)
-        C = B + S * (fill[:, None] - A) ** 2
-    else:
-        fill = np.zeros(A.shape[0])
-        C = B
+    log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
-        bias = np.ascontiguousarray(log_prior + B.sum(axis=0), dtype=np.float64)
-    return A, S, np.ascontiguousarray(C), fill, bias, model
+        bias = log_prior + B.sum(axis=0)
+    return A, S, B, log_prior, bias, model
 
 
 def score_diagonal(tables, X, kind, out, n_threads):
     """Run the diagonal kernel with ``diagonal_tables``' output."""
-    A, S, C, fill, bias, model = tables
-    if _jll.jll_diag_dense(X, A, S, C, fill, bias, model, kind, out, n_threads):
+    A, S, B, log_prior, bias, model = tables
+    if _jll.jll_diag_dense(X, A, S, B, log_prior, bias, model, kind, out, n_threads):
         raise MemoryError("could not allocate the scoring kernel's row buffers")
 
 

@@ -140,7 +140,7 @@ def _check_derived(params):
     if hasattr(params, "_fields"):
         params = params._asdict()
     else:  # diagonal_tables()
-        params = dict(zip(("A", "S", "C", "fill", "bias", "model"), params))
+        params = dict(zip(("A", "S", "B", "log_prior", "bias", "model"), params))
     for name, value in params.items():
         if isinstance(value, tuple):
             _check_derived(value)

@@ -59,3 +59,39 @@ def test_complement_nb_tiny_alpha_beside_large_counts(X, alpha, norm):
     np.testing.assert_allclose(log_proba, expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(proba, np.exp(expected), rtol=1e-9, atol=1e-300)
     assert np.isfinite(model.feature_log_prob_).all()
+
+
+@pytest.mark.parametrize("name", ["GaussianNB", "LinearDiscriminantAnalysis", "MixedNB"])
+def test_missing_value_beside_far_apart_class_means(name):
+    """A missing feature whose class means are 1e10 apart (unit variances): marginalising it
+    equals dropping the column. Filling it in and subtracting its term afterwards cancelled a
+    term of 1e19 against the other features' (posteriors 0.5, 0.5)."""
+    rng = np.random.default_rng(0)
+    y = np.arange(200) % 2
+    X = np.column_stack([rng.normal(y, 1.0), rng.normal(y * 1e10, 1.0)])
+    params = {"covariance": "diagonal"} if name == "LinearDiscriminantAnalysis" else (
+        {"var_smoothing": 0.0} if name in ("GaussianNB", "MixedNB") else {})
+    if name == "MixedNB":
+        params["feature_types"] = ["gaussian", "gaussian"]
+    Model = getattr(fastgen, name)
+    X_test = np.array([[0.0, np.nan], [1.0, np.nan], [0.5, np.nan], [2.0, np.nan]])
+    both = Model(**params).fit(X, y)
+    if name == "MixedNB":
+        params["feature_types"] = ["gaussian"]
+    alone = Model(**params).fit(X[:, :1], y)
+    np.testing.assert_allclose(both.predict_log_proba(X_test),
+                               alone.predict_log_proba(X_test[:, :1]), rtol=1e-12)
+    assert np.ptp(both.predict_proba(X_test)[:, 0]) > 0.2
+
+
+def test_poisson_missing_value_beside_huge_rates():
+    """PoissonNB: a missing count whose rates are near 2**52 drops out exactly (it was
+    subtracted from a bias that held -2**52, wiping out the other features' terms)."""
+    rng = np.random.default_rng(1)
+    y = np.arange(400) % 2
+    X = np.column_stack([rng.poisson(1.0 + 2.0 * y), np.full(400, 2.0**52) + y * 2.0**51])
+    X_test = np.array([[0.0, np.nan], [1.0, np.nan], [2.0, np.nan], [4.0, np.nan]])
+    both = fastgen.PoissonNB().fit(X, y)
+    alone = fastgen.PoissonNB().fit(X[:, :1], y)
+    np.testing.assert_allclose(both.predict_log_proba(X_test),
+                               alone.predict_log_proba(X_test[:, :1]), rtol=1e-12)
