@@ -27,12 +27,13 @@ ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
     """Combine two sets of diagonal moments (weight, mean, squared deviations), all
-    (n_classes, n_features)."""
+    (n_classes, n_features). Squared deviations beyond float64 (weights times squares of values
+    far apart) overflow to inf quietly here: the derivations refuse them."""
     w = w_a + w_b
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         frac = np.where(w > 0, w_b / np.where(w > 0, w, 1.0), 0.0)
-    delta = mean_b - mean_a
-    return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
+        delta = mean_b - mean_a
+        return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
 
 
 def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
@@ -71,7 +72,13 @@ def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, high
     third, fourth)``; the co-moments third[c, j, k] = sum w (x-m)_j^2 (x-m)_k and fourth[c, j, k] =
     sum w (x-m)_j^2 (x-m)_k^2 only when ``higher`` (else None).
 
-    ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances)."""
+    ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances).
+    Sums beyond float64 overflow to inf or NaN quietly here: the derivations refuse them."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher)
+
+
+def _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher):
     weight, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
     weight = weight[:, 0].copy()
     weighted = not np.all(sample_weight == 1.0)

@@ -156,7 +156,7 @@ def _check_derived(params):
                 bad = not np.isfinite(value.sum())
             if bad:
                 raise ValueError(f"The model's {name} overflows float64: the statistics are "
-                                 "beyond what can be scored (rescale X).")
+                                 "beyond what can be scored (rescale X or sample_weight).")
             value.flags.writeable = False
 
 
@@ -182,8 +182,8 @@ def _whitened(class_count, mean, covs, block, log_prior):
 
 def _check_finite(cov):
     if not np.isfinite(cov).all():
-        raise ValueError("The covariance overflows float64 (values beyond about 1e150): "
-                         "rescale X.")
+        raise ValueError("The covariance overflows float64 (sums of weights times squared "
+                         "deviations beyond about 1e308): rescale X or sample_weight.")
 
 
 def _check_rank(cov):
@@ -561,31 +561,32 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                 cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
                           for c, w in enumerate(weight) if w > 0)
         else:
-            cov = scatter.sum(axis=0) / total
-            if s is not None and s != "auto":
-                cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+            with np.errstate(over="ignore", invalid="ignore"):  # _check_rank refuses inf, NaN
+                cov = scatter.sum(axis=0) / total
+                if s is not None and s != "auto":
+                    cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
         _check_rank(cov)
         return cov[None], np.zeros(len(weight), dtype=np.intp)
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
         n_classes, n_features = stats["mean"].shape
-        priors = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(priors)
+        priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         kind = hyper["covariance"]
         if kind == "full":
             cov = self._covariances(_full_stats(stats), hyper)[0][0]
             means = readonly(stats["mean"])
         else:
             n, mean, m2 = stats["observed_count"], stats["mean"], stats["m2"]
-            pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
-            if kind == "spherical":
-                pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
-            elif kind == "identity":
-                pooled = np.ones(n_features)
-            elif hyper["shrinkage"] is not None:
-                pooled = (1 - hyper["shrinkage"]) * pooled + hyper["shrinkage"] * pooled.mean()
+            with np.errstate(over="ignore", invalid="ignore"):  # _check_rank refuses inf, NaN
+                pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
+                if kind == "spherical":
+                    pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
+                elif kind == "identity":
+                    pooled = np.ones(n_features)
+                elif hyper["shrinkage"] is not None:
+                    pooled = ((1 - hyper["shrinkage"]) * pooled
+                              + hyper["shrinkage"] * pooled.mean())
             cov = np.diag(pooled)
             _check_rank(cov)
             overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
@@ -820,9 +821,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 covs[c] = np.eye(n_features)
                 continue
             covs[c] = scatter[c] / weight[c]
+            _check_finite(covs[c])  # (before 0 * inf: reg_param=1 does not hide an overflow)
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
-            _check_finite(covs[c])
             if rank_deficient(np.linalg.eigvalsh(covs[c])):
                 name = f"class {classes[c]!r}" if classes is not None else f"class number {c}"
                 raise ValueError(
@@ -834,9 +835,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
-        priors = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(priors)
+        priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         covs, block = self._covariances(_full_stats(stats), hyper, fitted.classes)
         params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
                             _whitened(stats["class_count_"], stats["mean"], covs, block,

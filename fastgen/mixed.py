@@ -374,14 +374,12 @@ class MixedNB(BaseClassifier):
                 if n_categories[columns.index(j)] > len(labels):
                     raise ValueError(f"column {j} has {len(labels)} categorical labels but "
                                      f"{n_categories[columns.index(j)]} categories")
-        prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
+        prior, log_prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
         parts = []
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             part_fitted = self._part_fitted(fitted, kind, columns, part_hyper)
             part_fitted.params = part._derive(part_fitted)
             parts.append((kind, columns, part, part_fitted))
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior)
         return _MixedParams(prior, log_prior, parts)
 
     class_prior_ = fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).prior),

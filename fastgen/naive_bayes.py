@@ -1098,8 +1098,9 @@ class GaussianNB(_BaseDiagonalNB):
             theta = np.where(has, mean, overall_mean)
             var = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + epsilon
         if not (np.isfinite(var).all() and np.isfinite(theta).all() and np.isfinite(epsilon)):
-            raise ValueError("The feature variances overflow float64 (values beyond about "
-                             "1e150): rescale X.")
+            raise ValueError("The feature means or variances overflow float64 (sums of weights "
+                             "times values or squared deviations beyond about 1e308): rescale X "
+                             "or sample_weight.")
         if (var < MIN_GAUSSIAN_VARIANCE).any():
             c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
@@ -1107,9 +1108,7 @@ class GaussianNB(_BaseDiagonalNB):
                 f"after var_smoothing={hyper['var_smoothing']!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
-        prior = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior)
+        prior, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         tables = diagonal_tables(DIAG_GAUSSIAN, theta, -0.5 / var,
                                  -0.5 * (LOG_2PI + np.log(var)), log_prior)
         return _DiagonalParams(tables, log_prior, {"theta_": theta, "var_": var,
@@ -1248,8 +1247,11 @@ class PoissonNB(_BaseDiagonalNB):
         with np.errstate(over="ignore"):
             lam = (stats["feature_count_"] + hyper["alpha"]) / np.where(denominator > 0,
                                                                         denominator, 1.0)
-        if not np.isfinite(lam).all():
-            raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
+            finite = np.isfinite(lam.sum(axis=1)).all()  # (each rate, and -sum_j lambda_cj)
+        if not finite:
+            raise ValueError("The Poisson rates (feature_count_ + alpha) / (observed_count_ + "
+                             "beta) overflow float64: use a larger beta, or rescale "
+                             "sample_weight if the weights are tiny.")
         if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
             raise ValueError(f"alpha={hyper['alpha']!r} is too small for these counts: the Poisson "
                              "rate of a feature a class never had underflows to 0 (a log of "

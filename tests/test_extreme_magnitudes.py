@@ -2,12 +2,80 @@
 way (50-digit arithmetic, a model without the column, ...).
 """
 
+import os
+import pickle
+import tempfile
 import warnings
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 import fastgen
+
+MIXED_TYPES = ["gaussian", "categorical", "bernoulli", "poisson", "multinomial", "multinomial"]
+MODELS = {
+    "MultinomialNB": ("count", fastgen.MultinomialNB),
+    "ComplementNB": ("count", fastgen.ComplementNB),
+    "BernoulliNB": ("any", fastgen.BernoulliNB),
+    "CategoricalNB": ("code", fastgen.CategoricalNB),
+    "GaussianNB": ("real", fastgen.GaussianNB),
+    "PoissonNB": ("count", fastgen.PoissonNB),
+    # (MixedNB takes magnitudes up to 1e150 in every column)
+    "MixedNB": (("real", "code", "real", "count", "count", "count"), fastgen.MixedNB),
+    "LinearDiscriminantAnalysis": ("real", fastgen.LinearDiscriminantAnalysis),
+    "QuadraticDiscriminantAnalysis": ("real", fastgen.QuadraticDiscriminantAnalysis),
+    "BaselineClassifier": ("any", fastgen.BaselineClassifier),
+}
+# models whose joint log-likelihood is a bounded sum (logs of smoothed frequencies times counts
+# of at most 2**53): with positive priors and smoothing it is always finite
+BOUNDED = {"MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "BaselineClassifier"}
+
+
+def check_posteriors(name, model, X, what):
+    """The contract on X, for a model whose priors and smoothing are all positive: no posterior
+    is 0 in exact arithmetic, so a log-posterior is -inf only where it is below the float64
+    range (its joint log-likelihood overflowed, or is that far below the best class's); the
+    models whose joint log-likelihood is a bounded sum keep it finite. (A row so far from every
+    Gaussian class that all their joint log-likelihoods overflow gets the kernels' uniform
+    posterior: finite and normalised, though in exact arithmetic the nearest class in
+    Mahalanobis distance would take it all.)"""
+    n, k = X.shape[0], len(model.classes_)
+    proba = model.predict_proba(X)
+    log_proba = model.predict_log_proba(X)
+    jll = model.predict_joint_log_proba(X)
+    assert proba.shape == log_proba.shape == jll.shape == (n, k), what
+    tol = 1e-5 if proba.dtype == np.float32 else 1e-9
+    assert np.isfinite(proba).all() and (proba >= 0).all() and (proba <= 1).all(), \
+        f"{what}: posteriors {proba}"
+    assert np.abs(proba.sum(axis=1) - 1).max() <= tol, f"{what}: rows do not sum to 1 {proba}"
+    assert not np.isnan(log_proba).any() and (log_proba <= 0).all(), f"{what}: {log_proba}"
+    assert np.abs(logsumexp(log_proba.astype(np.float64), axis=1)).max() <= tol, \
+        f"{what}: {log_proba}"
+    assert not np.isnan(jll).any() and not (jll == np.inf).any(), f"{what}: jll {jll}"
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = jll.astype(np.float64) - jll.max(axis=1, keepdims=True)
+        beyond = (jll == -np.inf) | (gap < -np.finfo(jll.dtype).max)
+    assert np.isfinite(log_proba[~beyond]).all(), f"{what}: log-posteriors {log_proba}, jll {jll}"
+    if name in BOUNDED:
+        assert np.isfinite(jll).all(), f"{what}: jll {jll}"
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(log_proba, axis=1)])
+
+
+def round_trips(model, X, what):
+    """A pickle and a model file give back the same model."""
+    expected = model.predict_log_proba(X)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict_log_proba(X), expected, err_msg=what)
+    handle, path = tempfile.mkstemp(suffix=".fastgen")
+    os.close(handle)
+    try:
+        model.save(path)
+        np.testing.assert_array_equal(fastgen.load(path).predict_log_proba(X), expected,
+                                      err_msg=what)
+    finally:
+        os.unlink(path)
+
 
 # ---------------------------------------------------------------------------------------
 # regressions, each against a reference computed another way
@@ -61,6 +129,80 @@ def test_complement_nb_tiny_alpha_beside_large_counts(X, alpha, norm):
     assert np.isfinite(model.feature_log_prob_).all()
 
 
+ALL_MODELS = sorted(MODELS)
+
+
+def _make(name, **params):
+    return MODELS[name][1](**({"feature_types": MIXED_TYPES} if name == "MixedNB" else {}),
+                           **params)
+
+
+def _small_problem(name):
+    """Four rows per class of two classes, valid for every model (QDA needs spread)."""
+    rng = np.random.default_rng(3)
+    y = np.arange(16) % 2
+    n_features = 6 if name == "MixedNB" else 2
+    X = rng.integers(0, 3, (16, n_features)).astype(np.float64)
+    if name in ("GaussianNB", "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"):
+        X = rng.normal(size=(16, n_features)) + y[:, None]
+    return X, y
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+@pytest.mark.parametrize("weight", [1e300, 1e308, np.finfo(np.float64).max],
+                         ids=["1e300", "1e308", "max"])
+def test_class_weight_beyond_bound_is_refused(name, weight):
+    """A class's total sample weight beyond MAX_CLASS_WEIGHT (1e200) is a ValueError naming
+    sample_weight, before anything is counted: weights of 1e308 overflowed the class totals
+    (rows of zero posteriors, class 0 predicted, a RuntimeWarning), and weights of 1e300 made a
+    model that its own pickle refused."""
+    X, y = _small_problem(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="sample_weight"):
+            _make(name).fit(X, y, sample_weight=np.full(len(y), weight))
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_class_weight_bound_across_partial_fit_and_merge(name):
+    """Totals that grow across calls: a partial_fit or a merge that would take a class beyond
+    1e200 is refused and leaves the model as it was; up to the bound, the model predicts
+    cleanly and its pickle and model file hold it."""
+    X, y = _small_problem(name)
+    w = np.full(len(y), 0.6e200 / (len(y) // 2))  # each class: 0.6e200 per batch
+    model = _make(name).partial_fit(X, y, classes=[0, 1], sample_weight=w)
+    before = model.predict_log_proba(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="sample_weight"):
+            model.partial_fit(X, y, sample_weight=w)
+        np.testing.assert_array_equal(model.predict_log_proba(X), before)
+        other = _make(name).fit(X, y, sample_weight=w)
+        with pytest.raises(ValueError, match="sample_weight"):
+            model.merge(other)
+        np.testing.assert_array_equal(model.predict_log_proba(X), before)
+        check_posteriors(name, model, X, "at the bound")
+        round_trips(model, X, "at the bound")
+
+
+@pytest.mark.parametrize("name", ["BaselineClassifier", "GaussianNB", "MixedNB",
+                                  "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"])
+def test_log_prior_of_a_light_class_is_finite(name):
+    """Class weights of 1e-300 and 1e100: the light class's frequency, 1e-400, underflows to 0,
+    but its log prior is log(1e-300) - log(1e100 + 1e-300), finite, and so is its
+    log-posterior."""
+    X, y = _small_problem(name)
+    w = np.where(y == 0, 1e-300, 1e100)
+    model = _make(name).fit(X, y, sample_weight=w)
+    expected = np.log(1e-300 * 8) - np.log(1e100 * 8)
+    if name == "BaselineClassifier":
+        np.testing.assert_allclose(model.predict_log_proba(X[:1])[0], [expected, 0.0],
+                                   rtol=1e-12)
+    log_proba = model.predict_log_proba(X)
+    assert np.isfinite(log_proba).all()
+    assert (log_proba[:, 0] < -800).all()
+
+
 @pytest.mark.parametrize("name", ["GaussianNB", "LinearDiscriminantAnalysis", "MixedNB"])
 def test_missing_value_beside_far_apart_class_means(name):
     """A missing feature whose class means are 1e10 apart (unit variances): marginalising it
@@ -95,3 +237,46 @@ def test_poisson_missing_value_beside_huge_rates():
     alone = fastgen.PoissonNB().fit(X[:, :1], y)
     np.testing.assert_allclose(both.predict_log_proba(X_test),
                                alone.predict_log_proba(X_test[:, :1]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("alpha, beta, weight", [(1e-10, 5e-324, 5e-324), (1e100, 6e-209, 5e-324)],
+                         ids=["a-rate-beyond-float64", "rates-summing-beyond-float64"])
+def test_poisson_rates_beyond_float64_name_beta(alpha, beta, weight):
+    """Rates (count + alpha) / (weight + beta) beyond float64, or whose sum over the features
+    (the per-class term -sum_j lambda) is, are a ValueError naming beta and sample_weight (the
+    sum overflowed to a bias of -inf with a RuntimeWarning)."""
+    X, y = np.zeros((4, 2)), [0, 1, 0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"beta.*sample_weight"):
+            fastgen.PoissonNB(alpha=alpha, beta=beta).fit(X, y, sample_weight=np.full(4, weight))
+
+
+GAUSSIAN_FAMILY = [("GaussianNB", {}), ("LinearDiscriminantAnalysis", {}),
+                   ("LinearDiscriminantAnalysis", {"covariance": "identity"}),
+                   ("LinearDiscriminantAnalysis", {"shrinkage": 1.0}),
+                   ("LinearDiscriminantAnalysis", {"covariance": "diagonal", "shrinkage": 1.0}),
+                   ("QuadraticDiscriminantAnalysis", {"reg_param": 1.0}),
+                   ("MixedNB", {"feature_types": ["gaussian", "gaussian"]})]
+
+
+@pytest.mark.parametrize("name, params", GAUSSIAN_FAMILY,
+                         ids=[f"{n}{p}" for n, p in GAUSSIAN_FAMILY])
+def test_squared_deviations_beyond_float64(name, params):
+    """Weights of 1e100 on values of 1e149: the sums of squared deviations overflow float64.
+    fit refuses them, naming X and sample_weight (LDA with the identity kept them, and its
+    pickle failed; reg_param=1 and shrinkage=1 multiplied them by 0 with a RuntimeWarning);
+    so does a merge whose sums overflow (a model file's message, naming neither)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)) * 1e149, np.arange(40) % 2
+    Model = MODELS[name][1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"X or sample_weight"):
+            Model(**params).fit(X, y, sample_weight=np.full(40, 1e100))
+        # two models of data around +1e149 and -1e149: each fits, their merge overflows
+        near = 1e149 * (1.0 + 0.01 * rng.normal(size=(20, 2)))
+        a, b = (Model(**params).fit(sign * near, y[:20], sample_weight=np.full(20, 1e9))
+                for sign in (1.0, -1.0))
+        with pytest.raises(ValueError, match=r"X or sample_weight"):
+            a.merge(b)
