@@ -729,6 +729,11 @@ class ComplementNB(_BaseDiscreteNB):
         return _Params(table, bias, log_prior, nonfinite, hyper)
 
 
+BINARY_X = {"allow_negative": False, "max_abs": 1.0,
+            "domain": "[0, 1] when binarize=None (X binary already; set binarize to a threshold "
+                      "to binarize it)"}
+
+
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
 
@@ -744,7 +749,8 @@ class BernoulliNB(_BaseDiscreteNB):
     force_alpha : bool, default=True
         If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
     binarize : float or None, default=0.0
-        Threshold: x > binarize counts as present. None means X is already binary.
+        Threshold: x > binarize counts as present. None means X is already binary: values in
+        [0, 1] (a fraction is a probability of presence), anything else is an error.
     fit_prior : bool, default=True
         Learn class priors from the data; if False use a uniform prior.
     class_prior : array-like of shape (n_classes,), default=None
@@ -809,8 +815,11 @@ class BernoulliNB(_BaseDiscreteNB):
     def _validate_X(self, X, fitted, dtype=None):
         binarize, threshold = (self._binarize_args() if fitted is None
                                else fitted.hyper["binarize"])
-        # duplicate entries of a column add up before thresholding, as in the dense matrix
-        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize)
+        # duplicate entries of a column add up before thresholding, as in the dense matrix;
+        # without binarization X is binary already: a value beyond [0, 1] is no probability's
+        # exponent (and would take feature_count_ beyond class_count_)
+        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize,
+                                         **({} if binarize else BINARY_X))
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
             raise ValueError(

@@ -280,3 +280,29 @@ def test_squared_deviations_beyond_float64(name, params):
                 for sign in (1.0, -1.0))
         with pytest.raises(ValueError, match=r"X or sample_weight"):
             a.merge(b)
+
+
+@pytest.mark.parametrize("value", [2.0, -1.0, 1e308])
+def test_bernoulli_without_binarize_takes_values_in_0_1(value):
+    """binarize=None: X is binary already, a value beyond [0, 1] is a ValueError naming
+    binarize, at fit and at predict (a count of 2 took feature_count_ beyond class_count_: log
+    of a negative probability, and a model its own pickle refused)."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 1.0], [0.0, 0.0]])
+    bad = X.copy()
+    bad[0, 0] = value
+    with pytest.raises(ValueError, match="binarize"):
+        fastgen.BernoulliNB(binarize=None).fit(bad, [0, 1, 0, 1])
+    model = fastgen.BernoulliNB(binarize=None).fit(X, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="binarize"):
+        model.predict_proba(bad)
+
+
+def test_float32_model_refuses_values_beyond_float32():
+    """A model fitted on float32 data casts X to float32: a value beyond its range is a
+    ValueError naming X (the cast leaked a RuntimeWarning)."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0]], dtype=np.float32)
+    model = fastgen.GaussianNB().fit(X, [0, 0, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="float32"):
+            model.predict_proba(np.array([[1e100]]))
