@@ -1,19 +1,74 @@
-"""Valid but extreme magnitudes: regression tests, each against a reference computed another
-way (50-digit arithmetic, a model without the column, ...).
+"""Valid but extreme magnitudes, for every model (Hypothesis).
+
+Smoothing and regularisation from 1e-300 (and subnormal) to 1e100, priors down to the smallest
+subnormal, sample weights up to the largest float, feature values from subnormal to the largest
+each model accepts, through fit, partial_fit, merge, pickles and model files. The contract: a
+call either raises a ValueError/TypeError whose message names the parameter or input that is out
+of range, or gives finite, normalised posteriors. With every prior and every smoothing parameter
+positive, no posterior is exactly 0 in exact arithmetic, so a log-posterior may be -inf only
+where it is below the float64 range (check_posteriors). No RuntimeWarning may leak (warnings are
+errors here). Plain regression tests against references computed another way (50-digit
+arithmetic, a model without the column) follow the property test.
 """
 
 import os
 import pickle
+import re
 import tempfile
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 import fastgen
 
+MAX_EXAMPLES = int(os.environ.get("FASTGEN_HYPOTHESIS_EXAMPLES", "50"))
+SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+TINY = [5e-324, 1e-310, 1e-300, 1e-150]
+MAX_COUNT = 2.0**53  # the largest count the count models accept
+MAX_REAL = 1e150  # the largest magnitude the continuous models accept
+WEIGHTS = TINY + [1e-10, 1.0, 3.0, 1e100, 1e200, 1e250, 1e300, 1e308,
+                  np.finfo(np.float64).max]
+SMOOTHING = TINY + [1e-200, 1e-100, 1e-20, 1e-10, 1e-3, 1.0, 1e10, 1e50, 1e100]
 MIXED_TYPES = ["gaussian", "categorical", "bernoulli", "poisson", "multinomial", "multinomial"]
+
+COUNT_VALUES = [0.0, 0.0, 1.0, 2.0, 7.0] + TINY + [1e10, 1e15, MAX_COUNT]
+REAL_VALUES = [0.0, 1.0, -1.0, 2.5, -3.0] + TINY + [-1e-300, 1e10, -1e50, 1e100, -1e149,
+                                                      MAX_REAL, -MAX_REAL]
+ANY_VALUES = REAL_VALUES + [1e300, -1e308, np.finfo(np.float64).max]
+CODE_VALUES = [0.0, 1.0, 2.0, 3.0, 40.0]
+
+
+def smoothing():
+    return st.one_of(st.sampled_from(SMOOTHING),
+                     st.floats(-300, 100).map(lambda e: float(10.0 ** e)))
+
+
+@st.composite
+def positive_prior(draw, n_classes, normalised=True):
+    kind = draw(st.sampled_from(["subnormal", "tiny", "random"]))
+    if kind == "subnormal":
+        prior = np.full(n_classes, 5e-324)
+    elif kind == "tiny":
+        prior = np.array([draw(st.sampled_from(TINY + [1e-100, 1e-20]))
+                          for _ in range(n_classes)])
+    else:
+        prior = np.array([draw(st.floats(0.01, 1.0)) for _ in range(n_classes)])
+        prior *= 0.5 / prior.sum()
+    big = draw(st.integers(0, n_classes - 1))
+    prior[big] = 0.0
+    prior[big] = 1.0 - prior.sum() if normalised else draw(st.sampled_from([1.0, 1e300]))
+    return prior
+
+
+VALUES = {"count": COUNT_VALUES, "real": REAL_VALUES, "any": ANY_VALUES, "code": CODE_VALUES}
+
+
 MODELS = {
     "MultinomialNB": ("count", fastgen.MultinomialNB),
     "ComplementNB": ("count", fastgen.ComplementNB),
@@ -27,9 +82,79 @@ MODELS = {
     "QuadraticDiscriminantAnalysis": ("real", fastgen.QuadraticDiscriminantAnalysis),
     "BaselineClassifier": ("any", fastgen.BaselineClassifier),
 }
+
+
+@st.composite
+def params(draw, name, n_classes):
+    """Hyperparameters at extreme magnitudes (all positive, where a parameter allows it)."""
+    out = {}
+    if name in ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "PoissonNB",
+                "MixedNB"):
+        out["alpha"] = draw(smoothing())
+    if name == "PoissonNB":
+        out["beta"] = draw(smoothing())
+    if name == "ComplementNB":
+        out["norm"] = draw(st.booleans())
+    if name == "BernoulliNB":
+        out["binarize"] = draw(st.sampled_from([0.0, 0.0, 1e-300, 1.0, 1e100, -1e300, None]))
+    if name in ("GaussianNB", "MixedNB"):
+        out["var_smoothing"] = draw(smoothing())
+    if name == "QuadraticDiscriminantAnalysis":
+        out["reg_param"] = draw(st.sampled_from([5e-324, 1e-300, 1e-100, 1e-10, 0.5, 1.0]))
+    if name == "LinearDiscriminantAnalysis":
+        out["covariance"] = draw(st.sampled_from(["full", "diagonal", "spherical", "identity"]))
+        out["shrinkage"] = draw(st.sampled_from([None, 5e-324, 1e-300, 1e-10, 0.5, 1.0,
+                                                 "auto"]))
+    if name == "MixedNB":
+        out["feature_types"] = MIXED_TYPES
+    if draw(st.booleans()):  # given priors: class_prior need not sum to one, priors must
+        if name in ("MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB",
+                    "PoissonNB"):
+            out["class_prior"] = draw(positive_prior(n_classes, normalised=False))
+        else:
+            out["priors"] = draw(positive_prior(n_classes))
+    return out
+
+
+@st.composite
+def problems(draw, name):
+    """(X, y, sample_weight, n_classes, rows per class in each half): every class in both
+    halves of the rows, cells drawn from their column's extreme values, float64 or float32."""
+    kinds, _ = MODELS[name]
+    n_features = 6 if name == "MixedNB" else draw(st.integers(1, 3))
+    if isinstance(kinds, str):
+        kinds = (kinds,) * n_features
+    n_classes = draw(st.integers(2, 3))
+    per_class = 4 if name in ("LinearDiscriminantAnalysis",
+                              "QuadraticDiscriminantAnalysis") else 1
+    n_rows = draw(st.integers(2 * n_classes * per_class, 2 * n_classes * per_class + 4))
+    y = np.arange(n_rows) % n_classes
+    X = np.empty((n_rows, n_features))
+    for j, kind in enumerate(kinds):
+        X[:, j] = [draw(st.sampled_from(VALUES[kind])) for _ in range(n_rows)]
+    weight = None
+    if draw(st.booleans()):  # one weight for every row, or one each
+        weight = (np.full(n_rows, draw(st.sampled_from(WEIGHTS))) if draw(st.booleans())
+                  else np.array([draw(st.sampled_from(WEIGHTS)) for _ in range(n_rows)]))
+    if draw(st.booleans()) and name != "CategoricalNB":  # float32 models (codes stay exact)
+        X = np.clip(X, -3e38, 3e38).astype(np.float32)
+    return X, y, weight, n_classes, per_class
+
+
+NAMES = re.compile(r"\b(X|sample_weight|alpha|beta|var_smoothing|reg_param|shrinkage|priors?"
+                   r"|class_prior|binarize|covariance|handle_unknown)\b")
 # models whose joint log-likelihood is a bounded sum (logs of smoothed frequencies times counts
 # of at most 2**53): with positive priors and smoothing it is always finite
 BOUNDED = {"MultinomialNB", "ComplementNB", "BernoulliNB", "CategoricalNB", "BaselineClassifier"}
+PROBES = {"count": (0.0, MAX_COUNT, 1.0), "real": (MAX_REAL, -MAX_REAL, 5e-324),
+          "any": (1e308, -1e308, 0.0), "code": (0.0, 0.0, 0.0)}
+
+
+def probes(name, n_features):
+    """Rows at the far ends of what the model accepts."""
+    kinds = MODELS[name][0]
+    kinds = (kinds,) * n_features if isinstance(kinds, str) else kinds
+    return np.array([[PROBES[kind][i] for kind in kinds] for i in range(3)])
 
 
 def check_posteriors(name, model, X, what):
@@ -62,6 +187,19 @@ def check_posteriors(name, model, X, what):
     np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(log_proba, axis=1)])
 
 
+def attempt(call, what):
+    """(None, result) or (the clean exception, None); fails on anything else."""
+    try:
+        return None, call()
+    except (ValueError, TypeError) as exc:
+        assert names_its_cause(exc), f"{what}: the error does not name its cause: {exc!r}"
+        return exc, None
+
+
+def names_its_cause(exc):
+    return NAMES.search(str(exc)) is not None
+
+
 def round_trips(model, X, what):
     """A pickle and a model file give back the same model."""
     expected = model.predict_log_proba(X)
@@ -75,6 +213,50 @@ def round_trips(model, X, what):
                                       err_msg=what)
     finally:
         os.unlink(path)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@SETTINGS
+@given(data=st.data())
+def test_extreme_magnitudes(name, data):
+    """fit, partial_fit in two batches, merge of two halves, pickle and model file, then every
+    predict method on the training rows and on rows at the far ends of the accepted values."""
+    X, y, weight, n_classes, per_class = data.draw(problems(name), label="problem")
+    hyper = data.draw(params(name, n_classes), label="params")
+    Model = MODELS[name][1]
+    far = probes(name, X.shape[1])
+    X_test = np.vstack([X, np.clip(far, -3e38, 3e38).astype(X.dtype) if X.dtype == np.float32
+                        else far])
+    if name == "BernoulliNB" and hyper["binarize"] is None:
+        X_test = np.clip(X_test, 0.0, 1.0)  # X binary already: values in [0, 1]
+    half = n_classes * per_class  # every class in both halves
+    halves = [(X[:half], y[:half], None if weight is None else weight[:half]),
+              (X[half:], y[half:], None if weight is None else weight[half:])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a leaked RuntimeWarning fails
+        _, model = attempt(lambda: Model(**hyper).fit(X, y, sample_weight=weight), "fit")
+        if model is not None:
+            check_posteriors(name, model, X_test, "fit")
+            round_trips(model, X_test, "fit")
+
+        def partial_fit():
+            m = Model(**hyper)
+            for (Xb, yb, wb), classes in zip(halves, (np.arange(n_classes), None)):
+                m.partial_fit(Xb, yb, classes=classes, sample_weight=wb)
+            return m
+
+        _, model = attempt(partial_fit, "partial_fit")
+        if model is not None:
+            check_posteriors(name, model, X_test, "partial_fit")
+            round_trips(model, X_test, "partial_fit")
+
+        def merge():
+            a, b = (Model(**hyper).fit(Xb, yb, sample_weight=wb) for Xb, yb, wb in halves)
+            return a.merge(b)
+
+        _, model = attempt(merge, "merge")
+        if model is not None:
+            check_posteriors(name, model, X_test, "merge")
 
 
 # ---------------------------------------------------------------------------------------
