@@ -310,6 +310,9 @@ class MixedNB(BaseClassifier):
                 self._part_input(kind, X[:, _as_slice(columns)]), None)
             added = part._add(self._sub(stats, kind), block, y_idx, sample_weight, part_nan,
                               part_hyper)
+            # refused here, before the multinomial part (last) counts in place into the
+            # statistics of the model as it stands
+            part._check_moments(added, part_hyper)
             out.update({f"{kind}.{name}": value for name, value in added.items()})
         return out
 

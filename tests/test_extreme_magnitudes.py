@@ -488,3 +488,17 @@ def test_float32_model_refuses_values_beyond_float32():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="float32"):
             model.predict_proba(np.array([[1e100]]))
+
+
+def test_mixed_nb_refused_batch_leaves_the_statistics():
+    """A partial_fit whose gaussian moments overflow is refused before the multinomial part
+    counts the batch into the model's statistics in place (its counts kept the refused batch,
+    so the model's pickle disagreed with its predictions)."""
+    X = np.array([[1.0, 0, 2], [2.0, 1, 3], [1.5, 0, 1], [2.5, 1, 0]])
+    model = fastgen.MixedNB(["gaussian", "categorical", "multinomial"]).fit(X, [0, 1, 0, 1])
+    before = pickle.loads(pickle.dumps(model)).parts_["multinomial"][1]
+    with pytest.raises(ValueError, match="sample_weight"):
+        model.partial_fit([[1e149, 0, 5], [-1e149, 1, 5]], [0, 0], sample_weight=[1e100] * 2)
+    after = pickle.loads(pickle.dumps(model)).parts_["multinomial"][1]
+    np.testing.assert_array_equal(after.feature_count_, before.feature_count_)
+    np.testing.assert_array_equal(after.class_count_, before.class_count_)
