@@ -25,6 +25,7 @@ from ._persist import read_model, write_model
 from ._state import (
     CLASSES,
     FEATURES,
+    MAX_CLASS_WEIGHT,
     Fitted,
     fitted_attribute,
     readonly,
@@ -170,14 +171,35 @@ def partial_fit_classes(classes):
 
 
 def class_prior(class_count, priors):
-    """P(c): the given priors, else the class frequencies (a class of no weight has prior 0 and
-    so posterior 0, without warnings or NaN: scikit-learn #13232)."""
-    if priors is not None:
-        return priors
-    total = class_count.sum()
-    if not np.isfinite(total):
-        raise ValueError("The total sample weight overflows float64: rescale sample_weight.")
-    return class_count / total if total > 0 else np.full(len(class_count), 1.0 / len(class_count))
+    """P(c) and log P(c): the given priors, else the class frequencies (a class of no weight has
+    prior 0 and so posterior 0, without warnings or NaN: scikit-learn #13232). The log is taken
+    of the weights, not of their ratio, so that a class far lighter than another (a weight of
+    1e-300 against 1e100) keeps its finite log prior where its frequency underflows to 0."""
+    with np.errstate(divide="ignore"):
+        if priors is not None:
+            return priors, np.log(priors)
+        total = class_count.sum()
+        if not total > 0:
+            uniform = np.full(len(class_count), 1.0 / len(class_count))
+            return uniform, np.log(uniform)
+        return class_count / total, np.log(class_count) - np.log(total)
+
+
+def check_class_weight(total, classes):
+    """Refuse class totals of sample weight beyond MAX_CLASS_WEIGHT (see ``_state``): called
+    with the totals a batch or a merge would make, before anything is added."""
+    if not total.max() <= MAX_CLASS_WEIGHT:  # (also for an overflow to inf)
+        c = int(np.argmax(~(total <= MAX_CLASS_WEIGHT)))
+        label = classes[c:c + 1].tolist()[0]
+        raise ValueError(f"The total sample weight of class {label!r} would be {total[c]:.3g}, "
+                         f"beyond {MAX_CLASS_WEIGHT:g}: the statistics (sums of weights times "
+                         "values) would overflow float64. Rescale sample_weight.")
+
+
+def _batch_class_weight(y_idx, sample_weight, class_count):
+    """Each class's total sample weight once a batch is added to ``class_count``."""
+    with np.errstate(over="ignore"):
+        return class_count + np.bincount(y_idx, weights=sample_weight, minlength=len(class_count))
 
 
 def check_loss(loss, n_classes):
@@ -511,6 +533,17 @@ class BaseClassifier(BaseEstimator):
     def _agree(self, stats, hyper):
         """Checks across fields (a model file's statistics must agree with each other)."""
 
+    def _check_moments(self, stats, hyper):
+        """Refuse statistics that overflowed float64 (fit, partial_fit and merge make only
+        models that a model file may hold). Sums of weights, and of weights times counts, stay
+        within bounds (MAX_CLASS_WEIGHT); the moments of the Gaussian family -- the fields that
+        may be negative or are unbounded: means, sums of squared deviations -- may not."""
+        for f in self._fields(hyper):
+            if (not f.nonneg or f.upper == np.inf) and not np.isfinite(stats[f.name]).all():
+                raise ValueError(f"The statistic {f.name!r} overflows float64 (sums of weights "
+                                 "times values or squared deviations beyond about 1e308): "
+                                 "rescale X or sample_weight.")
+
     def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
         """Two models' statistics added: every field is class-major and additive."""
         return {name: spread(a[name], rows_a, n_classes) + spread(b[name], rows_b, n_classes)
@@ -564,7 +597,9 @@ class BaseClassifier(BaseEstimator):
         y : array-like or dask array/Series of shape (n_samples,)
             Target labels (any hashable values).
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights applied to individual samples (1 for unweighted).
+            Weights applied to individual samples (1 for unweighted): finite, non-negative,
+            and at most 1e200 in total for each class, so that every statistic (weights times
+            counts) stays within float64 and within what a model file holds.
 
         Returns
         -------
@@ -583,9 +618,12 @@ class BaseClassifier(BaseEstimator):
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             classes, y_idx = encode_labels(y)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+            check_class_weight(_batch_class_weight(y_idx, sample_weight, np.zeros(len(classes))),
+                               classes)
             hyper = self._hyper(len(classes), X_valid, shell)
             stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
                               sample_weight, has_nan, hyper)
+            self._check_moments(stats, hyper)
             fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
                             get_feature_names(X), stats, hyper, lock=self._write_lock(),
                             extra=None if shell is None else shell.extra)
@@ -608,7 +646,9 @@ class BaseClassifier(BaseEstimator):
             ``classes_`` are its sorted distinct labels. Required on the first call; optional
             afterwards, and then it must name the same labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights applied to individual samples.
+            Weights applied to individual samples; each class's total over all the batches
+            (and merges) may be at most 1e200, as in ``fit``. A batch that would pass it is
+            refused and leaves the model as it was.
 
         Returns
         -------
@@ -643,6 +683,9 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
                                  f"in the initial classes {known}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+            check_class_weight(_batch_class_weight(
+                y_idx, sample_weight, np.zeros(len(known)) if fitted is None
+                else fitted.stats["class_count_"]), known)
             hyper = self._hyper(len(known), X_valid, fitted or shell)
             if fitted is None:
                 stats = self._start(hyper, len(known), X_valid)
@@ -654,6 +697,7 @@ class BaseClassifier(BaseEstimator):
                 stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
                 stats = self._add(stats, X_valid, y_idx, sample_weight, has_nan, hyper)
+            self._check_moments(stats, hyper)
             fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
             if not self._lazy:
                 fitted.params = self._derive(fitted)
@@ -710,6 +754,12 @@ class BaseClassifier(BaseEstimator):
         -------
         self : object
             This estimator, updated.
+
+        Raises
+        ------
+        ValueError
+            If the merged model's statistics would pass what a model holds: a class's total
+            sample weight beyond 1e200, or sums of squared deviations beyond float64.
         """
         if type(other) is not type(self):
             raise ValueError(f"Cannot merge a {type(other).__name__} into a "
@@ -743,6 +793,8 @@ class BaseClassifier(BaseEstimator):
             rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
             stats = self._combine(self._plain_stats(a), rows_a, b_stats, rows_b, len(classes),
                                   a.hyper)
+            check_class_weight(stats["class_count_"], classes)
+            self._check_moments(stats, a.hyper)
             self._publish(self._rederived(a, classes=classes, stats=stats,
                                           extra=self._merged_extra(a, b)))
         return self

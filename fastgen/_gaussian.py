@@ -28,12 +28,13 @@ ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
     """Combine two sets of diagonal moments (weight, mean, squared deviations), all
-    (n_classes, n_features)."""
+    (n_classes, n_features). Squared deviations beyond float64 (weights times squares of values
+    far apart) overflow to inf quietly here: the derivations refuse them."""
     w = w_a + w_b
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         frac = np.where(w > 0, w_b / np.where(w > 0, w, 1.0), 0.0)
-    delta = mean_b - mean_a
-    return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
+        delta = mean_b - mean_a
+        return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
 
 
 def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
@@ -46,29 +47,24 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
 
 
 def diagonal_tables(model, A, S, B, log_prior):
-    """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S,
-    the row C a missing feature subtracts, the fill value of missing features, the class bias.
+    """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S
+    and B (the constant of each term), the log prior and the class bias (the log prior plus
+    the constants of all the features: what a complete row starts from).
 
-    Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2; the fill is the mean over classes,
-    near every class mean, so subtracting its term loses nothing to cancellation. Poisson:
-    A = log lambda, B = -lambda; the fill is 0, whose term is 0.
+    Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
+    B = -lambda.
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
-    if model == DIAG_GAUSSIAN:
-        fill = A.mean(axis=1)
-        C = B + S * (fill[:, None] - A) ** 2
-    else:
-        fill = np.zeros(A.shape[0])
-        C = B
+    log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
-        bias = np.ascontiguousarray(log_prior + B.sum(axis=0), dtype=np.float64)
-    return A, S, np.ascontiguousarray(C), fill, bias, model
+        bias = log_prior + B.sum(axis=0)
+    return A, S, B, log_prior, bias, model
 
 
 def score_diagonal(tables, X, kind, out, n_threads):
     """Run the diagonal kernel with ``diagonal_tables``' output."""
-    A, S, C, fill, bias, model = tables
-    if _jll.jll_diag_dense(X, A, S, C, fill, bias, model, kind, out, n_threads):
+    A, S, B, log_prior, bias, model = tables
+    if _jll.jll_diag_dense(X, A, S, B, log_prior, bias, model, kind, out, n_threads):
         raise MemoryError("could not allocate the scoring kernel's row buffers")
 
 
@@ -77,7 +73,13 @@ def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, high
     third, fourth)``; the co-moments third[c, j, k] = sum w (x-m)_j^2 (x-m)_k and fourth[c, j, k] =
     sum w (x-m)_j^2 (x-m)_k^2 only when ``higher`` (else None).
 
-    ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances)."""
+    ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances).
+    Sums beyond float64 overflow to inf or NaN quietly here: the derivations refuse them."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher)
+
+
+def _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher):
     weight, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
     weight = weight[:, 0].copy()
     weighted = not np.all(sample_weight == 1.0)

@@ -50,6 +50,11 @@ CLASSES, FEATURES = "classes", "features"
 # The largest count or sum of weights a statistic may hold by default: sums of as many of them as
 # a model has classes x features cannot overflow float64 in a derivation.
 MAX_WEIGHT = 1e250
+# The largest total sample weight of one class that fit, partial_fit and merge produce. A count
+# statistic sums a class's sample weights times values of at most 2**53 (the largest count a
+# model accepts), so it stays far below MAX_WEIGHT, with room for rounding: every model a fit
+# makes is one that a model file may hold.
+MAX_CLASS_WEIGHT = 1e200
 
 
 class Field(NamedTuple):

@@ -55,7 +55,8 @@ class ConvergenceWarning(UserWarning):
     scikit-learn's)."""
 
 
-FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+FLOAT32 = np.dtype(np.float32)
+FLOAT_DTYPES = (FLOAT32, np.dtype(np.float64))
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 _CSR_MESSAGES = {
@@ -123,12 +124,18 @@ def _target_dtype(dtype, requested, accept_int=True):
     return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
 
 
-def _raise_for_values(status, estimator_name, dtype, max_abs=np.inf):
+def _raise_for_values(status, estimator_name, dtype, max_abs=np.inf, domain=None):
     if status == ValuesStatus.VALUES_NAN:
         raise ValueError(f"Input X contains NaN.\n{estimator_name} does not accept missing "
                          "values encoded as NaN natively.")
     if status == ValuesStatus.VALUES_INF:
-        raise ValueError(f"Input X contains infinity or a value too large for {dtype!r}.")
+        raise ValueError(f"Input X contains infinity or a value too large for {dtype!r}."
+                         + (" A model fitted on float32 data takes values within the float32 "
+                            "range (3.4e38)." if dtype == FLOAT32 else ""))
+    if domain is not None and status in (ValuesStatus.VALUES_NEGATIVE,
+                                         ValuesStatus.VALUES_TOO_LARGE):
+        raise ValueError(f"{estimator_name} takes values of X in {domain}; X has a value "
+                         "outside.")
     if status == ValuesStatus.VALUES_NEGATIVE:
         raise ValueError(f"Negative values in data passed to {estimator_name} (input X).")
     if status == ValuesStatus.VALUES_TOO_LARGE:
@@ -150,7 +157,8 @@ def _check_min_shape(shape, estimator_name):
 
 
 def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
-            accept_sparse=True, accept_int=True, max_abs=np.inf, sum_duplicates=False):
+            accept_sparse=True, accept_int=True, max_abs=np.inf, sum_duplicates=False,
+            domain=None):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -164,7 +172,9 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     strictly increasing. Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the
     same pass as the other checks of the values. Models whose
     kernels take dense floats only pass ``accept_sparse=False`` (a sparse X is a TypeError) and
-    ``accept_int=False`` (integers become float64).
+    ``accept_int=False`` (integers become float64). ``domain`` describes the values that
+    ``allow_negative`` and ``max_abs`` admit, for the error message, when they are a model's
+    domain rather than a bound against overflow.
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -179,7 +189,7 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
         values = X.reshape(-1)
     _check_min_shape(X.shape, estimator_name)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
-    _raise_for_values(status, estimator_name, values.dtype, max_abs)
+    _raise_for_values(status, estimator_name, values.dtype, max_abs, domain)
     if sum_duplicates and unsorted:
         X = _summed_duplicates(X)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
@@ -234,7 +244,7 @@ def _check_sparse(X, dtype, accept_int, check_order):
             f"CSR data and indices differ in length ({data.shape[0]} != {indices.shape[0]})"
         )
     indices, indptr = np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
-    data = np.ascontiguousarray(data, dtype=target)
+    data = _converted(data, target)
     status = _checks.csr_structure_status(indices, indptr, X.shape[1], check_order)
     if status not in (CsrStatus.CSR_OK, CsrStatus.CSR_OK_UNSORTED):
         raise ValueError(f"Invalid sparse input: {_CSR_MESSAGES[status]}.")
@@ -282,7 +292,17 @@ def _check_dense(X, dtype, accept_int, estimator_name):
                          f"{estimator_name}.")
     target = _target_dtype(X.dtype, dtype, accept_int)
     # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
-    return np.ascontiguousarray(X, dtype=target)
+    return _converted(X, target)
+
+
+def _converted(values, target):
+    """``values`` as a C-contiguous array of dtype ``target``. Narrowed to float32 (a float32
+    model's prediction), a value beyond its range becomes inf, refused with the other values,
+    without NumPy's overflow warning (errstate costs microseconds: taken only then)."""
+    if target is not FLOAT32 or values.dtype is FLOAT32:  # (builtin dtypes are singletons)
+        return np.ascontiguousarray(values, dtype=target)
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(values, dtype=target)
 
 
 def check_y(y, n_samples, estimator_name=None):

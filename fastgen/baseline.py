@@ -63,9 +63,7 @@ class BaselineClassifier(BaseClassifier):
 
     # ----------------------------------------------------------------- parameters
     def _derive(self, fitted):
-        prior = class_prior(fitted.stats["class_count_"], fitted.hyper["priors"])
-        with np.errstate(divide="ignore"):
-            return _Params(prior, np.log(prior))
+        return _Params(*class_prior(fitted.stats["class_count_"], fitted.hyper["priors"]))
 
     class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c), what "
                              "predict_proba returns for every row.")

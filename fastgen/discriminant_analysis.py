@@ -148,7 +148,7 @@ def _check_derived(params):
     if hasattr(params, "_fields"):
         params = params._asdict()
     else:  # diagonal_tables()
-        params = dict(zip(("A", "S", "C", "fill", "bias", "model"), params))
+        params = dict(zip(("A", "S", "B", "log_prior", "bias", "model"), params))
     for name, value in params.items():
         if isinstance(value, tuple):
             _check_derived(value)
@@ -164,7 +164,7 @@ def _check_derived(params):
                 bad = not np.isfinite(value.sum())
             if bad:
                 raise ValueError(f"The model's {name} overflows float64: the statistics are "
-                                 "beyond what can be scored (rescale X).")
+                                 "beyond what can be scored (rescale X or sample_weight).")
             value.flags.writeable = False
 
 
@@ -192,8 +192,8 @@ def _whitened(class_count, mean, whitened, block, log_prior, support):
 
 def _check_finite(cov):
     if not np.isfinite(cov).all():
-        raise ValueError("The covariance overflows float64 (values beyond about 1e150): "
-                         "rescale X.")
+        raise ValueError("The covariance overflows float64 (sums of weights times squared "
+                         "deviations beyond about 1e308): rescale X or sample_weight.")
 
 
 def _collinear_missing(regulariser):
@@ -610,13 +610,14 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         total = weight.sum()
         s = hyper["shrinkage"]
         if s == "auto" and fourth is not None:  # (EM's start has no moments)
-            with np.errstate(over="ignore", invalid="ignore"):  # _check_rank refuses inf, NaN
+            with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
                 cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
                           for c, w in enumerate(weight) if w > 0)
         else:
-            cov = scatter.sum(axis=0) / total
-            if s is not None and s != "auto":
-                cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+            with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
+                cov = scatter.sum(axis=0) / total
+                if s is not None and s != "auto":
+                    cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
         support = self._support(cov, mean[weight > 0], missing)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
@@ -641,9 +642,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
         n_classes, n_features = stats["mean"].shape
-        priors = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(priors)
+        priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         kind = hyper["covariance"]
         if kind == "full":
             covs, _, support = self._covariances(_full_stats(stats), hyper)
@@ -651,13 +650,15 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             means = readonly(stats["mean"])
         else:
             n, mean, m2 = stats["observed_count"], stats["mean"], stats["m2"]
-            pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
-            if kind == "spherical":
-                pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
-            elif kind == "identity":
-                pooled = np.ones(n_features)
-            elif hyper["shrinkage"] is not None:
-                pooled = (1 - hyper["shrinkage"]) * pooled + hyper["shrinkage"] * pooled.mean()
+            with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
+                pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
+                if kind == "spherical":
+                    pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
+                elif kind == "identity":
+                    pooled = np.ones(n_features)
+                elif hyper["shrinkage"] is not None:
+                    pooled = ((1 - hyper["shrinkage"]) * pooled
+                              + hyper["shrinkage"] * pooled.mean())
             cov = np.diag(pooled)
             overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
             means = np.where(n > 0, mean, overall)
@@ -920,9 +921,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 covs[c] = np.eye(n_features)
                 continue
             covs[c] = scatter[c] / weight[c]
+            _check_finite(covs[c])  # (before 0 * inf: reg_param=1 does not hide an overflow)
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
-            _check_finite(covs[c])
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
         support, agree = support_of(pooled, mean[present])
         if not agree:
@@ -946,9 +947,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
-        priors = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(priors)
+        priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes)
         params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
                             _whitened(stats["class_count_"], stats["mean"],

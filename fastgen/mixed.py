@@ -310,6 +310,9 @@ class MixedNB(BaseClassifier):
                 self._part_input(kind, X[:, _as_slice(columns)]), None)
             added = part._add(self._sub(stats, kind), block, y_idx, sample_weight, part_nan,
                               part_hyper)
+            # refused here, before the multinomial part (last) counts in place into the
+            # statistics of the model as it stands
+            part._check_moments(added, part_hyper)
             out.update({f"{kind}.{name}": value for name, value in added.items()})
         return out
 
@@ -374,14 +377,12 @@ class MixedNB(BaseClassifier):
                 if n_categories[columns.index(j)] > len(labels):
                     raise ValueError(f"column {j} has {len(labels)} categorical labels but "
                                      f"{n_categories[columns.index(j)]} categories")
-        prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
+        prior, log_prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
         parts = []
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             part_fitted = self._part_fitted(fitted, kind, columns, part_hyper)
             part_fitted.params = part._derive(part_fitted)
             parts.append((kind, columns, part, part_fitted))
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior)
         return _MixedParams(prior, log_prior, parts)
 
     class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")

@@ -657,7 +657,13 @@ class ComplementNB(_BaseDiscreteNB):
 
     Notes
     -----
-    Identical to scikit-learn's ComplementNB for the same parameters.
+    The complement count of class c for feature j is the other classes' count plus alpha_j,
+    computed as ``(feature_all_[j] - feature_count_[c, j]) + alpha_j``: the count is taken away
+    before the smoothing is added, so a feature that only class c has keeps the complement
+    count alpha_j exactly, however small alpha_j is beside the count (scikit-learn's
+    ``feature_all_ + alpha - feature_count_`` rounds 2e7 + 1e-10 - 2e7 to 0, whose log is -inf:
+    infinite weights, and NaN posteriors with ``norm=True``). With alpha > 0 every weight is
+    then finite. Otherwise identical to scikit-learn's ComplementNB for the same parameters.
 
     Examples
     --------
@@ -698,12 +704,15 @@ class ComplementNB(_BaseDiscreteNB):
         alpha_in, n_features = hyper["alpha"], fitted.n_features
         listing = nonzero_counts(fitted)
         class_ptr, feature, count, class_sum = listing
-        # base = feature_all_ + alpha, and the complement counts of the listed entries, base -
-        # count, as scikit-learn computes them (complement_counts); then NumPy's logs
+        # base = feature_all_ + alpha, and the complement counts of the listed entries,
+        # (feature_all_ - count) + alpha (complement_counts); then NumPy's logs. Counts are
+        # subtracted before alpha is added, so that a complement the other classes do not have
+        # is alpha, however small beside the count (scikit-learn's feature_all_ + alpha - count
+        # rounds it to 0, and its log to -inf)
         alpha, _ = alpha_per_feature(alpha_in, n_features)
         base, value = np.empty(n_features), np.empty(len(feature))
         _tables.complement_counts(feature, count, alpha, base, value)
-        comp_total = base.sum() - class_sum
+        comp_total = np.maximum(class_sum.sum() - class_sum, 0.0) + alpha.sum()
         with np.errstate(divide="ignore", invalid="ignore"):
             feature_term = np.log(base, out=base)
             np.log(value, out=value)
@@ -731,6 +740,11 @@ class ComplementNB(_BaseDiscreteNB):
         return _Params(table, bias, log_prior, nonfinite, hyper)
 
 
+BINARY_X = {"allow_negative": False, "max_abs": 1.0,
+            "domain": "[0, 1] when binarize=None (X binary already; set binarize to a threshold "
+                      "to binarize it)"}
+
+
 class BernoulliNB(_BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
 
@@ -746,7 +760,8 @@ class BernoulliNB(_BaseDiscreteNB):
     force_alpha : bool, default=True
         If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
     binarize : float or None, default=0.0
-        Threshold: x > binarize counts as present. None means X is already binary.
+        Threshold: x > binarize counts as present. None means X is already binary: values in
+        [0, 1] (a fraction is a probability of presence), anything else is an error.
     fit_prior : bool, default=True
         Learn class priors from the data; if False use a uniform prior.
     class_prior : array-like of shape (n_classes,), default=None
@@ -811,8 +826,11 @@ class BernoulliNB(_BaseDiscreteNB):
     def _validate_X(self, X, fitted, dtype=None):
         binarize, threshold = (self._binarize_args() if fitted is None
                                else fitted.hyper["binarize"])
-        # duplicate entries of a column add up before thresholding, as in the dense matrix
-        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize)
+        # duplicate entries of a column add up before thresholding, as in the dense matrix;
+        # without binarization X is binary already: a value beyond [0, 1] is no probability's
+        # exponent (and would take feature_count_ beyond class_count_)
+        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize,
+                                         **({} if binarize else BINARY_X))
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
             raise ValueError(
@@ -1099,8 +1117,9 @@ class GaussianNB(_BaseDiagonalNB):
             theta = np.where(has, mean, overall_mean)
             var = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + epsilon
         if not (np.isfinite(var).all() and np.isfinite(theta).all() and np.isfinite(epsilon)):
-            raise ValueError("The feature variances overflow float64 (values beyond about "
-                             "1e150): rescale X.")
+            raise ValueError("The feature means or variances overflow float64 (sums of weights "
+                             "times values or squared deviations beyond about 1e308): rescale X "
+                             "or sample_weight.")
         if (var < MIN_GAUSSIAN_VARIANCE).any():
             c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
@@ -1108,9 +1127,7 @@ class GaussianNB(_BaseDiagonalNB):
                 f"after var_smoothing={hyper['var_smoothing']!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
-        prior = class_prior(stats["class_count_"], hyper["priors"])
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(prior)
+        prior, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         tables = diagonal_tables(DIAG_GAUSSIAN, theta, -0.5 / var,
                                  -0.5 * (LOG_2PI + np.log(var)), log_prior)
         return _DiagonalParams(tables, log_prior, {"theta_": theta, "var_": var,
@@ -1248,8 +1265,11 @@ class PoissonNB(_BaseDiagonalNB):
         with np.errstate(over="ignore"):
             lam = (stats["feature_count_"] + hyper["alpha"]) / np.where(denominator > 0,
                                                                         denominator, 1.0)
-        if not np.isfinite(lam).all():
-            raise ValueError("The Poisson rates overflow float64 (sums of counts beyond 1e308).")
+            finite = np.isfinite(lam.sum(axis=1)).all()  # (each rate, and -sum_j lambda_cj)
+        if not finite:
+            raise ValueError("The Poisson rates (feature_count_ + alpha) / (observed_count_ + "
+                             "beta) overflow float64: use a larger beta, or rescale "
+                             "sample_weight if the weights are tiny.")
         if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
             raise ValueError(f"alpha={hyper['alpha']!r} is too small for these counts: the Poisson "
                              "rate of a feature a class never had underflows to 0 (a log of "

@@ -326,6 +326,9 @@ def unsound(model, X, n_rows):
         if sp.issparse(X) and "sparse X cannot be binarized" in str(exc):
             # ...except for a BernoulliNB whose (valid) negative threshold takes dense X only
             return unsound(model, X.toarray(), n_rows)
+        if "when binarize=None" in str(exc):
+            # ...or one whose binarize=None (valid) takes binary X only
+            return unsound(model, (X > 0).astype(np.float64), n_rows)
         return f"predict raises {type(exc).__name__}", str(exc)[:200]
     if P.shape != (n_rows, n_classes) or J.shape != (n_rows, n_classes):
         return "outputs of the wrong shape", f"{P.shape}, {J.shape}, {n_classes} classes"

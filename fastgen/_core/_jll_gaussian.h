@@ -23,6 +23,34 @@ static inline void fastgen_sq_add4(double *__restrict acc, const double *__restr
                 + (scale[2 * n + c] * (d2 * d2) + scale[3 * n + c] * (d3 * d3));
     }
 }
+/* acc[c] += cst[c] + scale[c] * (x - loc[c])**2 for c < n: a whole term, constant included
+   (an observed feature of a row with missing values). */
+static inline void fastgen_term_add(double *__restrict acc, const double *__restrict loc,
+                                    const double *__restrict scale,
+                                    const double *__restrict cst, double x, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++) {
+        double d = x - loc[c];
+        acc[c] += cst[c] + scale[c] * (d * d);
+    }
+}
+/* The same for four features of a row, not necessarily consecutive: the q-th feature's rows of
+   loc, scale and cst start at loc[q], scale[q], cst[q]. */
+static inline void fastgen_term_add4(double *__restrict acc, const double *const *loc,
+                                     const double *const *scale, const double *const *cst,
+                                     const double *x, Py_ssize_t n) {
+    const double *__restrict l0 = loc[0], *__restrict l1 = loc[1];
+    const double *__restrict l2 = loc[2], *__restrict l3 = loc[3];
+    const double *__restrict s0 = scale[0], *__restrict s1 = scale[1];
+    const double *__restrict s2 = scale[2], *__restrict s3 = scale[3];
+    const double *__restrict c0 = cst[0], *__restrict c1 = cst[1];
+    const double *__restrict c2 = cst[2], *__restrict c3 = cst[3];
+    const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    for (Py_ssize_t c = 0; c < n; c++) {
+        double d0 = x0 - l0[c], d1 = x1 - l1[c], d2 = x2 - l2[c], d3 = x3 - l3[c];
+        acc[c] += ((c0[c] + s0[c] * (d0 * d0)) + (c1[c] + s1[c] * (d1 * d1)))
+                + ((c2[c] + s2[c] * (d2 * d2)) + (c3[c] + s3[c] * (d3 * d3)));
+    }
+}
 /* sum over k < n of (z[k] - off[k])**2, in four running sums. */
 static inline double fastgen_sq_dist(const double *__restrict z, const double *__restrict off,
                                      Py_ssize_t n) {

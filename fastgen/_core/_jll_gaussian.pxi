@@ -6,9 +6,11 @@
 #       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
 #       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
 #     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
-#     so a complete row pays only the x-dependent part; a missing (NaN) value is filled in and its
-#     whole term subtracted afterwards, so it drops out of the sum (marginalised) without a
-#     branch in the inner loops.
+#     so a complete row pays only the x-dependent part, four features per pass without a branch.
+#     A row with missing (NaN) values starts from the log prior and adds the whole terms of its
+#     observed features, one at a time, so a missing one drops out of the sum (marginalised)
+#     exactly. (Filling a missing value in and subtracting its term afterwards would cancel: a
+#     term of 1e19, for Gaussian class means 1e10 apart, wipes out every other feature's.)
 #     Poisson's class-independent -log(x!) is added only when the joint log-likelihood is asked for.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
@@ -30,6 +32,10 @@ cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add4(double *acc, const double *loc, const double *scale, const double *x,
                          Py_ssize_t n) noexcept nogil
     double fastgen_sq_dist(const double *z, const double *off, Py_ssize_t n) noexcept nogil
+    void fastgen_term_add(double *acc, const double *loc, const double *scale, const double *cst,
+                          double x, Py_ssize_t n) noexcept nogil
+    void fastgen_term_add4(double *acc, const double **loc, const double **scale,
+                           const double **cst, const double *x, Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint _row_complete(const floating *x, intp_t n) noexcept nogil:
@@ -56,12 +62,50 @@ cdef inline void _linear_rows(double *acc, const float64_t[:, ::1] A, const doub
         j += 1
 
 
+cdef inline void _observed_terms(double *acc, const float64_t[:, ::1] A,
+                                 const float64_t[:, ::1] S, const float64_t[:, ::1] B,
+                                 const floating *x, double *xrow, intp_t n_features,
+                                 intp_t n_classes, int model) noexcept nogil:
+    """acc += the whole terms (B[j] included) of the observed (non-NaN) features j of the row
+    x, four at a time (the gathered rows' pointers on this call's stack: per thread); xrow gets
+    the row in float64, a missing value as 0."""
+    cdef const double *loc[4]
+    cdef const double *scale[4]
+    cdef const double *cst[4]
+    cdef double vals[4]
+    cdef double ones[4]
+    cdef double v
+    cdef intp_t j, q, m = 0
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
+    for j in range(n_features):
+        v = x[j]
+        if isnan(v):
+            xrow[j] = 0.0
+            continue
+        xrow[j] = v
+        loc[m], scale[m], cst[m], vals[m] = &A[j, 0], &S[j, 0], &B[j, 0], v
+        m += 1
+        if m == 4:
+            if model == DIAG_GAUSSIAN:
+                fastgen_term_add4(acc, loc, scale, cst, vals, n_classes)
+            else:
+                _axpy4(acc, loc, vals, n_classes)
+                _axpy4(acc, cst, ones, n_classes)
+            m = 0
+    for q in range(m):
+        if model == DIAG_GAUSSIAN:
+            fastgen_term_add(acc, loc[q], scale[q], cst[q], vals[q], n_classes)
+        else:
+            _axpy1(acc, loc[q], vals[q], n_classes)
+            _axpy1(acc, cst[q], 1.0, n_classes)
+
+
 def jll_diag_dense(
     const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
     const float64_t[:, ::1] S not None,     # IN (n_features, n_classes), Gaussian only
-    const float64_t[:, ::1] C not None,     # IN (n_features, n_classes) a missing feature's row
-    const float64_t[::1] fill not None,     # IN (n_features,) stand-in for a missing value
+    const float64_t[:, ::1] B not None,     # IN (n_features, n_classes) the terms' constants
+    const float64_t[::1] log_prior not None,  # IN (n_classes,)
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
     int model,                              # DIAG_GAUSSIAN or DIAG_POISSON
     int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
@@ -71,53 +115,45 @@ def jll_diag_dense(
     """Score dense rows of a diagonal model (see the design note); returns the number of rows that
     could not get scratch memory (0 on success). Validated by the caller; thread-safe.
 
-    A missing value is replaced by fill[j] so that every row runs the same branch-free loop,
-    four features per pass; then C[j] = B[j] + term(fill[j]) is subtracted, which removes the
-    feature from the sum (fill near the class means keeps this free of cancellation)."""
+    A complete row runs the branch-free loop, four features per pass, from the bias; a row with
+    missing values starts from the log prior and adds the whole terms (B[j] included) of its
+    observed features only."""
     cdef intp_t n_samples = X.shape[0]
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_classes = A.shape[1]
-    cdef intp_t i, j, c, q, n_missing
+    cdef intp_t i, j, c
     cdef intp_t failed = 0
-    cdef double x, row_const
+    cdef double row_const
     cdef double *acc = NULL
     cdef double *xrow = NULL
-    cdef intp_t *missing = NULL
     with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc((n_classes + n_features) * sizeof(double)
-                                + n_features * sizeof(intp_t))
-        xrow = acc + n_classes  # the row in float64, missing values filled in
-        missing = <intp_t *> (xrow + n_features)
+        acc = <double *> malloc((n_classes + n_features) * sizeof(double))
+        xrow = acc + n_classes  # the row in float64, a missing value as 0 (for log(x!))
         for i in prange(n_samples, schedule="static"):
             if acc == NULL:
                 failed += 1
                 continue
-            for c in range(n_classes):
-                acc[c] = bias[c]
-            n_missing = 0
             if _row_complete(&X[i, 0], n_features):
+                for c in range(n_classes):
+                    acc[c] = bias[c]
                 for j in range(n_features):
                     xrow[j] = X[i, j]
+                j = 0
+                if model == DIAG_GAUSSIAN:
+                    while j + 4 <= n_features:
+                        fastgen_sq_add4(acc, &A[j, 0], &S[j, 0], &xrow[j], n_classes)
+                        j = j + 4
+                    while j < n_features:
+                        fastgen_sq_add(acc, &A[j, 0], &S[j, 0], xrow[j], n_classes)
+                        j = j + 1
+                else:
+                    _linear_rows(acc, A, xrow, n_features, n_classes)
             else:
-                for j in range(n_features):  # branch-free: NaN is unpredictable
-                    x = X[i, j]
-                    xrow[j] = fill[j] if isnan(x) else x
-                    missing[n_missing] = j
-                    n_missing = n_missing + isnan(x)
-            j = 0
-            if model == DIAG_GAUSSIAN:
-                while j + 4 <= n_features:
-                    fastgen_sq_add4(acc, &A[j, 0], &S[j, 0], &xrow[j], n_classes)
-                    j = j + 4
-                while j < n_features:
-                    fastgen_sq_add(acc, &A[j, 0], &S[j, 0], xrow[j], n_classes)
-                    j = j + 1
-            else:
-                _linear_rows(acc, A, xrow, n_features, n_classes)
-            for q in range(n_missing):
-                _axpy1(acc, &C[missing[q], 0], -1.0, n_classes)
+                for c in range(n_classes):
+                    acc[c] = log_prior[c]
+                _observed_terms(acc, A, S, B, &X[i, 0], xrow, n_features, n_classes, model)
             if model == DIAG_POISSON and kind == OUT_JLL:
-                row_const = 0.0  # -log(x!) of the observed counts (a fill of 0 adds nothing)
+                row_const = 0.0  # -log(x!) of the observed counts (log 0! = 0 for a missing one)
                 for j in range(n_features):
                     row_const = row_const - lgamma(xrow[j] + 1.0)
                 for c in range(n_classes):

@@ -87,17 +87,23 @@ def complement_counts(
 ):
     """ComplementNB's smoothed counts from a listing: total_out[j] = (sum of feature j's listed
     counts, added in listing order, as feature_count_.sum(axis=0) adds the classes) + alpha[j],
-    and complement_out[k] = total_out[feature[k]] - count[k], the other classes' count of the
-    listed entry's feature, smoothed."""
+    and complement_out[k] = (that sum - count[k]) + alpha[j], j = feature[k]: the other
+    classes' count of the listed entry's feature, smoothed. The count is taken from the sum
+    before alpha is added, so that a complement of zero stays exactly zero (a count of 2e7 and
+    an alpha of 1e-10 smooth it to 1e-10, not to 0) and, clamped at 0 (weighted sums may round
+    below a count), never goes below alpha."""
     cdef intp_t j, k, n = feature.shape[0]
+    cdef double v
     with nogil:
         total_out[:] = 0.0
         for k in range(n):
             total_out[feature[k]] += count[k]
+        for k in range(n):
+            j = feature[k]
+            v = total_out[j] - count[k]
+            complement_out[k] = (v if v > 0.0 else 0.0) + alpha[j]
         for j in range(total_out.shape[0]):
             total_out[j] += alpha[j]
-        for k in range(n):
-            complement_out[k] = total_out[feature[k]] - count[k]
 
 
 def segment_sums(

@@ -447,17 +447,23 @@ def test_values_status(dtype, checks):
 def test_complement_and_rest_counts_from_a_listing(broadcast):
     """complement_counts and rest_counts (with a shift or not) give, bit for bit, what NumPy
     computes from the listing (bincount adds in listing order, as the kernel does); a class
-    without counts and a feature no class has are included, and rest is clamped at 0."""
+    without counts and a feature no class has are included, and rest is clamped at 0. A
+    complement is smoothed after the count is taken away: a feature only one class has, with a
+    count of 2e7, keeps a complement of exactly alpha (1e-10), where (2e7 + 1e-10) - 2e7 is 0."""
     rng = np.random.default_rng(8)
     count = rng.uniform(0.1, 3.0, (4, 30)) * (rng.random((4, 30)) < 0.3)
     count[2], count[:, 7] = 0.0, 0.0
+    count[:, 9], count[1, 9] = 0.0, 2e7
     class_ptr, nz_class, feature, value = _listing(count)
-    alpha = np.broadcast_to(0.5, (30,)) if broadcast else rng.uniform(0.0, 2.0, 30)
+    alpha = (np.broadcast_to(1e-10, (30,)) if broadcast
+             else np.where(np.arange(30) == 9, 1e-10, rng.uniform(0.0, 2.0, 30)))
     total, complement = np.full(30, np.nan), np.full(len(value), np.nan)
     _tables.complement_counts(feature, value, alpha, total, complement)
-    expected_total = np.bincount(feature, weights=value, minlength=30) + alpha
-    np.testing.assert_array_equal(total, expected_total)
-    np.testing.assert_array_equal(complement, expected_total[feature] - value)
+    summed = np.bincount(feature, weights=value, minlength=30)
+    np.testing.assert_array_equal(total, summed + alpha)
+    np.testing.assert_array_equal(complement,
+                                  np.maximum(summed[feature] - value, 0.0) + alpha[feature])
+    assert complement[feature == 9] == 1e-10
     class_total = count.sum(axis=1)
     class_total[1] = count[1].max() * (1 - 1e-12)  # a total that rounded below a count
     rest = np.full(len(value), np.nan)
