@@ -195,17 +195,21 @@ def null_tolerance(eigenvalues):
     return NULL_RTOL * top * len(eigenvalues) * np.finfo(np.float64).eps
 
 
-def constant(variances, sizes):
-    """Which features are constant: variance at most MIN_VARIANCE, or a standard deviation at
-    most NULL_RTOL eps times the feature's size ``sizes`` (its largest |mean|), a spread that
-    the rounding of values of that size makes by itself."""
+def constant(variances, sizes=None):
+    """Which features are constant: variance at most MIN_VARIANCE or, for variances estimated
+    from data of these ``sizes`` (each feature's largest |mean|; None for a regularised or
+    given covariance), a standard deviation at most NULL_RTOL eps times the size, a spread
+    that the rounding of values of that size makes by itself."""
+    if sizes is None:
+        return ~(variances > MIN_VARIANCE)
     floor = np.maximum(MIN_VARIANCE, (NULL_RTOL * np.finfo(np.float64).eps * sizes) ** 2)
     return ~(variances > floor)
 
 
-def singular(cov, sizes):
-    """Whether a covariance of features of these sizes is numerically singular: a constant
-    feature, or a null direction of the correlation matrix; NaN counts as singular."""
+def singular(cov, sizes=None):
+    """Whether a covariance (of features of these ``sizes``, see ``constant``) is numerically
+    singular: a constant feature, or a null direction of the correlation matrix; NaN counts as
+    singular."""
     if constant(np.diag(cov), sizes).any():
         return True
     values = np.linalg.eigvalsh(_correlation(cov)[1])
@@ -242,8 +246,9 @@ class Support(NamedTuple):
         return out
 
 
-def support_of(cov, means):
+def support_of(cov, means, estimated=True):
     """The support of the Gaussians N(means[c], cov), and whether the means share it.
+    ``estimated``: cov is a maximum-likelihood estimate, not regularised (see ``constant``).
 
     The null directions are the constant features (``constant``) and, among the others, the
     null eigenvectors of their correlation matrix (``null_tolerance``), so the test does not
@@ -260,8 +265,8 @@ def support_of(cov, means):
     n_features = cov.shape[0]
     eps = np.finfo(np.float64).eps
     sizes = np.abs(means).max(axis=0, initial=0.0)
-    flat = constant(np.diag(cov), sizes)
-    if not flat.any() and not singular(cov, sizes):
+    flat = constant(np.diag(cov), sizes if estimated else None)
+    if not flat.any() and not singular(cov):
         return Support(np.arange(n_features), None), True
     keep = np.flatnonzero(~flat)
     std, corr = _correlation(cov[np.ix_(keep, keep)])

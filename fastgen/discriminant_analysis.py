@@ -618,16 +618,16 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                 cov = scatter.sum(axis=0) / total
                 if s is not None and s != "auto":
                     cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        support = self._support(cov, mean[weight > 0], missing)
+        support = self._support(cov, mean[weight > 0], s is None, missing)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
-    def _support(self, cov, means, missing=False):
+    def _support(self, cov, means, estimated, missing=False):
         """The shared covariance's ``Support``. It must be finite; where it is singular, the
         class means must agree (else the classes are separated by a direction of no variance,
         and their densities are degenerate); with ``missing`` (EM), the singular directions
-        must be constant features."""
+        must be constant features. ``estimated``: cov is not shrunk or given (``support_of``)."""
         _check_finite(cov)
-        support, agree = support_of(cov, means)
+        support, agree = support_of(cov, means, estimated)
         if not agree:
             raise ValueError(
                 "The shared covariance is singular along a direction in which the class means "
@@ -662,7 +662,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             cov = np.diag(pooled)
             overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
             means = np.where(n > 0, mean, overall)
-            support = self._support(cov, means[stats["class_count_"] > 0])
+            support = self._support(cov, means[stats["class_count_"] > 0],
+                                    kind != "identity" and hyper["shrinkage"] is None)
         whitened = whitening(cov[None], support)
         W = whitened[0]  # (d, r): W W^T is the pseudo-inverse of cov
         xbar = priors @ means
@@ -925,7 +926,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        support, agree = support_of(pooled, mean[present])
+        support, agree = support_of(pooled, mean[present], not r)
         if not agree:
             raise ValueError(
                 "The class covariances are all singular along a direction in which the class "
@@ -934,7 +935,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                 f"{self._regulariser}."
             )
         for c in np.flatnonzero(present):
-            if singular(support.restrict(covs[c]), support.sizes(mean[c])):
+            if singular(support.restrict(covs[c]), None if r else support.sizes(mean[c])):
                 name = f"class {classes[c]}" if classes is not None else f"class number {c}"
                 raise np.linalg.LinAlgError(
                     f"The covariance matrix of {name} is not full rank. It is singular "
