@@ -301,12 +301,13 @@ def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, hi
     X0 = np.where(mask, 0.0, Xhat)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
     entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask.sum(axis=1))
+    batches = list(_batches(mask[incomplete]))  # the same in every iteration
 
     def step(mean, covs):
         _, precisions, logdets = whitening(covs)
         extra = np.zeros((n_classes, n_features * n_features))
         logdet_mm = 0.0
-        for batch_rows, missing in _batches(mask[incomplete]):
+        for batch_rows, missing in batches:
             rows_all = incomplete[batch_rows]
             for c in np.unique(y_idx[rows_all]):
                 own = y_idx[rows_all] == c
