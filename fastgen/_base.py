@@ -10,6 +10,7 @@ import functools
 import inspect
 import threading
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -33,11 +34,13 @@ from ._state import (
 )
 from ._validation import (
     check_is_fitted,
+    check_label_values,
     check_sample_weight,
     check_X,
     check_y,
     encode_labels,
     get_feature_names,
+    invalid_parameter,
 )
 
 # Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
@@ -134,6 +137,38 @@ def check_classes(classes):
     return classes
 
 
+def partial_fit_classes(classes):
+    """partial_fit's ``classes`` as the model's classes: its sorted distinct labels (neither
+    order nor repeats matter), validated as scikit-learn's ``unique_labels`` validates them --
+    an array-like that is not a string, of labels that are all strings or all numbers, none of
+    them NaN, infinite or continuous -- and then as any model's classes (``check_classes``).
+    Unlike scikit-learn, a 2-D array is an error rather than read as a label indicator matrix."""
+    if isinstance(classes, (str, bytes)) or not (isinstance(classes, Sequence)
+                                                 or hasattr(classes, "__array__")):
+        raise ValueError(f"Expected array-like (array or non-string sequence), got {classes!r}")
+    try:
+        labels = np.asarray(classes)
+    except ValueError:  # a ragged nesting of sequences
+        labels = None
+    if labels is None or labels.ndim != 1:
+        raise ValueError(f"classes must be a 1-D array-like of labels, got {classes!r}.")
+    if labels.size == 0:
+        raise ValueError("classes must name at least one class.")
+    # NumPy turns a list of strings and numbers into strings: look at the labels as given
+    given = labels.tolist() if labels.dtype.kind == "O" else (
+        () if hasattr(classes, "__array__") else classes)
+    if len({isinstance(c, str) for c in given}) > 1:
+        raise ValueError(f"Mix of label input types (string and number); Got "
+                         f"{np.unique(labels.astype(str))}.")
+    check_label_values(labels, "classes")
+    try:
+        unique = np.unique(labels)
+    except TypeError:  # object labels that do not compare with each other
+        raise ValueError(f"classes must be labels that can be ordered, got {classes!r}.") \
+            from None
+    return check_classes(unique)
+
+
 def class_prior(class_count, priors):
     """P(c): the given priors, else the class frequencies (a class of no weight has prior 0 and
     so posterior 0, without warnings or NaN: scikit-learn #13232)."""
@@ -160,19 +195,26 @@ def check_loss(loss, n_classes):
     return loss
 
 
-def check_priors(priors, n_classes):
-    """Validate given class priors: n_classes finite, non-negative values summing to one."""
+def check_priors(model, n_classes):
+    """The model's ``priors`` validated (None: none given): n_classes non-negative values
+    summing to one, as a read-only float64 copy."""
+    if model.priors is None:
+        return None
     try:
-        priors = np.array(priors, dtype=np.float64)  # a copy: the model's, read-only below
+        priors = np.array(model.priors, dtype=np.float64)  # a copy: the model's, read-only below
     except (TypeError, ValueError):
-        raise TypeError(f"priors must be numbers, got {priors!r}.") from None
+        priors = None
+    if priors is None or priors.ndim != 1:
+        raise invalid_parameter(model, "priors", "an array-like of numbers or None")
     if priors.shape != (n_classes,):
-        raise ValueError(f"Number of priors must match number of classes: priors has shape "
-                         f"{priors.shape}, there are {n_classes} classes.")
-    if not np.isfinite(priors).all() or (priors < 0).any() or (priors > 1).any():
-        raise ValueError("Priors must be probabilities: finite, in [0, 1].")
-    if not np.isclose(priors.sum(), 1.0):
-        raise ValueError("The sum of the priors should be 1.")
+        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
+                         f"classes and {len(priors)} priors.")
+    if (priors < 0).any():
+        raise ValueError(f"Priors must be non-negative. Got {priors}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(priors.sum())
+    if not np.isclose(total, 1.0):  # (also NaN or infinity)
+        raise ValueError(f"The sum of the priors should be 1. They sum to {total}.")
     priors.flags.writeable = False
     return priors
 
@@ -538,7 +580,7 @@ class BaseClassifier(BaseEstimator):
         with self._write_lock():
             shell = self._new_shell(X)
             X_valid, has_nan = self._validate_X(X, shell)
-            y = check_y(y, X_valid.shape[0])
+            y = check_y(y, X_valid.shape[0], type(self).__name__)
             classes, y_idx = encode_labels(y)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             hyper = self._hyper(len(classes), X_valid, shell)
@@ -562,8 +604,9 @@ class BaseClassifier(BaseEstimator):
         y : array-like or dask array/Series of shape (n_samples,)
             Target labels, each of them in ``classes``.
         classes : array-like of shape (n_classes,), default=None
-            Every label that can ever occur. Required on the first call, optional (and then must
-            be the same) afterwards.
+            Every label that can ever occur, in any order (repeats are ignored): the model's
+            ``classes_`` are its sorted distinct labels. Required on the first call; optional
+            afterwards, and then it must name the same labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights applied to individual samples.
 
@@ -578,13 +621,10 @@ class BaseClassifier(BaseEstimator):
             if fitted is None and classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             if classes is not None:
-                classes = np.unique(np.asarray(classes))
-                if classes.size == 0:
-                    raise ValueError("classes must name at least one class.")
-                if fitted is not None and not (len(classes) == len(fitted.classes)
-                                               and np.all(classes == fitted.classes)):
+                given, classes = classes, partial_fit_classes(classes)
+                if fitted is not None and not np.array_equal(classes, fitted.classes):
                     raise ValueError(
-                        f"`classes={classes!r}` is not the same as on last call to "
+                        f"`classes={given!r}` is not the same as on last call to "
                         f"partial_fit, was: {fitted.classes!r}")
             if is_dask_collection(X) or is_dask_collection(y):
                 part = self._fit_dask(X, y, sample_weight,
@@ -596,12 +636,12 @@ class BaseClassifier(BaseEstimator):
             known = classes if fitted is None else fitted.classes
             shell = self._new_shell(X) if fitted is None else None
             X_valid, has_nan = self._validate_X(X, fitted or shell)
-            y = check_y(y, X_valid.shape[0])
+            y = check_y(y, X_valid.shape[0], type(self).__name__)
             y_idx = np.searchsorted(known, y)
             bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
             if bad.any():
-                raise ValueError(f"The target label(s) {np.unique(y[bad])!r} in y do not exist "
-                                 f"in the initial classes {known!r}")
+                raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
+                                 f"in the initial classes {known}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             hyper = self._hyper(len(known), X_valid, fitted or shell)
             if fitted is None:

@@ -169,6 +169,114 @@ def _ledoit_wolf(weight, scatter, fourth):
     return shrunk * np.outer(scale, scale)
 
 
+MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
+
+
+# A direction of a correlation matrix is zero at or below NULL_RTOL times its dimension times eps
+# times its largest eigenvalue: the rounding of a scatter matrix summed over many rows and of its
+# eigendecomposition reaches a few d eps (measured up to 2 d eps for exactly collinear features),
+# and a direction known to less than 1e-13 of the others' spread carries no usable information.
+NULL_RTOL = 100.0
+
+
+def _correlation(cov):
+    """The standard deviations of ``cov`` (all above MIN_VARIANCE's root) and its correlation
+    matrix: the rank tests are made on it, so that they do not depend on the features' units
+    (a feature measured in tiny units is a direction like any other)."""
+    std = np.sqrt(np.diag(cov))
+    return std, cov / np.outer(std, std)
+
+
+def null_tolerance(eigenvalues):
+    """The eigenvalue of a correlation matrix at or below which its direction is zero."""
+    top = eigenvalues.max(initial=0.0)
+    return NULL_RTOL * top * len(eigenvalues) * np.finfo(np.float64).eps
+
+
+def constant(variances, sizes):
+    """Which features are constant: variance at most MIN_VARIANCE, or a standard deviation at
+    most NULL_RTOL eps times the feature's size ``sizes`` (its largest |mean|), a spread that
+    the rounding of values of that size makes by itself."""
+    floor = np.maximum(MIN_VARIANCE, (NULL_RTOL * np.finfo(np.float64).eps * sizes) ** 2)
+    return ~(variances > floor)
+
+
+def singular(cov, sizes):
+    """Whether a covariance of features of these sizes is numerically singular: a constant
+    feature, or a null direction of the correlation matrix; NaN counts as singular."""
+    if constant(np.diag(cov), sizes).any():
+        return True
+    values = np.linalg.eigvalsh(_correlation(cov)[1])
+    return not values.min(initial=np.inf) > null_tolerance(values)
+
+
+class Support(NamedTuple):
+    """The subspace that Gaussians of a singular covariance live on: the features that are not
+    constant, and within them an orthonormal basis of the covariance's range when that is not
+    all of them (collinear features). A constant feature is dropped by index, so that the model
+    is exactly the model without it, also on rows with missing values."""
+
+    keep: np.ndarray  # (k,) intp: the features that are not constant
+    basis: np.ndarray | None  # (k, r) orthonormal, or None: all k kept features
+
+    @property
+    def rank(self):
+        return len(self.keep) if self.basis is None else self.basis.shape[1]
+
+    def restrict(self, cov):
+        """E^T cov E (r, r): the covariance on the support."""
+        sub = cov[np.ix_(self.keep, self.keep)]
+        return sub if self.basis is None else self.basis.T @ sub @ self.basis
+
+    def sizes(self, mean):
+        """The size of ``mean``'s coordinates on the support (bounds, for ``singular``)."""
+        size = np.abs(mean[self.keep])
+        return size if self.basis is None else size @ np.abs(self.basis)
+
+    def embed(self, M, n_features):
+        """E M (n_features, ...): rows on the support back to the features (0 where constant)."""
+        out = np.zeros((n_features,) + M.shape[1:])
+        out[self.keep] = M if self.basis is None else self.basis @ M
+        return out
+
+
+def support_of(cov, means):
+    """The support of the Gaussians N(means[c], cov), and whether the means share it.
+
+    The null directions are the constant features (``constant``) and, among the others, the
+    null eigenvectors of their correlation matrix (``null_tolerance``), so the test does not
+    depend on the features' units. The means share the support if along every null direction
+    they spread (max - min over the classes) by at most the resolution of the test -- the
+    feature's own standard deviation for a constant one, sqrt(tolerance) standard deviations
+    for a null eigenvector -- plus d eps max|mean|, the rounding of the means. Then x's component
+    along the null directions is the same under every class and carries no information: the
+    model is the Gaussian on the support, spanned by the other eigenvectors (scaled back to the
+    features' units and orthonormalised, so that the log-determinant on it is the
+    pseudo-determinant). Otherwise the classes are degenerate Gaussians on parallel subspaces.
+    Returns (Support, agree); a full-rank covariance costs one eigvalsh.
+    """
+    n_features = cov.shape[0]
+    eps = np.finfo(np.float64).eps
+    sizes = np.abs(means).max(axis=0, initial=0.0)
+    flat = constant(np.diag(cov), sizes)
+    if not flat.any() and not singular(cov, sizes):
+        return Support(np.arange(n_features), None), True
+    keep = np.flatnonzero(~flat)
+    std, corr = _correlation(cov[np.ix_(keep, keep)])
+    values, vectors = np.linalg.eigh(corr)
+    tol = null_tolerance(values)
+    null = values <= tol
+    scaled = means[:, keep] / std
+    spread = [(np.ptp(means[:, flat], axis=0),
+               np.sqrt(np.maximum(np.diag(cov)[flat], MIN_VARIANCE))
+               + n_features * eps * sizes[flat]),
+              (np.ptp(scaled @ vectors[:, null], axis=0),
+               np.sqrt(tol) + n_features * eps * np.abs(scaled).max(initial=0.0))]
+    agree = all((gap <= slack).all() for gap, slack in spread) if len(means) else True
+    basis = np.linalg.qr(std[:, None] * vectors[:, ~null])[0] if null.any() else None
+    return Support(keep, basis), agree
+
+
 def _missing_terms(D, missing, P, n_threads, conditional=False):
     """For rows that miss the features ``missing`` (rows, m) -- deviations D (rows, d) set to 0
     there -- and a Gaussian of precision P: the Mahalanobis distance of the observed part,
@@ -197,20 +305,25 @@ def _batches(mask):
             yield rows, np.nonzero(mask[rows])[1].reshape(len(rows), m).astype(np.intp)
 
 
-def whitening(covs):
-    """For each covariance cov_g = L_g L_g^T: the whitening W_g = L_g^-T (side by side, so that
-    ``||(x - m) W_g||^2`` is the Mahalanobis distance; Cholesky keeps the small eigen-directions
-    accurate), the precision W_g W_g^T and log det cov_g."""
+def whitening(covs, support):
+    """For each covariance cov_g, on the ``support`` shared by all (basis E, d x r):
+    E^T cov_g E = L_g L_g^T, the whitening W_g = E L_g^-T (side by side, so that
+    ``||(x - m) W_g||^2`` is the Mahalanobis distance of the pseudo-inverse, blind to the null
+    directions; Cholesky keeps the small eigen-directions accurate), log det(E^T cov_g E) (of
+    the pseudo-determinant of cov_g), and, when the support is spanned by the kept features, the
+    precisions of the kept features (else None: the missing-value path cannot use them)."""
     n_groups, n_features = covs.shape[:2]
-    W = np.empty((n_features, n_groups * n_features))
-    precisions = np.empty_like(covs)
+    rank = support.rank
+    W = np.empty((n_features, n_groups * rank))
+    precisions = np.empty((n_groups, rank, rank)) if support.basis is None else None
     logdets = np.empty(n_groups)
-    eye = np.eye(n_features)
+    eye = np.eye(rank)
     for g, cov in enumerate(covs):
-        L = np.linalg.cholesky(cov)
+        L = np.linalg.cholesky(support.restrict(cov))
         W_g = np.linalg.solve(L, eye).T
-        W[:, g * n_features:(g + 1) * n_features] = W_g
-        precisions[g] = W_g @ W_g.T
+        W[:, g * rank:(g + 1) * rank] = support.embed(W_g, n_features)
+        if precisions is not None:
+            precisions[g] = W_g @ W_g.T
         logdets[g] = 2.0 * np.log(np.diag(L)).sum()
     return W, precisions, logdets
 
@@ -256,35 +369,39 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
     return out
 
 
-def _complete_loglik(stats, mean, precisions, logdets, block):
+def _complete_loglik(stats, mean, precisions, logdets, block, keep):
     """Log-likelihood of complete-data statistics (weight w_c, mean m_c, scatter S_c about it)
-    under Gaussians of means ``mean`` (C, d) and precisions P_g, ``log det cov_g = logdets[g]``,
-    g = ``block[c]``: -1/2 sum_c [w_c (d log 2 pi + log det cov_g) + tr(P_g S_c)
-    + w_c (m_c - mean_c)^T P_g (m_c - mean_c)]."""
+    on the features ``keep`` under Gaussians of means ``mean`` (C, d) and precisions P_g of
+    those features, ``log det cov_g = logdets[g]``, g = ``block[c]``:
+    -1/2 sum_c [w_c (k log 2 pi + log det cov_g) + tr(P_g S_c) + w_c (m_c - mean_c)^T P_g
+    (m_c - mean_c)]."""
     weight, m, scatter = stats[:3]
     P = precisions[block]
-    delta = m - mean
-    quadratic = (np.einsum("cjk,cjk->c", P, scatter)
+    delta = (m - mean)[:, keep]
+    quadratic = (np.einsum("cjk,cjk->c", P, scatter[np.ix_(range(len(m)), keep, keep)])
                  + weight * np.einsum("cj,cjk,ck->c", delta, P, delta))
-    return -0.5 * float(weight @ (m.shape[1] * LOG_2PI + logdets[block]) + quadratic.sum())
+    return -0.5 * float(weight @ (len(keep) * LOG_2PI + logdets[block]) + quadratic.sum())
 
 
 def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, higher):
     """One EM iteration as a map of the parameters, and EM's start.
 
-    Returns ``(step, mean, covs)``. ``step(mean, covs)`` maps class means (C, d) and
-    covariances (G, d, d) to ``(mean', covs', stats, objective)``: the E-step replaces each
-    row's missing block by its conditional mean given the observed block and adds its
-    conditional covariance to the scatter (both from the precision matrix,
-    ``_missing_terms``); the M-step recomputes the statistics from the completed rows
-    (``stats``, the batch's), combines them with ``base`` (the statistics of earlier batches,
-    or None) and takes the means of the combination and the model's (regularised)
-    covariances ``covariances(combined)`` (which also names the covariance of each class).
-    ``objective`` is the log-likelihood of the parameters given: of the batch's observed
-    values and of ``base`` as complete data. It is Q + H (Dempster, Laird & Rubin 1977): the
-    expected complete-data log-likelihood, closed form in the combined expected statistics,
-    plus the entropy of the missing blocks given the observed ones, sum over rows of
-    (m (1 + log 2 pi) - log det P_mm) / 2 for a row missing m features.
+    Returns ``(step, mean, covs, support)``. ``step(mean, covs, support)`` maps class means
+    (C, d) and covariances (G, d, d) with their ``Support`` to ``(mean', covs', support',
+    stats, objective)``: the E-step replaces each row's missing block by its conditional mean
+    given the observed block and adds its conditional covariance to the scatter (both from the
+    precision matrix, ``_missing_terms``); the M-step recomputes the statistics from the
+    completed rows (``stats``, the batch's), combines them with ``base`` (the statistics of
+    earlier batches, or None) and takes the means of the combination and
+    ``covariances(combined)``: the model's (regularised) covariances, the group of each class
+    and their ``Support``, whose kept features must span it (the model raises for collinear
+    ones). The E-step works on the kept features; a missing value of a constant feature is
+    that constant, its class mean. ``objective`` is the log-likelihood of the parameters given,
+    on the kept features: of the batch's observed values and of ``base`` as complete data. It
+    is Q + H (Dempster, Laird & Rubin 1977): the expected complete-data log-likelihood, closed
+    form in the combined expected statistics, plus the entropy of the missing blocks given the
+    observed ones, sum over rows of (m (1 + log 2 pi) - log det P_mm) / 2 for a row missing m
+    kept features.
     """
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
@@ -296,26 +413,25 @@ def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, hi
     start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
              None, None)
     start = start if base is None else combine_full(base, start)
-    covs, block = covariances(start)
-    Xhat = X.astype(np.float64)
+    covs, block, support = covariances(start)
+    Xhat = np.where(mask, mean[y_idx], X)
     X0 = np.where(mask, 0.0, Xhat)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
-    entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask.sum(axis=1))
-    batches = list(_batches(mask[incomplete]))  # the same in every iteration
 
-    def step(mean, covs):
-        _, precisions, logdets = whitening(covs)
+    def step(mean, covs, support):
+        _, precisions, logdets = whitening(covs, support)
+        keep = support.keep
         extra = np.zeros((n_classes, n_features * n_features))
         logdet_mm = 0.0
-        for batch_rows, missing in batches:
+        for batch_rows, missing in _batches(mask[incomplete][:, keep]):
             rows_all = incomplete[batch_rows]
             for c in np.unique(y_idx[rows_all]):
                 own = y_idx[rows_all] == c
-                rows, miss = rows_all[own], missing[own]
+                rows, miss = rows_all[own], keep[missing[own]]
                 g = block[c]
-                D = (X0[rows] - mean[c]) * ~mask[rows]
-                _, logdet, shift, cond_cov = _missing_terms(D, miss, precisions[g], n_threads,
-                                                            conditional=True)
+                D = ((X0[rows] - mean[c]) * ~mask[rows])[:, keep]
+                _, logdet, shift, cond_cov = _missing_terms(D, missing[own], precisions[g],
+                                                            n_threads, conditional=True)
                 logdet_mm += sample_weight[rows] @ logdet
                 Xhat[rows[:, None], miss] = mean[c][miss] - shift
                 index = flat[miss[:, :, None], miss[:, None, :]]
@@ -325,24 +441,28 @@ def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, hi
         stats = full_moments(Xhat, y_idx, sample_weight, n_classes, n_threads,
                              extra.reshape(n_classes, n_features, n_features), higher)
         combined = stats if base is None else combine_full(base, stats)
-        objective = (_complete_loglik(combined, mean, precisions, logdets, block) + entropy
-                     - 0.5 * logdet_mm)
-        return combined[1], covariances(combined)[0], stats, objective
+        entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
+        objective = (_complete_loglik(combined, mean, precisions, logdets, block, keep)
+                     + entropy - 0.5 * logdet_mm)
+        new_covs, _, new_support = covariances(combined)
+        return combined[1], new_covs, new_support, stats, objective
 
-    return step, start[1], covs
+    return step, start[1], covs, support
 
 
 class _EMStep(NamedTuple):
     theta: np.ndarray  # F(theta_in): the class means, then the covariances, flattened
+    support: Support  # of F(theta_in)'s covariances
     stats: tuple  # the batch statistics of its M-step
     objective: float  # the log-likelihood at theta_in
     change: float  # the largest change of an entry, relative to the largest entry
 
 
-def _positive_definite(covs):
+def _positive_definite(covs, support):
+    """Whether every covariance is positive definite on the support."""
     try:
         for cov in covs:
-            np.linalg.cholesky(cov)
+            np.linalg.cholesky(support.restrict(cov))
     except np.linalg.LinAlgError:
         return False
     return True
@@ -359,11 +479,12 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     (at most -1; a = -1 gives theta_2), and stabilises it by one more EM step: F(theta') is the
     next iterate. Its fixed points are EM's. Norms count each mean in units of the start's
     standard deviation sd_j and each covariance in sd_j sd_k, so that every feature weighs
-    alike whatever its scale.
+    alike whatever its scale. theta' takes theta_2's support (the constant features stay
+    constant: EM fills their holes with the constant).
 
     Safeguards. While theta' is not valid (not finite, or a covariance not positive
-    definite), a is halved towards -1, as in Varadhan & Roland's backtracking (a Cholesky
-    factorisation, not an EM step, decides). The next iterate is theta_2 instead of
+    definite on the support), a is halved towards -1, as in Varadhan & Roland's backtracking
+    (a Cholesky factorisation, not an EM step, decides). The next iterate is theta_2 instead of
     F(theta') when EM fails on theta' or its merit is worse than theta_0's. With
     ``likelihood`` (no regularisation) the merit is ``_em_map``'s objective, the
     log-likelihood, which then never decreases from one iterate to the next (EM does not
@@ -371,67 +492,69 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     Regularised covariances make the map no likelihood ascent; the merit is then the residual
     ||F(theta) - theta||, which shrinks towards a fixed point of any convergent map.
 
-    Stops when an EM step moves no mean or covariance entry by more than ``tol`` relative to
-    the largest one; warns (ConvergenceWarning) if ``max_iter`` EM steps (E-step and M-step,
-    the unit of work: three per SQUAREM iteration, two where the step is theta_2) are taken
-    first. ``trace``, a list, receives the objective of each SQUAREM iterate. Returns (batch
-    statistics, EM steps taken).
+    Stops when an EM step moves no mean (of a kept feature) or covariance entry by more than
+    ``tol`` relative to the largest one; warns (ConvergenceWarning) if ``max_iter`` EM steps
+    (E-step and M-step, the unit of work: three per SQUAREM iteration, two where the step is
+    theta_2) are taken first. ``trace``, a list, receives the objective of each SQUAREM
+    iterate. Returns (batch statistics, EM steps taken).
     """
-    step, mean, covs = _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads,
-                               higher)
+    step, mean, covs, support = _em_map(X, y_idx, sample_weight, n_classes, covariances, base,
+                                        n_threads, higher)
     n_mean, mean_shape, covs_shape = mean.size, mean.shape, covs.shape
     sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2).mean(axis=0))
-    sd[~(sd > 0)] = 1.0  # (a feature of no variance has no scale)
+    sd[~(sd > 0)] = 1.0  # (a constant feature has no scale)
     unit = np.concatenate([np.tile(1.0 / sd, mean_shape[0]),
                            np.tile((1.0 / np.outer(sd, sd)).ravel(), covs_shape[0])])
     n_steps = 0
 
-    def em_step(theta):
+    def em_step(theta, support):
         nonlocal n_steps
         n_steps += 1
         mean, covs = theta[:n_mean].reshape(mean_shape), theta[n_mean:].reshape(covs_shape)
-        new_mean, new_covs, stats, objective = step(mean, covs)
-        change = max(np.abs(new_mean - mean).max() / max(np.abs(new_mean).max(), 1e-300),
+        new_mean, new_covs, new_support, stats, objective = step(mean, covs, support)
+        change = max(np.abs(new_mean - mean).max()
+                     / max(np.abs(new_mean[:, new_support.keep]).max(initial=0.0), 1e-300),
                      np.abs(new_covs - covs).max() / max(np.abs(new_covs).max(), 1e-300))
-        return _EMStep(np.concatenate([new_mean.ravel(), new_covs.ravel()]), stats, objective,
-                       change)
+        return _EMStep(np.concatenate([new_mean.ravel(), new_covs.ravel()]), new_support,
+                       stats, objective, change)
 
     def norm(delta):
         return float(np.linalg.norm(delta * unit))
 
-    def valid(theta):
+    def valid(theta, support):
         return np.isfinite(theta).all() and _positive_definite(
-            theta[n_mean:].reshape(covs_shape))
+            theta[n_mean:].reshape(covs_shape), support)
 
     theta = np.concatenate([mean.ravel(), covs.ravel()])
     while True:
-        first = last = em_step(theta)
+        first = last = em_step(theta, support)
         if trace is not None:
             trace.append(first.objective)
         if first.change <= tol or n_steps >= max_iter:
             break
-        second = last = em_step(first.theta)
+        second = last = em_step(first.theta, first.support)
         if second.change <= tol or n_steps >= max_iter:
             break
         r = first.theta - theta
         v = second.theta - first.theta - r
         alpha = min(-norm(r) / norm(v), -1.0) if norm(v) > 0 else -1.0
         extrapolated = theta - 2.0 * alpha * r + alpha * alpha * v
-        while alpha < -1.0 and not valid(extrapolated):  # halve the way to theta_2 (valid)
+        # (theta_2 is valid: halve the way to it)
+        while alpha < -1.0 and not valid(extrapolated, second.support):
             alpha = (alpha - 1.0) / 2.0 if alpha < -1.01 else -1.0
             extrapolated = theta - 2.0 * alpha * r + alpha * alpha * v
-        theta = second.theta
+        theta, support = second.theta, second.support
         if alpha == -1.0:
             continue
         try:
             with np.errstate(all="ignore"):  # an extrapolation's overflow is refused below
-                third = em_step(extrapolated)
+                third = em_step(extrapolated, support)
         except (np.linalg.LinAlgError, ValueError):  # EM cannot take theta'
             third = None
         if third is not None and np.isfinite(third.theta).all() and (
                 third.objective >= first.objective if likelihood
                 else norm(third.theta - extrapolated) <= norm(r)):
-            theta, last = third.theta, third
+            theta, support, last = third.theta, third.support, third
         if last.change <= tol or n_steps >= max_iter:
             break
     if last.change > tol:
@@ -439,14 +562,3 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
                       f"{last.change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
                       stacklevel=4)
     return last.stats, n_steps
-
-
-MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| up to 1e150
-
-
-def rank_deficient(eigenvalues):
-    """Whether a covariance with these eigenvalues is numerically singular (relative to its
-    largest eigenvalue, or absolutely tiny)."""
-    top = eigenvalues.max(initial=0.0)
-    return not top > 0 or eigenvalues.min() <= max(
-        top * len(eigenvalues) * np.finfo(np.float64).eps, MIN_VARIANCE)

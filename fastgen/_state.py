@@ -20,6 +20,20 @@ in one place. This module holds the two pieces every model shares:
     fitted``), and prediction reads it once, at entry, so a prediction running beside a refit
     sees the old model or the new one, never a mix of the two.
 
+The dtypes of fitted attributes follow one rule, in every model. A model has the dtype of the X
+it was first fitted on: float32 for float32 X, float64 for anything else (integer counts too;
+MixedNB, whose columns are of several kinds, is always float64); ``partial_fit`` and prediction
+cast X to it. *Parameters* -- every fitted attribute derived from the statistics
+(``feature_log_prob_``, ``class_log_prior_``, ``theta_``, ``var_``, ``epsilon_``, ``means_``,
+``covariance_``, ``coef_``, ...) -- are shown in the model's dtype, as are the outputs of the
+predict methods. *Statistics* -- counts and sums of weights (``class_count_``,
+``feature_count_``, ``observed_count_``, ``category_count_``, ...) -- are float64 (integer ones
+intp), whatever the dtype of X: they are accumulated in float64, and a float32 count stops being
+exact at 2**24. Only what the attributes show follows the rule: derivations work from the
+float64 statistics, and what scoring reads is each model's own (kept in float64 where that
+matters), so rounding a float32 model's attributes costs its predictions nothing.
+``parameter`` applies the rule; ``statistic`` shows a statistic as it is kept.
+
 Statistics are mutated in place only by the model that owns them (``Fitted.lock``: partial_fit of
 the text models adds a batch's counts into the existing tables), under that lock; parameters
 derived lazily from such statistics are derived under the same lock, and whatever else reads them
@@ -201,8 +215,8 @@ def statistic(name, doc=None):
 
 
 class memoized(fitted_attribute):
-    """A read-only fitted attribute computed from the snapshot on first read (``read(model,
-    fitted)``) and kept in its ``memo``: a race computes it twice, never a mix."""
+    """A read-only fitted attribute computed from the snapshot's statistics on first read
+    (``read(model, fitted)``) and kept in its ``memo``: a race computes it twice, never a mix."""
 
     def __get__(self, model, owner=None):
         if model is None:
@@ -215,10 +229,40 @@ class memoized(fitted_attribute):
         return value
 
 
-def parameter(name, doc=None):
-    """A fitted attribute showing one derived parameter (an attribute of ``params``; arrays
-    read-only)."""
-    def read(model, fitted):
-        value = getattr(model._params_of(fitted), name)
-        return readonly(value) if isinstance(value, np.ndarray) else value
-    return fitted_attribute(read, doc)
+def shown(value, dtype):
+    """A parameter as its fitted attribute shows it (the rule of the module docstring): float
+    arrays in ``dtype`` (a copy only if kept in another), read-only, also in a list; a float as
+    a scalar of ``dtype``; anything else as it is."""
+    if isinstance(value, list):
+        return [shown(v, dtype) for v in value]
+    if isinstance(value, np.ndarray):
+        return readonly(value.astype(dtype, copy=False) if value.dtype.kind == "f" else value)
+    if isinstance(value, float):
+        return dtype.type(value)
+    return value
+
+
+class parameter(fitted_attribute):
+    """A fitted attribute showing a parameter in the model's dtype (``shown``): ``read`` names
+    an attribute of the snapshot's parameters, or is ``read(model, fitted)``, which reads them
+    through ``model._params_of`` (and takes the snapshot's lock itself if it also reads the
+    statistics). Kept in the snapshot's memo, so a float32 model casts once: a race casts
+    twice, never a mix, as the parameters of a snapshot never change."""
+
+    def __init__(self, read, doc=None):
+        super().__init__(_params_attribute(read) if isinstance(read, str) else read, doc)
+
+    def __get__(self, model, owner=None):
+        if model is None:
+            return self
+        fitted = self._snapshot(model)
+        value = fitted.memo.get(self.name)
+        if value is None:
+            value = fitted.memo.setdefault(self.name,
+                                           shown(self.read(model, fitted), fitted.dtype))
+        return value
+
+
+def _params_attribute(name):
+    """``read(model, fitted)`` of the parameters' attribute ``name``."""
+    return lambda model, fitted: getattr(model._params_of(fitted), name)

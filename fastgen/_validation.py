@@ -24,6 +24,28 @@ class NotFittedError(ValueError, AttributeError):
     """Raised when an estimator is used before it is fitted (same bases as scikit-learn's)."""
 
 
+class InvalidParameterError(ValueError, TypeError):
+    """Raised when a hyperparameter has the wrong type or is out of range (same bases as
+    scikit-learn's: ``except ValueError`` and ``except TypeError`` both catch it)."""
+
+
+def invalid_parameter(estimator, name, allowed):
+    """The error for ``estimator``'s hyperparameter ``name`` (its current value) outside
+    ``allowed``, in scikit-learn's words: "The 'alpha' parameter of MultinomialNB must be a
+    float in the range [0.0, 1e+100]. Got -1 instead." """
+    return InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
+                                 f"{allowed}. Got {getattr(estimator, name)!r} instead.")
+
+
+def check_bool(estimator, name):
+    """A boolean hyperparameter as a bool (a string such as "False" is an error, not true)."""
+    value = getattr(estimator, name)
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid_parameter(estimator, name,
+                                "an instance of 'bool' or an instance of 'numpy.bool'")
+    return bool(value)
+
+
 class DataConversionWarning(UserWarning):
     """Warning raised when input is implicitly converted (same name as scikit-learn's)."""
 
@@ -101,11 +123,12 @@ def _target_dtype(dtype, requested, accept_int=True):
     return dtype if dtype in FLOAT_DTYPES else np.dtype(np.float64)
 
 
-def _raise_for_values(status, estimator_name, max_abs=np.inf):
+def _raise_for_values(status, estimator_name, dtype, max_abs=np.inf):
     if status == ValuesStatus.VALUES_NAN:
-        raise ValueError("Input X contains NaN.")
+        raise ValueError(f"Input X contains NaN.\n{estimator_name} does not accept missing "
+                         "values encoded as NaN natively.")
     if status == ValuesStatus.VALUES_INF:
-        raise ValueError("Input X contains infinity.")
+        raise ValueError(f"Input X contains infinity or a value too large for {dtype!r}.")
     if status == ValuesStatus.VALUES_NEGATIVE:
         raise ValueError(f"Negative values in data passed to {estimator_name} (input X).")
     if status == ValuesStatus.VALUES_TOO_LARGE:
@@ -113,15 +136,16 @@ def _raise_for_values(status, estimator_name, max_abs=np.inf):
                          f"{estimator_name}'s likelihood would overflow; rescale X.")
 
 
-def _check_min_shape(shape):
+def _check_min_shape(shape, estimator_name):
     if shape[0] < 1:
         raise ValueError(
             f"Found array with {shape[0]} sample(s) (shape={shape}) while a minimum of 1 is "
-            "required."
+            f"required by {estimator_name}."
         )
     if shape[1] < 1:
         raise ValueError(
-            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required by "
+            f"{estimator_name}."
         )
 
 
@@ -145,17 +169,17 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     if sp.issparse(X):
         if not accept_sparse:
             raise TypeError(
-                f"Sparse data was passed to {estimator_name}, but dense data is required (it "
-                "does not accept sparse input). Use X.toarray() to convert to a dense array."
+                "Sparse data was passed for X, but dense data is required. Use '.toarray()' to "
+                f"convert to a dense numpy array. {estimator_name} does not accept sparse input."
             )
         X, unsorted = _check_sparse(X, dtype, accept_int, sum_duplicates)
         values = X.data[: X.indptr[-1]]
     else:
-        X, unsorted = _check_dense(X, dtype, accept_int), False
+        X, unsorted = _check_dense(X, dtype, accept_int, estimator_name), False
         values = X.reshape(-1)
-    _check_min_shape(X.shape)
+    _check_min_shape(X.shape, estimator_name)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
-    _raise_for_values(status, estimator_name, max_abs)
+    _raise_for_values(status, estimator_name, values.dtype, max_abs)
     if sum_duplicates and unsorted:
         X = _summed_duplicates(X)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
@@ -234,7 +258,7 @@ def _summed_duplicates(X):
     return X
 
 
-def _check_dense(X, dtype, accept_int):
+def _check_dense(X, dtype, accept_int, estimator_name):
     if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # DataFrame: ask for a numeric array
         X = X.to_numpy()
     X = np.asarray(X)
@@ -242,26 +266,30 @@ def _check_dense(X, dtype, accept_int):
     if kind == "c":
         raise ValueError("Complex data not supported")
     if kind in "USV":
-        raise ValueError(f"X must be numeric; got an array of dtype {X.dtype} (strings/bytes).")
+        raise ValueError("dtype='numeric' is not compatible with arrays of bytes/strings. "
+                         f"Convert your data to numeric values explicitly instead (X has dtype "
+                         f"{X.dtype}).")
     if kind in "mM":
         raise TypeError(f"X must be numeric; got an array of dtype {X.dtype}.")
     if X.ndim != 2:
         if X.ndim < 2:
             raise ValueError(
-                f"Expected 2D array, got {X.ndim}D array instead:\narray={X!r}.\n"
+                f"Expected 2D array, got {X.ndim}D array instead:\narray={X}.\n"
                 "Reshape your data either using array.reshape(-1, 1) if your data has a single "
                 "feature or array.reshape(1, -1) if it contains a single sample."
             )
-        raise ValueError(f"Found array with dim {X.ndim}. Expected 2D input.")
+        raise ValueError(f"Found array with dim {X.ndim}, while dim <= 2 is required by "
+                         f"{estimator_name}.")
     target = _target_dtype(X.dtype, dtype, accept_int)
     # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
     return np.ascontiguousarray(X, dtype=target)
 
 
-def check_y(y, n_samples):
+def check_y(y, n_samples, estimator_name=None):
     """Validate classification targets: 1-D, one per sample, no NaN/inf, not continuous."""
     if y is None:
-        raise ValueError("This estimator requires y to be passed, but the target y is None.")
+        whose = f"{estimator_name} estimator" if estimator_name else "estimator"
+        raise ValueError(f"This {whose} requires y to be passed, but the target y is None.")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
@@ -278,21 +306,27 @@ def check_y(y, n_samples):
             f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
             f"{y.shape[0]}]"
         )
-    if y.dtype.kind == "c":
-        raise ValueError("Complex data not supported in y")
-    if y.dtype.kind == "f":
-        if np.isnan(y).any():
-            raise ValueError("Input y contains NaN.")
-        if np.isinf(y).any():
-            raise ValueError("Input y contains infinity.")
-        if np.any(y != np.round(y)):
+    check_label_values(y, "y")
+    return y
+
+
+def check_label_values(labels, name):
+    """Refuse what cannot be a class label in a 1-D array (``name`` says whose): complex
+    numbers, NaN, infinity, and floats with a fractional part (continuous targets)."""
+    if labels.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in {name}")
+    if labels.dtype.kind == "f":
+        if np.isnan(labels).any():
+            raise ValueError(f"Input {name} contains NaN.")
+        if np.isinf(labels).any():
+            raise ValueError(f"Input {name} contains infinity.")
+        if np.any(labels != np.round(labels)):
             raise ValueError("Unknown label type: continuous. Classification targets must be "
                              "discrete labels (integers, strings or other hashables).")
-    elif y.dtype.kind == "O":
-        for v in y:
+    elif labels.dtype.kind == "O":
+        for v in labels:
             if isinstance(v, float) and not np.isfinite(v):
-                raise ValueError("Input y contains NaN or infinity.")
-    return y
+                raise ValueError(f"Input {name} contains NaN or infinity.")
 
 
 def encode_labels(y):
@@ -334,12 +368,18 @@ def check_sample_weight(sample_weight, n_samples):
         if sample_weight.dtype.kind not in "biuf":
             raise TypeError(f"sample_weight must be numeric, got dtype {sample_weight.dtype}.")
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if sample_weight.ndim != 1:
+        raise ValueError(f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D "
+                         f"array. Expected either a scalar value or a 1D array of length "
+                         f"{n_samples}.")
     if sample_weight.shape != (n_samples,):
         raise ValueError(f"sample_weight.shape == {sample_weight.shape}, expected {(n_samples,)}!")
     if not np.isfinite(sample_weight).all():
-        raise ValueError("sample_weight contains NaN or infinity.")
+        raise ValueError("Input sample_weight contains NaN." if np.isnan(sample_weight).any()
+                         else "Input sample_weight contains infinity or a value too large for "
+                         f"{sample_weight.dtype!r}.")
     if (sample_weight < 0).any():
-        raise ValueError("Negative values in sample_weight are not allowed.")
+        raise ValueError("Negative values in data passed to `sample_weight`.")
     if not sample_weight.any():
         raise ValueError("Sample weights must contain at least one non-zero number.")
     return sample_weight

@@ -55,7 +55,7 @@ class BaselineClassifier(BaseClassifier):
         return (Field("class_count_", (CLASSES,)),)
 
     def _check_params(self, n_classes, X, fitted):
-        return {"priors": None if self.priors is None else check_priors(self.priors, n_classes)}
+        return {"priors": check_priors(self, n_classes)}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         return {"class_count_": stats["class_count_"] + np.bincount(

@@ -3,7 +3,10 @@
 Both keep additive per-class statistics -- the weight, the mean and the scatter matrix about it
 (pooled over the classes for LDA) -- combined exactly across batches. Missing values (NaN) are
 marginalised: a row is scored by the Gaussian of its observed sub-vector, and fitting estimates
-means and covariances by EM under missing-at-random (accelerated by SQUAREM, ``_gaussian``).
+means and covariances by EM under missing-at-random (accelerated by SQUAREM, ``_gaussian``). A
+singular covariance whose null directions the class means share (constant or collinear features)
+gives the Gaussian on its support (``_gaussian.support_of``): constant features are left out by
+index, the other null directions by a basis of the covariance's range.
 
 Where things are (on the declared state of ``_state``): the statistics are declared by
 ``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
@@ -19,7 +22,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import linalg
 
 from ._base import (
     OUT_JLL,
@@ -35,6 +37,7 @@ from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
     LOG_2PI,
+    Support,
     combine_full,
     combine_moments,
     diagonal_moments,
@@ -43,12 +46,13 @@ from ._gaussian import (
     full_jll_missing,
     full_moments,
     ledoit_wolf,
-    rank_deficient,
     score_diagonal,
+    singular,
+    support_of,
     whitening,
 )
 from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
-from ._validation import check_is_fitted
+from ._validation import check_is_fitted, invalid_parameter
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -80,18 +84,20 @@ DIAGONAL_FIELDS = (
 
 # ---------------------------------------------------------------------------- parameters
 class _Full(NamedTuple):
-    """What full-covariance scoring reads: the whitening of each covariance for the block-wise
-    scorer of complete rows, and the precisions for rows with missing values."""
+    """What full-covariance scoring reads: the whitening of each covariance on the support (of
+    rank r) for the block-wise scorer of complete rows, and the precisions of the kept features
+    (k of them) for rows with missing values."""
 
     shift: np.ndarray  # (d,) the weighted mean of all data: rows are centred on it
-    W: np.ndarray  # (d, G d) whitening of each covariance, side by side
-    offset: np.ndarray  # (C, d) each class mean, centred and whitened
+    W: np.ndarray  # (d, G r) whitening of each covariance, side by side
+    offset: np.ndarray  # (C, r) each class mean, centred and whitened
     block: np.ndarray  # (C,) intp: the covariance of each class
-    const: np.ndarray  # (C,) log prior - (d log 2 pi + log det) / 2
-    means: np.ndarray  # (C, d) class means (the missing-value path)
-    precisions: np.ndarray  # (G, d, d)
+    const: np.ndarray  # (C,) log prior - (r log 2 pi + log pseudo-det) / 2
+    means: np.ndarray  # (C, k) class means of the kept features (the missing-value path)
+    precisions: np.ndarray | None  # (G, k, k); None if the kept features are collinear
     logdets: np.ndarray  # (G,)
     log_prior: np.ndarray  # (C,)
+    keep: np.ndarray  # (k,) intp: the features that are not constant
 
 
 class _LDAParams(NamedTuple):
@@ -112,6 +118,7 @@ class _LDAParams(NamedTuple):
     # whether the linear form of any accepted X (|x| <= MAX_ABS) stays far within float64: then
     # scoring skips the overflow checks (they cost a third of a single-row predict_proba)
     linear_safe: bool
+    support: Support
 
 
 def _linear_safe(coef, intercept):
@@ -126,6 +133,7 @@ class _QDAParams(NamedTuple):
     means: np.ndarray
     covariance: np.ndarray  # (C, d, d)
     full: _Full
+    support: Support
 
 
 # Derived arrays that are -inf where a class has prior 0 (and LDA's two-class intercept_, a
@@ -166,18 +174,20 @@ def _shift(class_count, mean):
     return (w @ mean) / w.sum() if w.sum() > 0 else np.zeros(mean.shape[1])
 
 
-def _whitened(class_count, mean, covs, block, log_prior):
-    """Whitening of each covariance for the block-wise scorer and the missing-value path."""
-    n_features = covs.shape[1]
+def _whitened(class_count, mean, whitened, block, log_prior, support):
+    """The block-wise scorer's and the missing-value path's arrays, from ``whitening``'s
+    (W, precisions, logdets) on ``support``."""
+    W, precisions, logdets = whitened
+    rank = support.rank
     shift = _shift(class_count, mean)
-    W, precisions, logdets = whitening(covs)
-    offset = np.empty((len(block), n_features))
+    offset = np.empty((len(block), rank))
     for c, g in enumerate(block):
-        offset[c] = (mean[c] - shift) @ W[:, g * n_features:(g + 1) * n_features]
+        offset[c] = (mean[c] - shift) @ W[:, g * rank:(g + 1) * rank]
     with np.errstate(invalid="ignore"):
-        const = log_prior - 0.5 * (n_features * LOG_2PI + logdets[block])
+        const = log_prior - 0.5 * (rank * LOG_2PI + logdets[block])
     block = np.ascontiguousarray(block, dtype=np.intp)
-    return _Full(shift, W, offset, block, const, readonly(mean), precisions, logdets, log_prior)
+    return _Full(shift, W, offset, block, const, readonly(mean[:, support.keep]), precisions,
+                 logdets, log_prior, support.keep)
 
 
 def _check_finite(cov):
@@ -186,15 +196,14 @@ def _check_finite(cov):
                          "rescale X.")
 
 
-def _check_rank(cov):
-    """LDA's shared covariance must be finite and non-singular."""
-    _check_finite(cov)
-    if rank_deficient(np.linalg.eigvalsh(cov)):
-        raise ValueError(
-            "The shared covariance is singular (rank-deficient: more features than the data "
-            "can estimate, or a constant feature): its inverse is undefined. Set shrinkage "
-            "(a float in (0, 1] or 'auto'), or use covariance='diagonal'/'identity'."
-        )
+def _collinear_missing(regulariser):
+    return ValueError(
+        "The covariance is singular along a combination of several features (collinear "
+        "features, such as one that is the sum of others), and rows with missing values are "
+        "not supported then (the Gaussian of their observed values would need a "
+        f"pseudo-inverse for each pattern of missing values). Set {regulariser}, remove the "
+        "collinear features, or impute the missing values."
+    )
 
 
 def _full_stats(stats):
@@ -224,10 +233,15 @@ def _score_full(full, X, kind, out):
     return failed
 
 
-def _score_missing(full, X, kind, out, n_threads):
-    """Rows with missing values: the Gaussian of their observed sub-vector (overwritten in out)."""
+def _score_missing(full, X, kind, out, n_threads, regulariser):
+    """Rows with missing values: the Gaussian of their observed sub-vector of the kept features
+    (overwritten in out); constant features carry no information, observed or not."""
+    if full.precisions is None:
+        raise _collinear_missing(regulariser)
     rows = np.flatnonzero(np.isnan(X).any(axis=1))
-    jll = full_jll_missing(X[rows], full.means, full.precisions, full.logdets, full.block,
+    # gathering rows only, where every feature is kept, costs an eighth of gathering both
+    X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
+    jll = full_jll_missing(X_rows, full.means, full.precisions, full.logdets, full.block,
                            full.log_prior, n_threads)
     failed = _jll.normalize_rows_inplace(jll, kind, 1)
     out[rows] = jll
@@ -259,7 +273,7 @@ class _BaseDiscriminant(BaseClassifier):
     @staticmethod
     def _check_classes(n_classes):
         if n_classes < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got "
+            raise ValueError(f"The number of classes has to be greater than one. Got "
                              f"{n_classes} class.")
 
     def _iteration_params(self, fitted):
@@ -268,9 +282,9 @@ class _BaseDiscriminant(BaseClassifier):
         snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
         and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
+            raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
         if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}.")
+            raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
 
@@ -293,8 +307,9 @@ class _BaseDiscriminant(BaseClassifier):
             if has_nan:
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
                     X, y_idx, sample_weight, n_classes,
-                    lambda moments: self._covariances(moments, hyper), base, hyper["max_iter"],
-                    hyper["tol"], n_threads, higher, not self._regularised(hyper))
+                    lambda moments: self._covariances(moments, hyper, missing=True), base,
+                    hyper["max_iter"], hyper["tol"], n_threads, higher,
+                    not self._regularised(hyper))
             else:
                 batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
                                      higher=higher)
@@ -356,7 +371,8 @@ class _BaseDiscriminant(BaseClassifier):
         failed = _score_full(full, X, kind, out)
         if has_nan:
             failed += _score_missing(full, X, kind, out,
-                                     self._n_threads_for(X.size * len(full.log_prior)))
+                                     self._n_threads_for(X.size * len(full.log_prior)),
+                                     self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
@@ -365,14 +381,17 @@ class _BaseDiscriminant(BaseClassifier):
         return np.asarray(self._params_of(fitted).priors, dtype=np.float64)
 
     def _sample_X(self, fitted, y_idx, rng):
-        """Multivariate normal draws: mean_c + L_c z with covariance_c = L_c L_c^T."""
+        """Multivariate normal draws: mean_c + E L_c z with E^T covariance_c E = L_c L_c^T on
+        the support (basis E): nothing varies along the null directions."""
         params = self._params_of(fitted)
         covs = params.covariance if params.covariance.ndim == 3 else params.covariance[None]
+        support = params.support
         X = np.empty((len(y_idx), fitted.n_features))
         for g, cov in enumerate(covs):
             rows = np.arange(len(y_idx)) if len(covs) == 1 else np.flatnonzero(y_idx == g)
-            z = rng.standard_normal((len(rows), cov.shape[0]))
-            X[rows] = params.means[y_idx[rows]] + z @ np.linalg.cholesky(cov).T
+            factor = support.embed(np.linalg.cholesky(support.restrict(cov)), fitted.n_features)
+            z = rng.standard_normal((len(rows), factor.shape[1]))
+            X[rows] = params.means[y_idx[rows]] + z @ factor.T
         return X
 
     def _snapshot(self, X):
@@ -402,7 +421,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         eigen solvers do; the model then also keeps third and fourth co-moments per class, so
         that ``partial_fit`` stays exact.
     n_components : int, default=None
-        Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``).
+        Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``, and
+        at most the rank of the covariance: fewer are kept if it is lower).
     max_iter : int, default=300
         Maximum EM iterations (passes of an E-step and an M-step over the batch) when the
         training data has missing values. The extrapolations of SQUAREM count: each takes
@@ -430,12 +450,15 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     covariance_ : ndarray of shape (n_features, n_features)
         The shared covariance (after shrinkage).
     coef_ : ndarray of shape (n_features,) or (n_classes, n_features)
-        Weights of the linear decision function (one row for two classes, as scikit-learn).
+        Weights of the linear decision function (one row for two classes, as scikit-learn);
+        for a singular covariance the pseudo-inverse (minimum-norm) solution, zero along
+        its null directions.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Intercepts of the linear decision function.
     scalings_ : ndarray of shape (n_features, rank)
         Discriminant directions (generalised eigenvectors of the between- and within-class
-        covariances), most discriminative first.
+        covariances on the support of the latter, ``rank`` its rank), most discriminative
+        first.
     xbar_ : ndarray of shape (n_features,)
         Overall mean.
     explained_variance_ratio_ : ndarray of shape (n_components,)
@@ -464,6 +487,34 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     handled by EM for "full" and by each feature's observed values for the diagonal kinds (exact
     maximum likelihood there, as the features are independent given the class).
 
+    A singular covariance is no error where it is harmless. Along a direction of no within-class
+    variance in which the class means agree, every class puts x at the same place: the direction
+    carries no information and cancels from every posterior, and the model is the Gaussian on
+    the covariance's support, with its pseudo-inverse and pseudo-determinant (the product of the
+    non-zero eigenvalues), as scikit-learn's "svd" solver restricts itself to the data's rank
+    (it decides that rank on the standardised features with an absolute threshold, 1e-4 on their
+    singular values, so it also drops nearly collinear directions, which are kept here). A
+    constant feature is left out: every output is that of the model fitted without it,
+    ``predict_joint_log_proba`` and rows with missing values included, and its missing values in
+    fit are its constant. Collinear features (one a linear combination of others) leave a null
+    direction across features: ``predict_joint_log_proba`` is then the log-density on the
+    subspace the data spans (with respect to the area on it, so it differs from the model on a
+    basis of those features by a constant common to all classes), a row off the subspace is
+    scored by its orthogonal projection onto it, and ``coef_`` is the minimum-norm solution, as
+    scikit-learn's "lsqr" solver gives. The tests do not depend on the features' units: a
+    feature is constant when its standard deviation is at most 100 eps times its size (a spread
+    that rounding makes by itself), and a direction among the others is null when the
+    eigenvalue of their correlation matrix is at most ``100 d`` eps times the largest; the
+    means agree along it when they spread by at most the resolution of that test plus the
+    rounding of the means (``_gaussian.support_of``). Errors remain where no answer is exact:
+    class means that differ along a null direction (degenerate classes, perfectly separated: set
+    ``shrinkage``, as for fewer samples than features), and rows with missing values on
+    collinear features (their observed part's Gaussian would need a pseudo-inverse for each
+    pattern of missing values: set ``shrinkage``, or remove the collinear features). With
+    missing values in fit, EM on collinear features approaches their singular maximum-likelihood
+    covariance without reaching it, and stops at a nearly singular one: set ``shrinkage`` there
+    too.
+
     EM is accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3): two EM iterations give
     a direction and a step length, an extrapolation along it is followed by one more EM
     iteration, and its fixed points are those of EM. An extrapolation that is not a valid
@@ -484,6 +535,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     array([1, 2])
     """
 
+    _regulariser = "shrinkage (a float in (0, 1] or 'auto')"  # what errors advise
+
     def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
                  shrinkage: float | str | None = None, n_components: int | None = None,
                  max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
@@ -499,7 +552,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         from sklearn.utils import TransformerTags  # only scikit-learn calls this
 
         tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags
 
     coef_ = parameter("coef", "ndarray: weights of the linear decision function.")
@@ -517,8 +570,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         shrinkage needs the higher moments, which are kept from a first fit with "auto" on (as
         long as the statistics have them: a merge with a model without them drops them)."""
         kind = self.covariance
-        if kind not in COVARIANCES:
-            raise ValueError(f"covariance must be one of {COVARIANCES}, got {kind!r}.")
+        if not isinstance(kind, str) or kind not in COVARIANCES:
+            raise invalid_parameter(self, "covariance",
+                                    f"a str among {{{', '.join(map(repr, COVARIANCES))}}}")
         fitted_kind = None if fitted is None or fitted.hyper is None else \
             fitted.hyper["covariance"]
         if fitted_kind is not None and kind != fitted_kind:
@@ -529,10 +583,10 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         else:
             higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
         shrinkage = self.shrinkage
+        allowed = "a str among {'auto'}, a float in the range [0.0, 1.0] or None"
         if isinstance(shrinkage, str):
             if shrinkage != "auto":
-                raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
-                                 f"{shrinkage!r}.")
+                raise invalid_parameter(self, "shrinkage", allowed)
             if kind != "full":
                 raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
             if not higher:
@@ -541,18 +595,18 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         elif shrinkage is not None and (isinstance(shrinkage, bool)
                                         or not isinstance(shrinkage, numbers.Real)
                                         or not 0 <= shrinkage <= 1):
-            raise ValueError(f"shrinkage must be None, a float in [0, 1] or 'auto', got "
-                             f"{shrinkage!r}.")
+            raise invalid_parameter(self, "shrinkage", allowed)
         self._check_classes(n_classes)
         n_features = fitted.n_features if X is None else X.shape[1]
-        n_components = self.n_components
+        n_components, most = self.n_components, min(n_classes - 1, n_features)
         if n_components is not None and (not isinstance(n_components, numbers.Integral)
-                                         or not 1 <= n_components <= min(n_classes - 1,
-                                                                         n_features)):
-            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)"
-                             f" = {min(n_classes - 1, n_features)}; got {n_components!r}.")
+                                         or isinstance(n_components, bool) or n_components < 1):
+            raise invalid_parameter(self, "n_components", "an int in the range [1, inf) or None")
+        if n_components is not None and n_components > most:
+            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)."
+                             f" Here that is {most}; got {n_components!r}.")
         iteration = self._iteration_params(fitted)
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        priors = check_priors(self, n_classes)
         return {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
                 "n_components": n_components, **iteration}
 
@@ -567,14 +621,14 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         ascend the likelihood (``em_full``)."""
         return hyper["shrinkage"] not in (None, 0)
 
-    @staticmethod
-    def _covariances(stats, hyper, classes=None):
-        """The shared covariance (1, d, d) of statistics, shrunk; every class uses it.
+    def _covariances(self, stats, hyper, classes=None, missing=False):
+        """The shared covariance (1, d, d) of statistics, shrunk; every class uses it; and its
+        ``Support`` (see ``_support``).
 
         Pooled by class weight (maximum likelihood). With "auto", each class's covariance is
         shrunk by Ledoit-Wolf on its standardised data first, as scikit-learn's lsqr solver does.
         """
-        weight, _, scatter, _, fourth = stats
+        weight, mean, scatter, _, fourth = stats
         total = weight.sum()
         s = hyper["shrinkage"]
         if s == "auto" and fourth is not None:  # (EM's start has no moments)
@@ -585,8 +639,26 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             cov = scatter.sum(axis=0) / total
             if s is not None and s != "auto":
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        _check_rank(cov)
-        return cov[None], np.zeros(len(weight), dtype=np.intp)
+        support = self._support(cov, mean[weight > 0], missing)
+        return cov[None], np.zeros(len(weight), dtype=np.intp), support
+
+    def _support(self, cov, means, missing=False):
+        """The shared covariance's ``Support``. It must be finite; where it is singular, the
+        class means must agree (else the classes are separated by a direction of no variance,
+        and their densities are degenerate); with ``missing`` (EM), the singular directions
+        must be constant features."""
+        _check_finite(cov)
+        support, agree = support_of(cov, means)
+        if not agree:
+            raise ValueError(
+                "The shared covariance is singular along a direction in which the class means "
+                "differ (more features than the data can estimate, or a feature constant within "
+                "each class but not across classes): the classes are degenerate Gaussians on "
+                f"parallel subspaces. Set {self._regulariser}, or use covariance='identity'."
+            )
+        if missing and support.basis is not None:
+            raise _collinear_missing(self._regulariser)
+        return support
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
@@ -596,7 +668,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             log_prior = np.log(priors)
         kind = hyper["covariance"]
         if kind == "full":
-            cov = self._covariances(_full_stats(stats), hyper)[0][0]
+            covs, _, support = self._covariances(_full_stats(stats), hyper)
+            cov = covs[0]
             means = readonly(stats["mean"])
         else:
             n, mean, m2 = stats["observed_count"], stats["mean"], stats["m2"]
@@ -608,33 +681,40 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             elif hyper["shrinkage"] is not None:
                 pooled = (1 - hyper["shrinkage"]) * pooled + hyper["shrinkage"] * pooled.mean()
             cov = np.diag(pooled)
-            _check_rank(cov)
             overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
             means = np.where(n > 0, mean, overall)
+            support = self._support(cov, means[stats["class_count_"] > 0])
+        whitened = whitening(cov[None], support)
+        W = whitened[0]  # (d, r): W W^T is the pseudo-inverse of cov
         xbar = priors @ means
-        coef = linalg.solve(cov, means.T, assume_a="pos").T
+        coef = (means @ W) @ W.T
         intercept = -0.5 * np.einsum("ij,ij->i", means, coef) + log_prior
         if n_classes == 2:
             coef_ = (coef[1] - coef[0])[None, :]
             intercept_ = np.array([intercept[1] - intercept[0]])
         else:
             coef_, intercept_ = coef, intercept
+        # the discriminant directions: the generalised eigenproblem (between, cov) on the
+        # support, as the standard one of the whitened between-class covariance
         between = (means - xbar).T @ ((means - xbar) * priors[:, None])
-        evals, evecs = linalg.eigh(between, cov)
+        evals, evecs = np.linalg.eigh(W.T @ between @ W)
         order = np.argsort(evals)[::-1]
-        n_components = hyper["n_components"] or min(n_classes - 1, n_features)
+        n_components = min(hyper["n_components"] or n_classes - 1, support.rank)
         ratio = evals[order] / evals.sum() if evals.sum() > 0 else np.zeros(len(evals))
         full = diagonal = None
         if kind == "full":
-            full = _whitened(stats["class_count_"], stats["mean"], cov[None],
-                             np.zeros(n_classes, np.intp), log_prior)
-        else:
-            var = np.broadcast_to(pooled, (n_classes, n_features))
-            diagonal = diagonal_tables(DIAG_GAUSSIAN, means, -0.5 / var,
-                                       -0.5 * (LOG_2PI + np.log(var)), log_prior)
+            full = _whitened(stats["class_count_"], stats["mean"], whitened,
+                             np.zeros(n_classes, np.intp), log_prior, support)
+        else:  # a constant feature adds nothing: S = B = 0
+            keep = support.keep
+            S, B = np.zeros(n_features), np.zeros(n_features)
+            S[keep] = -0.5 / pooled[keep]
+            B[keep] = -0.5 * (LOG_2PI + np.log(pooled[keep]))
+            diagonal = diagonal_tables(DIAG_GAUSSIAN, means, np.broadcast_to(S, means.shape),
+                                       np.broadcast_to(B, means.shape), log_prior)
         params = _LDAParams(priors, log_prior, means, cov, coef, intercept, coef_, intercept_,
-                            xbar, evecs[:, order], ratio[:n_components], n_components, full,
-                            diagonal, _linear_safe(coef, intercept))
+                            xbar, W @ evecs[:, order], ratio[:n_components], n_components, full,
+                            diagonal, _linear_safe(coef, intercept), support)
         _check_derived(params)
         return params
 
@@ -669,7 +749,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             failed += _score_full(params.full, X[rows], kind, part)
             out[rows] = part
         if has_nan:
-            failed += _score_missing(params.full, X, kind, out, self._n_threads_for(X.size))
+            failed += _score_missing(params.full, X, kind, out, self._n_threads_for(X.size),
+                                     self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
@@ -696,7 +777,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
         if params.linear_safe:
             scores = X @ params.coef.T + params.intercept
-            return scores.ravel() if two else scores
+            return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = X @ params.coef.T + params.intercept
         overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
@@ -704,7 +785,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
             scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
-        return scores.ravel() if two else scores
+        return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
@@ -720,11 +801,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         X_new : ndarray of shape (n_samples, n_components)
             ``(X - xbar_) @ scalings_[:, :n_components]``.
         """
-        X, has_nan, _, params = self._snapshot(X)
+        X, has_nan, fitted, params = self._snapshot(X)
         centred = X - params.xbar
         if has_nan:
             centred[np.isnan(centred)] = 0.0
-        return centred @ params.scalings[:, :params.n_components]
+        return (centred @ params.scalings[:, :params.n_components]).astype(fitted.dtype,
+                                                                            copy=False)
 
     def fit_transform(self, X: MatrixLike, y: ArrayLike, **fit_params) -> NDArray[np.floating]:
         """Fit, then transform X.
@@ -797,11 +879,24 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     Notes
     -----
     ``predict_joint_log_proba`` is ``log P(c) + log N(x; means_[c], covariance_[c])`` exactly
-    (on the observed sub-vector when values are missing). Unlike scikit-learn, a rank-deficient
-    class covariance (for example a class with no more samples than features) is an error
-    naming ``reg_param``, never a silently wrong answer (scikit-learn #14997). The covariance is
-    the maximum-likelihood estimate (divided by the class weight), not scikit-learn's unbiased
-    one.
+    (on the observed sub-vector when values are missing). A rank-deficient class covariance (for
+    example a class with no more samples than features) is an error naming ``reg_param``
+    (``numpy.linalg.LinAlgError``, a ``ValueError``), never a silently wrong answer. The
+    covariance is the maximum-likelihood estimate (divided by the class weight), as in
+    scikit-learn 1.9, whose posteriors equal fastgen's for the same ``priors`` and
+    ``reg_param``; its ``tol``, though, is a threshold on the covariances' eigenvalues, not
+    EM's tolerance.
+
+    Directions of no variance in every class (a constant feature, collinear features) along
+    which the class means agree carry no information, and are handled as by
+    ``LinearDiscriminantAnalysis``: the model is the Gaussian on the covariances' common
+    support (pseudo-inverses, pseudo-determinants); a constant feature is left out, so that
+    every output is that of the model fitted without it, missing values included. They are
+    the directions of no variance of the class covariances' weighted mean, with the same
+    tolerances. Still errors naming ``reg_param``: a class singular where another class has
+    variance, class means that differ along a common null direction, and rows with missing
+    values on collinear features (and EM on them, which stops at a nearly singular
+    covariance, needs ``reg_param`` too).
 
     Missing values at fit time are handled by EM, accelerated by SQUAREM with the safeguards
     described in ``LinearDiscriminantAnalysis``: without ``reg_param`` the observed-data
@@ -818,6 +913,8 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     array([0, 1])
     """
 
+    _regulariser = "reg_param > 0 (for example 0.01)"  # what errors advise
+
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
                  max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
         self.priors = priors
@@ -829,10 +926,10 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     def _check_params(self, n_classes, X, fitted):
         r = self.reg_param
         if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r <= 1:
-            raise ValueError(f"reg_param must be a number in [0, 1], got {r!r}.")
+            raise invalid_parameter(self, "reg_param", "a float in the range [0.0, 1.0]")
         iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)
-        priors = None if self.priors is None else check_priors(self.priors, n_classes)
+        priors = check_priors(self, n_classes)
         return {"priors": priors, "reg_param": r, "higher": False, **iteration}
 
     @staticmethod
@@ -841,40 +938,57 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         not ascend the likelihood (``em_full``)."""
         return hyper["reg_param"] != 0
 
-    @staticmethod
-    def _covariances(stats, hyper, classes=None):
-        """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param.
-        ``classes`` names the classes in errors (EM, which knows only their indices, omits it).
+    def _covariances(self, stats, hyper, classes=None, missing=False):
+        """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param, and
+        their common ``Support``: the directions of no variance in every class (those of the
+        weighted mean covariance), where the class means must agree. On the support each
+        class's covariance must be non-singular; with ``missing`` (EM), the common singular
+        directions must be constant features. ``classes`` names the classes in errors (EM,
+        which knows only their indices, omits it).
         """
-        weight, _, scatter, _, _ = stats
+        weight, mean, scatter, _, _ = stats
         n_classes, n_features = scatter.shape[:2]
         covs = np.empty_like(scatter)
         r = hyper["reg_param"]
+        present = weight > 0
         for c in range(n_classes):
-            if not weight[c] > 0:  # announced in partial_fit's classes, no data yet: prior 0
+            if not present[c]:  # announced in partial_fit's classes, no data yet: prior 0
                 covs[c] = np.eye(n_features)
                 continue
             covs[c] = scatter[c] / weight[c]
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
             _check_finite(covs[c])
-            if rank_deficient(np.linalg.eigvalsh(covs[c])):
-                name = f"class {classes[c]!r}" if classes is not None else f"class number {c}"
-                raise ValueError(
-                    f"The covariance of {name} is singular (rank-deficient: "
-                    f"{weight[c]:g} samples for {n_features} features, or collinear features); "
-                    "its density is undefined. Set reg_param > 0 (for example 0.01)."
+        pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
+        support, agree = support_of(pooled, mean[present])
+        if not agree:
+            raise ValueError(
+                "The class covariances are all singular along a direction in which the class "
+                "means differ (a feature constant within each class but not across classes): "
+                f"the classes are degenerate Gaussians on parallel subspaces. Set "
+                f"{self._regulariser}."
+            )
+        for c in np.flatnonzero(present):
+            if singular(support.restrict(covs[c]), support.sizes(mean[c])):
+                name = f"class {classes[c]}" if classes is not None else f"class number {c}"
+                raise np.linalg.LinAlgError(
+                    f"The covariance matrix of {name} is not full rank. It is singular "
+                    f"({weight[c]:g} samples for {n_features} features, or collinear features), "
+                    f"so its density is undefined. Set {self._regulariser}."
                 )
-        return covs, np.arange(n_classes, dtype=np.intp)
+        if missing and support.basis is not None:
+            raise _collinear_missing(self._regulariser)
+        return covs, np.arange(n_classes, dtype=np.intp), support
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
         priors = class_prior(stats["class_count_"], hyper["priors"])
         with np.errstate(divide="ignore"):
             log_prior = np.log(priors)
-        covs, block = self._covariances(_full_stats(stats), hyper, fitted.classes)
+        covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes)
         params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
-                            _whitened(stats["class_count_"], stats["mean"], covs, block,
-                                      log_prior))
+                            _whitened(stats["class_count_"], stats["mean"],
+                                      whitening(covs, support), block, log_prior, support),
+                            support)
         _check_derived(params)
         return params

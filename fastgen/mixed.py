@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 
 from ._base import OUT_JLL, BaseClassifier, check_classes, check_priors, class_prior, spread
 from ._core import jll as _jll
-from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, readonly
-from ._validation import check_X
+from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
+from ._validation import check_X, invalid_parameter
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -199,8 +199,8 @@ class MixedNB(BaseClassifier):
         if fitted.feature_names is not None or fitted.classes is not None:
             self._check_feature_names(X, fitted.feature_names)
         # the snapshot's own handle_unknown; a new fit's (its shell has none yet)
-        handle_unknown = check_handle_unknown(self.handle_unknown if fitted.hyper is None
-                                              else fitted.hyper["handle_unknown"])
+        handle_unknown = check_handle_unknown(self) if fitted.hyper is None \
+            else fitted.hyper["handle_unknown"]
         extra = fitted.extra
         encoded = self._encode(X, extra["feature_types"], extra["categories"], handle_unknown)
         X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
@@ -272,13 +272,13 @@ class MixedNB(BaseClassifier):
         return dims
 
     def _check_params(self, n_classes, X, fitted):
-        handle_unknown = check_handle_unknown(self.handle_unknown)
+        handle_unknown = check_handle_unknown(self)
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
                     0 <= float(value) <= MAX_SMOOTHING):
-                raise ValueError(f"{name} must be a number in [0, {MAX_SMOOTHING:g}], got "
-                                 f"{value!r}.")
+                raise invalid_parameter(self, name,
+                                        f"a float in the range [0.0, {MAX_SMOOTHING:g}]")
         kinds = np.asarray(fitted.extra["feature_types"])
         parts = {}
         for kind in KINDS:
@@ -291,7 +291,7 @@ class MixedNB(BaseClassifier):
                 part_fitted = Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
                                      None, None)
                 parts[kind] = (columns, part, part._hyper(n_classes, part_X, part_fitted))
-        return {"priors": None if self.priors is None else check_priors(self.priors, n_classes),
+        return {"priors": check_priors(self, n_classes),
                 "handle_unknown": handle_unknown, "parts": parts}
 
     def _start(self, hyper, n_classes, X):
@@ -384,8 +384,7 @@ class MixedNB(BaseClassifier):
             log_prior = np.log(prior)
         return _MixedParams(prior, log_prior, parts)
 
-    class_prior_ = fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).prior),
-                                    "ndarray of shape (n_classes,): P(c).")
+    class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
                                       "list of str: the kind of every column.")
     categories_ = fitted_attribute(

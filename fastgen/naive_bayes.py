@@ -54,10 +54,12 @@ from ._state import (
     check_at_most,
     fitted_attribute,
     memoized,
+    parameter,
     readonly,
     statistic,
     zeros,
 )
+from ._validation import check_bool, invalid_parameter
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -112,14 +114,20 @@ class _Params:
         self.binarize, self.threshold = hyper.get("binarize", (False, 0.0))
 
 
-def check_class_prior(class_prior, n_classes):
-    """Validate a given class_prior (None: none given)."""
-    if class_prior is None:
+def check_class_prior(model, n_classes):
+    """The model's ``class_prior`` validated (None: none given); unlike ``priors``, it need not
+    sum to one."""
+    if model.class_prior is None:
         return None
-    prior = np.array(class_prior, dtype=np.float64)  # a copy: the model's, read-only below
+    try:
+        prior = np.array(model.class_prior, dtype=np.float64)  # a copy: the model's, read-only
+    except (TypeError, ValueError):
+        prior = None
+    if prior is None or prior.ndim != 1:
+        raise invalid_parameter(model, "class_prior", "an array-like of numbers or None")
     if prior.shape != (n_classes,):
-        raise ValueError(f"Number of priors must match number of classes: class_prior has shape "
-                         f"{prior.shape}, there are {n_classes} classes.")
+        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
+                         f"classes and {len(prior)} values in class_prior.")
     if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
         raise ValueError("class_prior must contain finite, non-negative probabilities, not "
                          "all zero.")
@@ -143,26 +151,29 @@ def class_log_prior(class_count, hyper):
 def check_alpha(model, n_features):
     """A text model's or CategoricalNB's alpha: a number in [0, MAX_SMOOTHING] or (text models)
     an array of n_features of them, raised to ALPHA_MIN with a warning unless force_alpha."""
-    alpha = model.alpha
+    alpha, force = model.alpha, check_bool(model, "force_alpha")
+    allowed = f"a float in the range [0.0, {MAX_SMOOTHING:g}]" + (
+        "" if n_features is None else " or an array-like")
     if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
         alpha = float(alpha)
         if not 0 <= alpha <= MAX_SMOOTHING:
-            raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
+            raise invalid_parameter(model, "alpha", allowed)
     elif n_features is None:
-        raise ValueError(f"alpha must be a number in [0, {MAX_SMOOTHING:g}], got {alpha!r}.")
+        raise invalid_parameter(model, "alpha", allowed)
     else:
         try:
             alpha = np.array(alpha, dtype=np.float64)  # a copy: the caller's stays writeable
         except (TypeError, ValueError):
-            raise TypeError(f"alpha must be a number or an array of n_features numbers, got "
-                            f"{model.alpha!r}.") from None
+            raise invalid_parameter(model, "alpha", allowed) from None
         if alpha.shape != (n_features,):
-            raise ValueError(f"When alpha is an array, it should contain n_features = "
-                             f"{n_features} elements; got shape {alpha.shape}.")
+            raise ValueError(f"When alpha is an array, it should contains `n_features`. Got "
+                             f"{alpha.size} elements instead of {n_features}."
+                             + ("" if alpha.ndim == 1 else f" It has shape {alpha.shape}."))
         if not ((alpha >= 0) & (alpha <= MAX_SMOOTHING)).all():
-            raise ValueError(f"All values in alpha must be in [0, {MAX_SMOOTHING:g}].")
+            raise ValueError(f"All values in alpha must be greater than 0. Each must be in "
+                             f"[0, {MAX_SMOOTHING:g}] (0 is no smoothing).")
         alpha.flags.writeable = False  # derivations take it as it is
-    if np.min(alpha) < ALPHA_MIN and not model.force_alpha:
+    if np.min(alpha) < ALPHA_MIN and not force:
         warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                       f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
                       UserWarning, stacklevel=5)
@@ -170,9 +181,10 @@ def check_alpha(model, n_features):
     return alpha
 
 
-def check_handle_unknown(value):
+def check_handle_unknown(model):
+    value = model.handle_unknown
     if not isinstance(value, str) or value not in ("error", "ignore"):
-        raise ValueError(f"handle_unknown must be 'error' or 'ignore', got {value!r}.")
+        raise invalid_parameter(model, "handle_unknown", "a str among {'error', 'ignore'}")
     return value
 
 
@@ -261,8 +273,8 @@ class _BaseDiscreteNB(BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         n_features = X.shape[1] if X is not None else fitted.n_features
         return {"alpha": check_alpha(self, n_features),
-                "class_prior": check_class_prior(self.class_prior, n_classes),
-                "fit_prior": bool(self.fit_prior), **self._more_params()}
+                "class_prior": check_class_prior(self, n_classes),
+                "fit_prior": check_bool(self, "fit_prior"), **self._more_params()}
 
     def _more_params(self):
         return {}
@@ -350,16 +362,15 @@ class _BaseDiscreteNB(BaseClassifier):
     feature_count_ = fitted_attribute(
         lambda model, fitted: readonly(model._dense_counts(fitted)),
         "ndarray of shape (n_classes, n_features): (weighted) sum of each feature per class.")
-    class_log_prior_ = fitted_attribute(
-        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
-        "ndarray of shape (n_classes,): log prior of each class.")
+    class_log_prior_ = parameter("log_prior",
+                                 "ndarray of shape (n_classes,): log prior of each class.")
 
     # ----------------------------------------------------------------- derivation machinery
     def _feature_log_prob(self, fitted):
         """Multinomial and complement models score with feature_log_prob_ itself."""
         return self._params_of(fitted).table.T
 
-    feature_log_prob_ = memoized(
+    feature_log_prob_ = parameter(
         lambda model, fitted: model._feature_log_prob(fitted),
         "ndarray of shape (n_classes, n_features): log P(x_j | y=c) (model-specific meaning).")
 
@@ -669,7 +680,7 @@ class ComplementNB(_BaseDiscreteNB):
         self.n_threads = n_threads
 
     def _more_params(self):
-        return {"norm": bool(self.norm)}
+        return {"norm": check_bool(self, "norm")}
 
     def _word_probabilities(self, fitted):
         # documents of class c are drawn from its own smoothed word counts
@@ -823,11 +834,9 @@ class BernoulliNB(_BaseDiscreteNB):
             return True, b
         if b is None:
             return False, 0.0
-        if isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real):
-            raise TypeError(f"binarize must be None or a number, got {self.binarize!r}.")
-        if np.isnan(self.binarize):
-            raise ValueError("binarize must not be NaN.")
-        return True, float(self.binarize)
+        if isinstance(b, bool) or not isinstance(b, numbers.Real) or np.isnan(b):
+            raise invalid_parameter(self, "binarize", "None or a float (not NaN)")
+        return True, float(b)
 
     @staticmethod
     def _log_terms(fitted, alpha):
@@ -912,17 +921,19 @@ class BernoulliNB(_BaseDiscreteNB):
     def _feature_log_prob(self, fitted):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
         alpha = fitted.hyper["alpha"]
-        if np.ndim(alpha) != 0:
-            self._dense_counts(fitted)
-            log_present, _, log_total = self._log_terms(fitted, alpha)
-            with np.errstate(invalid="ignore"):
-                return (log_present - log_total).astype(fitted.dtype, copy=False)
-        alpha = float(alpha)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            table, _ = self._fill_logged_counts(
-                fitted, _repeated(np.log(alpha), fitted.n_features),
-                -np.log(fitted.stats["class_count_"] + 2 * alpha), nonzero_counts(fitted), alpha)
-        return table.T
+        with fitted.lock:  # read from statistics that partial_fit may be adding to
+            if np.ndim(alpha) != 0:
+                self._dense_counts(fitted)
+                log_present, _, log_total = self._log_terms(fitted, alpha)
+                with np.errstate(invalid="ignore"):
+                    return log_present - log_total
+            alpha = float(alpha)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                table, _ = self._fill_logged_counts(
+                    fitted, _repeated(np.log(alpha), fitted.n_features),
+                    -np.log(fitted.stats["class_count_"] + 2 * alpha), nonzero_counts(fitted),
+                    alpha)
+            return table.T
 
 
 # --------------------------------------------------------------------------------------------
@@ -959,8 +970,7 @@ class _BaseDiagonalNB(BaseClassifier):
 
 
 def _named(name, doc):
-    return fitted_attribute(lambda model, fitted: readonly(model._params_of(fitted).named[name]),
-                            doc)
+    return parameter(lambda model, fitted: model._params_of(fitted).named[name], doc)
 
 
 class GaussianNB(_BaseDiagonalNB):
@@ -1050,10 +1060,10 @@ class GaussianNB(_BaseDiagonalNB):
         vs = self.var_smoothing
         if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (
                 0 <= float(vs) <= MAX_SMOOTHING):
-            raise ValueError(f"var_smoothing must be a number in [0, {MAX_SMOOTHING:g}], got "
-                             f"{vs!r}.")
+            raise invalid_parameter(self, "var_smoothing",
+                                    f"a float in the range [0.0, {MAX_SMOOTHING:g}]")
         return {"var_smoothing": float(vs),
-                "priors": None if self.priors is None else check_priors(self.priors, n_classes)}
+                "priors": check_priors(self, n_classes)}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
@@ -1110,8 +1120,7 @@ class GaussianNB(_BaseDiagonalNB):
     theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")
     var_ = _named("var_", "ndarray of shape (n_classes, n_features): the class variances.")
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
-    epsilon_ = fitted_attribute(lambda model, fitted: model._params_of(fitted).named["epsilon_"],
-                                "float: the absolute additive value to variances.")
+    epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
 
     def _sample_X(self, fitted, y_idx, rng):
         named = self._params_of(fitted).named
@@ -1203,12 +1212,12 @@ class PoissonNB(_BaseDiagonalNB):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
                     or not (0.0 <= float(value) <= MAX_SMOOTHING)
                     or (name == "alpha" and value == 0)):
-                bound = "> 0" if name == "alpha" else ">= 0"
-                raise ValueError(f"{name} must be a number {bound} and at most "
-                                 f"{MAX_SMOOTHING:g}, got {value!r}.")
+                low = "(0.0" if name == "alpha" else "[0.0"
+                raise invalid_parameter(self, name,
+                                        f"a float in the range {low}, {MAX_SMOOTHING:g}]")
         return {"alpha": float(self.alpha), "beta": float(self.beta),
-                "class_prior": check_class_prior(self.class_prior, n_classes),
-                "fit_prior": bool(self.fit_prior)}
+                "class_prior": check_class_prior(self, n_classes),
+                "fit_prior": check_bool(self, "fit_prior")}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
@@ -1419,22 +1428,30 @@ class CategoricalNB(BaseClassifier):
 
     def _check_params(self, n_classes, X, fitted):
         alpha = check_alpha(self, None)  # a number: one smoothing for every category
-        check_handle_unknown(self.handle_unknown)
         n_features = X.shape[1] if X is not None else fitted.n_features
-        minimum = None
-        if self.min_categories is not None:
-            minimum = np.asarray(self.min_categories)
-            if minimum.dtype.kind not in "iu" or minimum.ndim > 1 or (
-                    minimum.ndim == 1 and minimum.shape[0] != n_features) or (
-                    minimum < 0).any() or (minimum > MAX_CATEGORIES).any():
-                raise ValueError(f"min_categories must be a non-negative integer (at most "
-                                 f"{MAX_CATEGORIES}) or an array of n_features = {n_features} "
-                                 f"such integers, got {self.min_categories!r}.")
-            minimum = np.broadcast_to(minimum.astype(np.intp), (n_features,))
-        return {"alpha": float(alpha), "class_prior": check_class_prior(self.class_prior,
-                                                                         n_classes),
-                "fit_prior": bool(self.fit_prior), "handle_unknown": self.handle_unknown,
-                "min_categories": minimum}
+        return {"alpha": float(alpha), "class_prior": check_class_prior(self, n_classes),
+                "fit_prior": check_bool(self, "fit_prior"),
+                "handle_unknown": check_handle_unknown(self),
+                "min_categories": self._check_min_categories(n_features)}
+
+    def _check_min_categories(self, n_features):
+        """min_categories as n_features intp values (None: none given)."""
+        if self.min_categories is None:
+            return None
+        minimum = np.asarray(self.min_categories)
+        allowed = f"None, an array-like or an int in the range [0, {MAX_CATEGORIES}]"
+        if minimum.ndim == 0 and (minimum.dtype.kind not in "iu" or not
+                                  0 <= minimum <= MAX_CATEGORIES):
+            raise invalid_parameter(self, "min_categories", allowed)
+        if minimum.dtype.kind not in "iu":
+            raise ValueError(f"'min_categories' should have integral type. Got {minimum.dtype} "
+                             "instead.")
+        if minimum.ndim == 1 and minimum.shape != (n_features,) or minimum.ndim > 1:
+            raise ValueError(f"'min_categories' should have shape ({n_features},) when an "
+                             f"array-like is provided. Got {minimum.shape} instead.")
+        if (minimum < 0).any() or (minimum > MAX_CATEGORIES).any():
+            raise invalid_parameter(self, "min_categories", allowed)
+        return np.broadcast_to(minimum.astype(np.intp), (n_features,))
 
     def _start(self, hyper, n_classes, X):
         return {"class_count_": np.zeros(n_classes),
@@ -1494,14 +1511,12 @@ class CategoricalNB(BaseClassifier):
                                   hyper["handle_unknown"])
 
     n_categories_ = statistic("n_categories_")
-    class_log_prior_ = fitted_attribute(
-        lambda model, fitted: readonly(model._params_of(fitted).log_prior),
-        "ndarray of shape (n_classes,): log P(c).")
+    class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
     category_count_ = fitted_attribute(
         lambda model, fitted: _per_feature(readonly(fitted.stats["category_count"]),
                                            _offsets(fitted.stats["n_categories_"])),
         "list of ndarray of shape (n_classes, n_categories_[j]): counts per feature.")
-    feature_log_prob_ = fitted_attribute(
+    feature_log_prob_ = parameter(
         lambda model, fitted: _per_feature(model._params_of(fitted).log_prob,
                                            model._params_of(fitted).offsets),
         "list of ndarray of shape (n_classes, n_categories_[j]): log P(x_j = k | c).")

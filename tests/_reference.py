@@ -77,10 +77,11 @@ def poisson_jll(X, lam, log_prior):
     return jll
 
 
-def full_gaussian_jll(X, means, covs, log_prior):
+def full_gaussian_jll(X, means, covs, log_prior, singular=False):
     """log P(c) + log N(x_obs; means[c]_obs, covs[c]_obs,obs) with the full multivariate
     normal density of the observed sub-vector. ``covs`` is one shared (d, d) matrix (LDA)
-    or one per class (C, d, d) (QDA)."""
+    or one per class (C, d, d) (QDA). ``singular``: a singular covariance gives the density
+    on its support (scipy's pseudo-inverse and pseudo-determinant; x projected onto it)."""
     from scipy.stats import multivariate_normal
 
     X = dense(X).astype(np.float64)
@@ -98,7 +99,8 @@ def full_gaussian_jll(X, means, covs, log_prior):
                 jll[i, c] = lp[c]
                 continue
             sub = covs[c][np.ix_(obs, obs)]
-            jll[i, c] = lp[c] + multivariate_normal.logpdf(row[obs], means[c, obs], sub)
+            jll[i, c] = lp[c] + multivariate_normal.logpdf(row[obs], means[c, obs], sub,
+                                                           allow_singular=singular)
     return jll
 
 

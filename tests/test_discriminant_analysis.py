@@ -27,6 +27,8 @@ from _gaussian_data import (
 )
 from _data import horse_colic
 from _reference import full_gaussian_jll, gaussian_em_reference, log_posterior
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 import fastgen
@@ -525,11 +527,11 @@ def test_lda_auto_shrinkage_with_missing_values():
 def plain_em(est, X, y_idx, n_classes, base=None, tol=1e-14, max_iter=20000):
     """(means, covariances (G, d, d), iterations) of plain EM run to a relative change <= tol."""
     hyper = est._check_params(n_classes, X, None)
-    step, mean, covs = _gaussian._em_map(X, y_idx, np.ones(len(y_idx)), n_classes,
-                                         lambda stats: est._covariances(stats, hyper), base, 1,
-                                         hyper["higher"])
+    step, mean, covs, support = _gaussian._em_map(
+        X, y_idx, np.ones(len(y_idx)), n_classes,
+        lambda stats: est._covariances(stats, hyper, missing=True), base, 1, hyper["higher"])
     for n_iter in range(1, max_iter + 1):
-        new_mean, new_covs, _, _ = step(mean, covs)
+        new_mean, new_covs, support, _, _ = step(mean, covs, support)
         change = max(np.abs(new_mean - mean).max() / np.abs(new_mean).max(),
                      np.abs(new_covs - covs).max() / np.abs(new_covs).max())
         mean, covs = new_mean, new_covs
@@ -554,13 +556,13 @@ def em_runs(monkeypatch):
     runs = []
 
     def em_map(*args, **kwargs):
-        step, mean, covs = real_em_map(*args, **kwargs)
+        step, *start = real_em_map(*args, **kwargs)
 
-        def counted(mean, covs):
+        def counted(*args):
             runs[-1]["steps"] += 1
-            return step(mean, covs)
+            return step(*args)
 
-        return counted, mean, covs
+        return counted, *start
 
     def em_full(*args, **kwargs):
         runs.append({"trace": [], "steps": 0})
@@ -588,11 +590,15 @@ EM_IDS = ["LDA", "QDA", "LDA-shrink0.3", "LDA-auto", "QDA-reg0.1"]
 
 @pytest.mark.parametrize("Model, params", EM_MODELS, ids=EM_IDS)
 @pytest.mark.parametrize("base", [False, True], ids=["fit", "partial_fit"])
-def test_em_objective_is_the_observed_data_loglik(Model, params, base):
+@pytest.mark.parametrize("constant", [False, True], ids=["", "constant"])
+def test_em_objective_is_the_observed_data_loglik(Model, params, base, constant):
     """_em_map's objective at any parameters is the weighted log-likelihood of the batch's
     observed values plus that of the earlier batches' (complete-data) statistics, brute
-    force: scipy.stats on the observed sub-vector of every row, and on every earlier row."""
+    force: scipy.stats on the observed sub-vector of every row, and on every earlier row, on
+    the features of the support (a constant feature is left out)."""
     X, y = blobs(90, 4, k=3, seed=5, sep=1.5)
+    if constant:
+        X[:, 2] = 5.0
     Xh = with_holes(X[:60], 0.3, seed=6, all_nan_row=0)
     w = np.random.default_rng(7).uniform(0.5, 2.0, 90)
     est = Model(**params)
@@ -600,16 +606,20 @@ def test_em_objective_is_the_observed_data_loglik(Model, params, base):
     earlier = None
     if base:
         earlier = _gaussian.full_moments(X[60:], y[60:], w[60:], 3, 1, higher=hyper["higher"])
-    step, _, _ = _gaussian._em_map(Xh, y[:60], w[:60], 3,
-                                   lambda stats: est._covariances(stats, hyper), earlier, 1,
-                                   hyper["higher"])
+    step, _, _, support = _gaussian._em_map(
+        Xh, y[:60], w[:60], 3, lambda stats: est._covariances(stats, hyper, missing=True),
+        earlier, 1, hyper["higher"])
+    keep = support.keep
+    if not params:  # maximum likelihood: a constant feature is off the support
+        assert len(keep) == (3 if constant else 4)
     rng = np.random.default_rng(8)
     means = rng.normal(0.0, 2.0, (3, 4))
     covs = np.array([class_cov(rng.standard_normal((20, 4))) for _ in range(3 if Model is QDA
                                                                             else 1)])
-    objective = step(means, covs)[3]
-    rows = np.vstack([Xh, X[60:]])[:90 if base else 60]
-    jll = full_gaussian_jll(rows, means, covs if Model is QDA else covs[0], np.zeros(3))
+    objective = step(means, covs, support)[4]
+    rows = np.vstack([Xh, X[60:]])[:90 if base else 60][:, keep]
+    sub = covs[:, keep][:, :, keep]
+    jll = full_gaussian_jll(rows, means[:, keep], sub if Model is QDA else sub[0], np.zeros(3))
     want = (w[:len(rows)] * jll[np.arange(len(rows)), y[:len(rows)]]).sum()
     assert_allclose(objective, want, rtol=1e-12)
 
@@ -707,8 +717,8 @@ def test_em_extrapolations_that_are_not_positive_definite_are_drawn_back(params,
     would fail): the fit goes on without an error or a warning to plain EM's fixed point."""
     checked = []
 
-    def positive_definite(covs):
-        checked.append(real(covs))
+    def positive_definite(*args):
+        checked.append(real(*args))
         return checked[-1]
 
     real = _gaussian._positive_definite
@@ -730,15 +740,15 @@ def test_em_failing_on_an_extrapolation_takes_the_plain_step(monkeypatch):
     hyper = est._check_params(3, X, None)
     valid, failed = [], []
 
-    def positive_definite(covs):
-        valid.append(real(covs))
+    def positive_definite(*args):
+        valid.append(real(*args))
         return valid[-1]
 
     def covariances(stats):
         if valid and valid[-1] and not failed:  # EM on the first valid extrapolation
             failed.append(True)
             raise ValueError("The shared covariance is singular")
-        return est._covariances(stats, hyper)
+        return est._covariances(stats, hyper, missing=True)
 
     real = _gaussian._positive_definite
     monkeypatch.setattr(_gaussian, "_positive_definite", positive_definite)
@@ -852,3 +862,269 @@ def test_far_rows_with_missing_values_are_never_nan(Model):
                    [1e-3, np.nan, 1e140]])
     assert_normalised(est, Xq)
     assert not np.isnan(est.predict_joint_log_proba(Xq)).any()
+
+
+# ---------------------------------------------------------------------------------------
+# Rank-deficient covariances: constant and collinear features
+
+EPS = np.finfo(np.float64).eps
+BOTH = pytest.mark.parametrize("Model", [LDA, QDA], ids=["LDA", "QDA"])
+
+
+def assert_same_outputs(est, X, ref, X_ref, jll_shift=0.0, rtol=1e-9):
+    """est on X answers as ref on X_ref: posteriors, predictions, decision function (LDA),
+    and joint log-likelihoods up to ``jll_shift`` (the same for every class)."""
+    jll = ref.predict_joint_log_proba(X_ref)
+    atol = 1e-12 * np.abs(jll).max()
+    assert_allclose(est.predict_joint_log_proba(X), jll + jll_shift, rtol=rtol, atol=atol,
+                    err_msg="predict_joint_log_proba")
+    for m in ("predict_log_proba", "predict_proba"):
+        assert_allclose(getattr(est, m)(X), getattr(ref, m)(X_ref), rtol=rtol, atol=atol,
+                        err_msg=m)
+    assert_array_equal(est.predict(X), ref.predict(X_ref))
+    if isinstance(est, LDA):
+        dec = ref.decision_function(X_ref)
+        assert_allclose(est.decision_function(X), dec, rtol=rtol,
+                        atol=1e-12 * np.abs(dec).max(), err_msg="decision_function")
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """scikit-learn's 8x8 digits; pixels 0, 32 and 39 are 0 in every image."""
+    X, y = pytest.importorskip("sklearn.datasets").load_digits(return_X_y=True)
+    keep = np.flatnonzero(X[:1200].std(axis=0) > 0)
+    assert len(keep) == 61
+    return X[:1200], y[:1200], X[1200:], y[1200:], keep
+
+
+@pytest.mark.parametrize("kind", ["full", "diagonal"])
+def test_lda_constant_features_are_left_out(kind, digits):
+    """A constant feature carries no information: the model is the model without it, every
+    output (joint log-likelihoods, rows with missing values in any column, and a value off
+    the constant, which the model's support does not see) and every attribute."""
+    X, y, Xt, _, keep = digits
+    est = LDA(kind).fit(X, y)
+    ref = LDA(kind).fit(X[:, keep], y)
+    off = Xt[:20].copy()
+    off[:, [0, 32, 39]] = 5.0
+    for T in (Xt, with_holes(Xt, 0.1, seed=3), off):
+        assert_same_outputs(est, T, ref, T[:, keep])
+    dropped = np.setdiff1d(np.arange(64), keep)
+    assert_array_equal(est.coef_[:, dropped], 0.0)
+    assert_allclose(est.coef_[:, keep], ref.coef_, rtol=1e-9, atol=1e-12 * np.abs(ref.coef_).max())
+    assert_allclose(est.intercept_, ref.intercept_, rtol=1e-9)
+    assert est.scalings_.shape == (64, 61)
+    assert_array_equal(est.scalings_[dropped], 0.0)
+    assert_allclose(est.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-9)
+    T, T_ref = est.transform(Xt), ref.transform(Xt[:, keep])
+    assert_allclose(np.abs(T), np.abs(T_ref), rtol=1e-7, atol=1e-9 * np.abs(T_ref).max())
+
+
+def test_lda_digits_parity_sklearn(digits):
+    """On digits (3 constant pixels) fastgen and scikit-learn's svd and lsqr solvers are all
+    the maximum-likelihood Gaussian model on the data's support: the same posteriors,
+    predictions and explained variance; lsqr's coef_ is the same minimum-norm solution,
+    svd's differs from it by one vector common to all classes (it centres the linear form on
+    xbar_), which cancels from the posteriors."""
+    sk = sk_da()
+    X, y, Xt, yt, _ = digits
+    fg = LDA().fit(X, y)
+    svd = sk.LinearDiscriminantAnalysis(solver="svd").fit(X, y)
+    lsqr = sk.LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    pinv = np.linalg.pinv(fg.covariance_)
+    assert_allclose(fg.coef_, fg.means_ @ pinv, rtol=1e-9, atol=1e-12 * np.abs(fg.coef_).max())
+    for Z in (X, Xt):
+        for sk_est in (svd, lsqr):
+            assert_allclose(fg.predict_proba(Z), sk_est.predict_proba(Z), rtol=1e-9, atol=1e-12)
+            assert_array_equal(fg.predict(Z), sk_est.predict(Z))
+        dec = lsqr.decision_function(Z)
+        assert_allclose(fg.decision_function(Z), dec, rtol=1e-9, atol=1e-12 * np.abs(dec).max())
+    scale = np.abs(fg.coef_).max()
+    assert_allclose(fg.coef_, lsqr.coef_, rtol=1e-9, atol=1e-12 * scale)
+    common = fg.coef_ - svd.coef_
+    assert_allclose(common, np.broadcast_to(pinv @ fg.xbar_, common.shape), rtol=1e-9,
+                    atol=1e-12 * scale)
+    assert_allclose(fg.explained_variance_ratio_, svd.explained_variance_ratio_, rtol=1e-9,
+                    atol=1e-15)
+    assert fg.score(Xt, yt) == svd.score(Xt, yt) > 0.9
+
+
+def collinear_problem(seed=5):
+    """x3 = x1 - 2 x2 (a plane in R^3, the same for every class); the fit on (x1, x2)."""
+    X2, y = blobs(600, 2, k=3, seed=seed, sep=2.0)
+    return X2, np.column_stack([X2, X2[:, 0] - 2 * X2[:, 1]]), y
+
+
+@BOTH
+def test_collinear_features_give_the_gaussian_on_their_plane(Model):
+    """x3 = x1 - 2 x2: the posteriors are those of the fit on (x1, x2); the joint
+    log-likelihood is the density on the plane (pseudo-determinant), which differs from the
+    density of (x1, x2) by the area factor of (x1, x2) -> (x1, x2, x1 - 2 x2),
+    sqrt(det(A^T A)) = sqrt(6), and is scipy's degenerate density; a row off the plane is
+    scored by its orthogonal projection onto it (scipy gives it density 0); coef_ is
+    orthogonal to the null direction."""
+    X2, X3, y = collinear_problem()
+    est, ref = Model().fit(X3[:450], y[:450]), Model().fit(X2[:450], y[:450])
+    assert_same_outputs(est, X3[450:], ref, X2[450:], jll_shift=-0.5 * np.log(6.0))
+    null = np.array([1.0, -2.0, -1.0]) / np.sqrt(6.0)
+    assert_same_outputs(est, X3[450:] + 0.7 * null, ref, X2[450:], jll_shift=-0.5 * np.log(6.0))
+    oracle = full_gaussian_jll(X3[450:], est.means_, est.covariance_, np.log(est.priors_),
+                               singular=True)
+    assert_allclose(est.predict_joint_log_proba(X3[450:]), oracle, rtol=1e-9)
+    if Model is LDA:
+        assert_allclose(est.coef_ @ null, 0.0, atol=1e-12 * np.abs(est.coef_).max())
+        assert est.scalings_.shape == (3, 2)
+        assert_allclose(np.abs(est.transform(X3[450:])), np.abs(ref.transform(X2[450:])),
+                        rtol=1e-7, atol=1e-9)
+
+
+@BOTH
+def test_constant_feature_with_missing_values_and_em(Model):
+    """A constant feature (5, not 0) with missing values in it and elsewhere: EM runs as on
+    the data without it (same iterations, same estimates), the constant's missing values
+    are the constant, and every output equals the model without it."""
+    X, y = blobs(400, 3, k=3, seed=8, sep=2.0, shared=Model is LDA)
+    Xc = np.insert(X, 1, 5.0, axis=1)
+    keep = [0, 2, 3]
+    Xh = with_holes(Xc, 0.15, seed=4, all_nan_row=0)
+    est = Model(tol=1e-9).fit(Xh[:300], y[:300])
+    ref = Model(tol=1e-9).fit(Xh[:300][:, keep], y[:300])
+    assert est.n_iter_ == ref.n_iter_ > 2
+    assert_allclose(est.means_[:, keep], ref.means_, rtol=1e-9, atol=1e-12)
+    assert_array_equal(est.means_[:, 1], 5.0)
+    cov, cov_ref = est.covariance_, ref.covariance_
+    index = np.ix_(keep, keep) if Model is LDA else (slice(None),) + np.ix_(keep, keep)
+    assert_allclose(cov[index], cov_ref, rtol=1e-9, atol=1e-12)
+    assert_array_equal(cov[..., 1, :], 0.0)
+    for T in (Xc[300:], Xh[300:]):
+        assert_same_outputs(est, T, ref, T[:, keep])
+    Xs, _ = est.sample(50, random_state=0)
+    assert_array_equal(Xs[:, 1], 5.0)
+
+
+@BOTH
+def test_rank_deficient_model_partial_fit_merge_and_model_file(Model, tmp_path):
+    """partial_fit, merge and model files keep a rank-deficient model (a constant feature and
+    a collinear one) the same as one fit; samples lie on its support."""
+    X2, X3, y = collinear_problem(seed=6)
+    X = np.insert(X3, 0, -2.5, axis=1)
+    whole = Model().fit(X, y)
+    inc = Model()
+    for s in np.array_split(np.arange(len(y)), 3):
+        inc.partial_fit(X[s], y[s], classes=[0, 1, 2])
+    halves = Model().fit(X[:300], y[:300])
+    halves.merge(Model().fit(X[300:], y[300:]))
+    whole.save(tmp_path / "model")
+    for other in (inc, halves, fastgen.load(tmp_path / "model")):
+        assert_same_outputs(other, X[:50], whole, X[:50])
+    Xs, _ = whole.sample(200, random_state=1)
+    assert_array_equal(Xs[:, 0], -2.5)
+    assert_allclose(Xs[:, 3], Xs[:, 1] - 2 * Xs[:, 2], atol=1e-12 * np.abs(Xs).max())
+
+
+@pytest.mark.parametrize("Model, name", [(LDA, "shrinkage"), (QDA, "reg_param")],
+                         ids=["LDA", "QDA"])
+def test_means_that_differ_along_a_null_direction_raise(Model, name):
+    """A feature constant within each class: left out while its class values agree to rounding
+    (d eps of their size), and an error naming the regulariser when they differ by more,
+    however little (a feature in tiny units is a feature like any other): the classes are then
+    degenerate Gaussians on parallel planes."""
+    X, y = blobs(300, 2, k=3, seed=9, sep=2.0, shared=True)
+    ref = Model().fit(X, y)
+
+    def offset(delta):
+        return np.column_stack([X, np.where(y == 0, 1.0, 1.0 + delta)])
+
+    assert_same_outputs(Model().fit(offset(EPS), y), offset(EPS), ref, X)
+    with pytest.raises(ValueError, match=f"means differ.*{name}"):
+        Model().fit(offset(1e-12), y)
+
+
+def test_qda_class_constant_feature_needs_reg_param():
+    """A feature constant in one class only: that class is singular where the others have
+    variance, which leaving out a common direction cannot cure."""
+    X, y = blobs(300, 2, k=3, seed=10, sep=2.0)
+    noise = np.random.default_rng(10).standard_normal(len(y))
+    Xc = np.column_stack([X, np.where(y == 1, 2.0, noise)])
+    with pytest.raises(ValueError, match=r"class 1 is not full rank.*reg_param"):
+        QDA().fit(Xc, y)
+    assert_jll_matches_oracle(QDA(reg_param=0.01).fit(Xc, y), Xc[:20])
+
+
+@pytest.mark.parametrize("Model, name", [(LDA, "shrinkage"), (QDA, "reg_param")],
+                         ids=["LDA", "QDA"])
+def test_collinear_features_with_missing_values_raise(Model, name):
+    """Rows with missing values on collinear features: the observed part's density is not
+    given by sub-matrices of one precision, so they are an error naming the regulariser, in
+    predict and in EM (a one-row batch adds no variance to the earlier batches' covariance,
+    and its mean moves only along the plane and a fourth, independent feature)."""
+    _, X3, y = collinear_problem()
+    X = np.column_stack([X3, np.random.default_rng(14).standard_normal(len(y))])
+    est = Model().fit(X, y)
+    holed = X[:5].copy()
+    holed[0, 1] = np.nan
+    for method in ("predict", "predict_proba", "predict_joint_log_proba"):
+        with pytest.raises(ValueError, match=f"collinear.*{name}"):
+            getattr(est, method)(holed)
+    if Model is LDA:
+        with pytest.raises(ValueError, match=f"collinear.*{name}"):
+            est.decision_function(holed)
+    oracle = full_gaussian_jll(X[1:5], est.means_, est.covariance_, np.log(est.priors_),
+                               singular=True)
+    assert_allclose(est.predict_joint_log_proba(X[1:5]), oracle, rtol=1e-9)  # complete rows
+    holed[0] = X[0]
+    holed[0, 3] = np.nan
+    with pytest.raises(ValueError, match=f"collinear.*{name}"):
+        est.partial_fit(holed[:1], y[:1])
+
+
+@BOTH
+@pytest.mark.parametrize("scale", [2.0**-30, 2.0**-100, 2.0**60])
+def test_rank_does_not_depend_on_units(Model, scale):
+    """An informative feature in tiny or huge units (its variance 1e-60 of the others', or
+    1e36 times) is a direction like any other: the posteriors are those of the model in the
+    original units (a power of two rescales exactly), and the joint log-likelihood moves by
+    the log of the Jacobian, -log(scale)."""
+    X, y = blobs(300, 3, k=3, seed=11, sep=2.0, shared=True)
+    Xs = X * np.array([1.0, 1.0, scale])
+    assert_same_outputs(Model().fit(Xs, y), Xs, Model().fit(X, y), X,
+                        jll_shift=-np.log(scale))
+
+
+def test_lda_n_components_at_most_the_rank():
+    """Two constant features of three, four classes: one discriminant direction."""
+    rng = np.random.default_rng(13)
+    y = np.arange(200) % 4
+    X = np.column_stack([rng.standard_normal(200) + y, np.full(200, 1.0), np.zeros(200)])
+    est = LDA().fit(X, y)
+    assert est.transform(X).shape == (200, 1)
+    assert_allclose(est.explained_variance_ratio_, [1.0])
+    assert est.scalings_.shape == (3, 1)
+
+
+@BOTH
+def test_all_features_constant_gives_the_priors(Model):
+    """Nothing varies and the classes agree: no feature carries information, the posteriors
+    are the priors."""
+    y = np.arange(30) % 3
+    est = Model(priors=[0.2, 0.3, 0.5]).fit(np.ones((30, 2)), y)
+    assert_allclose(est.predict_proba(np.array([[1.0, 1.0], [7.0, np.nan]])),
+                    [[0.2, 0.3, 0.5]] * 2, rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(Model=st.sampled_from([LDA, QDA]), seed=st.integers(0, 2**32 - 1),
+       d=st.integers(1, 4), k=st.integers(2, 4), where=st.integers(0, 5),
+       constant=st.sampled_from([0.0, -3.5, 1e3]),
+       combination=st.lists(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.0]), min_size=4,
+                            max_size=4))
+def test_property_rank_deficient_is_the_model_on_a_basis(Model, seed, d, k, where, constant,
+                                                         combination):
+    """A constant feature inserted anywhere and a linear combination c of the features
+    appended: the posteriors are those of the fit on the features alone, and the joint
+    log-likelihoods differ by the area factor of x -> (x, c.x), -log(1 + |c|^2) / 2."""
+    X, y = blobs(30 * k, d, k=k, seed=seed, sep=2.0, shared=Model is LDA)
+    c = np.array(combination[:d])
+    Xr = np.insert(np.column_stack([X, X @ c]), min(where, d + 1), constant, axis=1)
+    est, ref = Model().fit(Xr, y), Model().fit(X, y)
+    assert_same_outputs(est, Xr, ref, X, jll_shift=-0.5 * np.log1p(c @ c))

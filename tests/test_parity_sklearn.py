@@ -1,4 +1,6 @@
-"""Parity with scikit-learn's MultinomialNB, BernoulliNB and ComplementNB.
+"""Parity with scikit-learn's MultinomialNB, BernoulliNB, ComplementNB and
+QuadraticDiscriminantAnalysis (GaussianNB, CategoricalNB and LDA are compared in their own
+test files).
 
 Where the models coincide, fastgen must give the same statistics, parameters and
 posteriors as scikit-learn, to rounding: float64 rtol 1e-9 (with an absolute tolerance
@@ -6,6 +8,8 @@ of 1e-12 times the magnitude of the terms summed in a row's joint log-likelihood
 two libraries sum in different orders), float32 rtol 1e-5 (fastgen keeps float32
 parameters; scikit-learn upcasts to float64). Predictions are identical in float64; in
 float32 they may differ only where scikit-learn's top two classes are within rounding.
+scikit-learn's QDA estimates each class covariance by maximum likelihood since 1.9, as
+fastgen always has, and regularises it the same way, ``(1 - reg_param) S + reg_param I``.
 """
 
 import warnings
@@ -21,6 +25,7 @@ from _data import (
     to_format,
     zipf_counts,
 )
+from _gaussian_data import blobs, mvn_scale
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
@@ -51,12 +56,14 @@ def assert_same_model(fg, sk, float32=False):
         assert a.dtype == np.float64, (name, a.dtype)
         assert a.shape == getattr(sk, name).shape, name
         assert_allclose(a, getattr(sk, name), rtol=1e-12, err_msg=name)
+    dtype = np.float32 if float32 else np.float64
+    assert fg.class_log_prior_.dtype == dtype
     assert_allclose(
-        fg.class_log_prior_, sk.class_log_prior_, rtol=1e-12, atol=1e-15,
+        fg.class_log_prior_, sk.class_log_prior_, rtol=1e-6 if float32 else 1e-12, atol=1e-15,
         err_msg="class_log_prior_",
     )
     flp = fg.feature_log_prob_
-    assert flp.dtype == (np.float32 if float32 else np.float64)
+    assert flp.dtype == dtype
     assert flp.shape == sk.feature_log_prob_.shape
     if float32:
         assert_allclose(flp, sk.feature_log_prob_, rtol=1e-5, atol=1e-6)
@@ -408,3 +415,39 @@ def test_parity_newsgroups_full(shared_data):
         acc = fg.score(Xt, yt)
         assert acc == sk.score(Xt, yt)
         assert acc > 0.5
+
+
+# ---------------------------------------------------------------------------------------
+# QuadraticDiscriminantAnalysis
+
+
+@pytest.mark.parametrize("priors", [None, "given"])
+@pytest.mark.parametrize("reg_param", [0.0, 0.05, 0.5])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_parity_qda(n_classes, reg_param, priors, global_random_seed):
+    sk_da = pytest.importorskip("sklearn.discriminant_analysis")
+    X, y = blobs(400, 5, k=n_classes, seed=global_random_seed, sep=1.2, scale=2.0, shift=3.0)
+    Xtr, ytr, Xte = X[:300], y[:300], X[300:]
+    if priors == "given":
+        priors = np.linspace(1.0, 2.0, n_classes) / np.linspace(1.0, 2.0, n_classes).sum()
+    fg = fastgen.QuadraticDiscriminantAnalysis(reg_param=reg_param, priors=priors).fit(Xtr, ytr)
+    sk = sk_da.QuadraticDiscriminantAnalysis(reg_param=reg_param, priors=priors,
+                                             store_covariance=True).fit(Xtr, ytr)
+    assert_array_equal(fg.classes_, sk.classes_)
+    assert_allclose(fg.priors_, sk.priors_, rtol=1e-15)
+    assert_allclose(fg.means_, sk.means_, rtol=1e-12)
+    covs = np.asarray(sk.covariance_)
+    assert_allclose(fg.covariance_, covs, rtol=1e-9, atol=1e-12 * np.abs(covs).max())
+    for Xe in (Xte, Xtr):
+        atol = 1e-12 * mvn_scale(Xe, sk.means_, covs, np.log(sk.priors_))
+        for method in ("predict_log_proba", "predict_proba"):
+            assert_allclose(getattr(fg, method)(Xe), getattr(sk, method)(Xe), rtol=1e-9,
+                            atol=atol, err_msg=method)
+        if n_classes == 2:  # the log-odds in both
+            assert_allclose(fg.decision_function(Xe), sk.decision_function(Xe), rtol=1e-9,
+                            atol=atol)
+        else:  # scikit-learn's scores are the jll without its constant -d log(2 pi) / 2
+            assert_allclose(fg.predict_joint_log_proba(Xe),
+                            sk.decision_function(Xe) - 0.5 * X.shape[1] * np.log(2 * np.pi),
+                            rtol=1e-9, atol=atol)
+        assert_array_equal(fg.predict(Xe), sk.predict(Xe))

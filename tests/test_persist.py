@@ -160,6 +160,12 @@ def test_newer_format_version(saved):
     (lambda h: h["fitted"]["dict"].append(["more", 1]), "must have the entries"),
     (lambda h: h["params"]["dict"].append(["shell", "rm -rf /"]), "hyperparameters must be"),
     (lambda h: h.pop("fitted"), "malformed header"),
+    # json writes these as the non-standard tokens Infinity and NaN
+    (lambda h: h["params"]["dict"].__setitem__(2, ["var_smoothing", float("inf")]),
+     "var_smoothing must be"),
+    (lambda h: h["fitted"]["dict"].__setitem__(1, ["n_features", float("nan")]),
+     "not a valid fastgen model file"),
+    (lambda h: h["arrays"][0].update({"shape": [float("inf")]}), "does not fit"),
     (lambda h: h.update({"fitted": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
      "nested too deeply"),
 ])
