@@ -376,20 +376,39 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
     return out
 
 
-def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol, n_threads,
-            higher=False):
-    """Expected statistics of a batch with missing values, by EM under missing-at-random.
+def _complete_loglik(stats, mean, precisions, logdets, block, keep):
+    """Log-likelihood of complete-data statistics (weight w_c, mean m_c, scatter S_c about it)
+    on the features ``keep`` under Gaussians of means ``mean`` (C, d) and precisions P_g of
+    those features, ``log det cov_g = logdets[g]``, g = ``block[c]``:
+    -1/2 sum_c [w_c (k log 2 pi + log det cov_g) + tr(P_g S_c) + w_c (m_c - mean_c)^T P_g
+    (m_c - mean_c)]."""
+    weight, m, scatter = stats[:3]
+    P = precisions[block]
+    delta = (m - mean)[:, keep]
+    quadratic = (np.einsum("cjk,cjk->c", P, scatter[np.ix_(range(len(m)), keep, keep)])
+                 + weight * np.einsum("cj,cjk,ck->c", delta, P, delta))
+    return -0.5 * float(weight @ (len(keep) * LOG_2PI + logdets[block]) + quadratic.sum())
 
-    The E-step replaces each row's missing block by its conditional mean given the observed
-    block and adds its conditional covariance to the scatter (both from the precision matrix,
-    ``_missing_terms``); the M-step recomputes the statistics from the completed rows, combined
-    with ``base`` (the statistics of earlier batches, or None). ``covariances(stats)`` returns
-    the model's (regularised) covariances (G, d, d), the group of each class and their
-    ``Support``, whose kept features must span it (the model raises for collinear ones): the
-    E-step works on the kept features, and a missing value of a constant feature is that
-    constant, its class mean. Stops when no mean (of a kept feature) or covariance entry moves
-    by more than ``tol`` relative to the largest one; warns (ConvergenceWarning) if
-    ``max_iter`` is reached first. Returns (batch statistics, n_iter).
+
+def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, higher):
+    """One EM iteration as a map of the parameters, and EM's start.
+
+    Returns ``(step, mean, covs, support)``. ``step(mean, covs, support)`` maps class means
+    (C, d) and covariances (G, d, d) with their ``Support`` to ``(mean', covs', support',
+    stats, objective)``: the E-step replaces each row's missing block by its conditional mean
+    given the observed block and adds its conditional covariance to the scatter (both from the
+    precision matrix, ``_missing_terms``); the M-step recomputes the statistics from the
+    completed rows (``stats``, the batch's), combines them with ``base`` (the statistics of
+    earlier batches, or None) and takes the means of the combination and
+    ``covariances(combined)``: the model's (regularised) covariances, the group of each class
+    and their ``Support``, whose kept features must span it (the model raises for collinear
+    ones). The E-step works on the kept features; a missing value of a constant feature is
+    that constant, its class mean. ``objective`` is the log-likelihood of the parameters given,
+    on the kept features: of the batch's observed values and of ``base`` as complete data. It
+    is Q + H (Dempster, Laird & Rubin 1977): the expected complete-data log-likelihood, closed
+    form in the combined expected statistics, plus the entropy of the missing blocks given the
+    observed ones, sum over rows of (m (1 + log 2 pi) - log det P_mm) / 2 for a row missing m
+    kept features.
     """
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
@@ -400,14 +419,17 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     class_weight = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
     start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
              None, None)
-    covs, block, support = covariances(start if base is None else combine_full(base, start))
+    start = start if base is None else combine_full(base, start)
+    covs, block, support = covariances(start)
     Xhat = np.where(mask, mean[y_idx], X)
     X0 = np.where(mask, 0.0, Xhat)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
-    for n_iter in range(1, max_iter + 1):
-        _, precisions, _ = whitening(covs, support)
+
+    def step(mean, covs, support):
+        _, precisions, logdets = whitening(covs, support)
         keep = support.keep
         extra = np.zeros((n_classes, n_features * n_features))
+        logdet_mm = 0.0
         for batch_rows, missing in _batches(mask[incomplete][:, keep]):
             rows_all = incomplete[batch_rows]
             for c in np.unique(y_idx[rows_all]):
@@ -415,8 +437,9 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
                 rows, miss = rows_all[own], keep[missing[own]]
                 g = block[c]
                 D = ((X0[rows] - mean[c]) * ~mask[rows])[:, keep]
-                _, _, shift, cond_cov = _missing_terms(D, missing[own], precisions[g], n_threads,
-                                                       conditional=True)
+                _, logdet, shift, cond_cov = _missing_terms(D, missing[own], precisions[g],
+                                                            n_threads, conditional=True)
+                logdet_mm += sample_weight[rows] @ logdet
                 Xhat[rows[:, None], miss] = mean[c][miss] - shift
                 index = flat[miss[:, :, None], miss[:, None, :]]
                 extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
@@ -425,15 +448,124 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
         stats = full_moments(Xhat, y_idx, sample_weight, n_classes, n_threads,
                              extra.reshape(n_classes, n_features, n_features), higher)
         combined = stats if base is None else combine_full(base, stats)
-        previous = (mean, covs)
-        mean = combined[1]
-        covs, block, support = covariances(combined)
-        change = max(np.abs(mean - previous[0]).max()
-                     / max(np.abs(mean[:, support.keep]).max(initial=0.0), 1e-300),
-                     np.abs(covs - previous[1]).max() / max(np.abs(covs).max(), 1e-300))
-        if change <= tol:
-            return stats, n_iter
-    warnings.warn(f"EM did not converge in max_iter={max_iter} iterations (relative change "
-                  f"{change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
-                  stacklevel=4)
-    return stats, max_iter
+        entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
+        objective = (_complete_loglik(combined, mean, precisions, logdets, block, keep)
+                     + entropy - 0.5 * logdet_mm)
+        new_covs, _, new_support = covariances(combined)
+        return combined[1], new_covs, new_support, stats, objective
+
+    return step, start[1], covs, support
+
+
+class _EMStep(NamedTuple):
+    theta: np.ndarray  # F(theta_in): the class means, then the covariances, flattened
+    support: Support  # of F(theta_in)'s covariances
+    stats: tuple  # the batch statistics of its M-step
+    objective: float  # the log-likelihood at theta_in
+    change: float  # the largest change of an entry, relative to the largest entry
+
+
+def _positive_definite(covs, support):
+    """Whether every covariance is positive definite on the support."""
+    try:
+        for cov in covs:
+            np.linalg.cholesky(support.restrict(cov))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol, n_threads,
+            higher=False, likelihood=True, trace=None):
+    """Expected statistics of a batch with missing values: EM under missing-at-random
+    (``_em_map``), accelerated by SQUAREM.
+
+    SQUAREM (Varadhan & Roland 2008, scheme S3) takes two EM steps from theta_0, theta_1 =
+    F(theta_0) and theta_2 = F(theta_1), extrapolates with r = theta_1 - theta_0 and
+    v = theta_2 - 2 theta_1 + theta_0 to theta' = theta_0 - 2 a r + a^2 v, a = -||r|| / ||v||
+    (at most -1; a = -1 gives theta_2), and stabilises it by one more EM step: F(theta') is the
+    next iterate. Its fixed points are EM's. Norms count each mean in units of the start's
+    standard deviation sd_j and each covariance in sd_j sd_k, so that every feature weighs
+    alike whatever its scale. theta' takes theta_2's support (the constant features stay
+    constant: EM fills their holes with the constant).
+
+    Safeguards. While theta' is not valid (not finite, or a covariance not positive
+    definite on the support), a is halved towards -1, as in Varadhan & Roland's backtracking
+    (a Cholesky factorisation, not an EM step, decides). The next iterate is theta_2 instead of
+    F(theta') when EM fails on theta' or its merit is worse than theta_0's. With
+    ``likelihood`` (no regularisation) the merit is ``_em_map``'s objective, the
+    log-likelihood, which then never decreases from one iterate to the next (EM does not
+    decrease it: L(F(theta')) >= L(theta') >= L(theta_0), L(theta_2) >= L(theta_0)).
+    Regularised covariances make the map no likelihood ascent; the merit is then the residual
+    ||F(theta) - theta||, which shrinks towards a fixed point of any convergent map.
+
+    Stops when an EM step moves no mean (of a kept feature) or covariance entry by more than
+    ``tol`` relative to the largest one; warns (ConvergenceWarning) if ``max_iter`` EM steps
+    (E-step and M-step, the unit of work: three per SQUAREM iteration, two where the step is
+    theta_2) are taken first. ``trace``, a list, receives the objective of each SQUAREM
+    iterate. Returns (batch statistics, EM steps taken).
+    """
+    step, mean, covs, support = _em_map(X, y_idx, sample_weight, n_classes, covariances, base,
+                                        n_threads, higher)
+    n_mean, mean_shape, covs_shape = mean.size, mean.shape, covs.shape
+    sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2).mean(axis=0))
+    sd[~(sd > 0)] = 1.0  # (a constant feature has no scale)
+    unit = np.concatenate([np.tile(1.0 / sd, mean_shape[0]),
+                           np.tile((1.0 / np.outer(sd, sd)).ravel(), covs_shape[0])])
+    n_steps = 0
+
+    def em_step(theta, support):
+        nonlocal n_steps
+        n_steps += 1
+        mean, covs = theta[:n_mean].reshape(mean_shape), theta[n_mean:].reshape(covs_shape)
+        new_mean, new_covs, new_support, stats, objective = step(mean, covs, support)
+        change = max(np.abs(new_mean - mean).max()
+                     / max(np.abs(new_mean[:, new_support.keep]).max(initial=0.0), 1e-300),
+                     np.abs(new_covs - covs).max() / max(np.abs(new_covs).max(), 1e-300))
+        return _EMStep(np.concatenate([new_mean.ravel(), new_covs.ravel()]), new_support,
+                       stats, objective, change)
+
+    def norm(delta):
+        return float(np.linalg.norm(delta * unit))
+
+    def valid(theta, support):
+        return np.isfinite(theta).all() and _positive_definite(
+            theta[n_mean:].reshape(covs_shape), support)
+
+    theta = np.concatenate([mean.ravel(), covs.ravel()])
+    while True:
+        first = last = em_step(theta, support)
+        if trace is not None:
+            trace.append(first.objective)
+        if first.change <= tol or n_steps >= max_iter:
+            break
+        second = last = em_step(first.theta, first.support)
+        if second.change <= tol or n_steps >= max_iter:
+            break
+        r = first.theta - theta
+        v = second.theta - first.theta - r
+        alpha = min(-norm(r) / norm(v), -1.0) if norm(v) > 0 else -1.0
+        extrapolated = theta - 2.0 * alpha * r + alpha * alpha * v
+        # (theta_2 is valid: halve the way to it)
+        while alpha < -1.0 and not valid(extrapolated, second.support):
+            alpha = (alpha - 1.0) / 2.0 if alpha < -1.01 else -1.0
+            extrapolated = theta - 2.0 * alpha * r + alpha * alpha * v
+        theta, support = second.theta, second.support
+        if alpha == -1.0:
+            continue
+        try:
+            with np.errstate(all="ignore"):  # an extrapolation's overflow is refused below
+                third = em_step(extrapolated, support)
+        except (np.linalg.LinAlgError, ValueError):  # EM cannot take theta'
+            third = None
+        if third is not None and np.isfinite(third.theta).all() and (
+                third.objective >= first.objective if likelihood
+                else norm(third.theta - extrapolated) <= norm(r)):
+            theta, support, last = third.theta, third.support, third
+        if last.change <= tol or n_steps >= max_iter:
+            break
+    if last.change > tol:
+        warnings.warn(f"EM did not converge in max_iter={max_iter} iterations (relative change "
+                      f"{last.change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
+                      stacklevel=4)
+    return last.stats, n_steps

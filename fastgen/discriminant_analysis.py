@@ -3,10 +3,10 @@
 Both keep additive per-class statistics -- the weight, the mean and the scatter matrix about it
 (pooled over the classes for LDA) -- combined exactly across batches. Missing values (NaN) are
 marginalised: a row is scored by the Gaussian of its observed sub-vector, and fitting estimates
-means and covariances by EM under missing-at-random. A singular covariance whose null
-directions the class means share (constant or collinear features) gives the Gaussian on its
-support (``_gaussian.support_of``): constant features are left out by index, the other null
-directions by a basis of the covariance's range.
+means and covariances by EM under missing-at-random (accelerated by SQUAREM, ``_gaussian``). A
+singular covariance whose null directions the class means share (constant or collinear features)
+gives the Gaussian on its support (``_gaussian.support_of``): constant features are left out by
+index, the other null directions by a basis of the covariance's range.
 
 Where things are (on the declared state of ``_state``): the statistics are declared by
 ``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
@@ -260,7 +260,8 @@ class _BaseDiscriminant(BaseClassifier):
     priors_ = parameter("priors", "ndarray of shape (n_classes,): class priors.")
     covariance_ = parameter("covariance", "ndarray: the covariance(s) the classes use.")
     n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
-                               "int: EM iterations of the last batch with missing values.")
+                               "int: EM iterations (E-step and M-step passes) of the last "
+                               "batch with missing values.")
 
     def _fits_partitions_alone(self):
         return False  # a partition may hold a single class, which has no within-class scatter
@@ -307,7 +308,8 @@ class _BaseDiscriminant(BaseClassifier):
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
                     X, y_idx, sample_weight, n_classes,
                     lambda moments: self._covariances(moments, hyper, missing=True), base,
-                    hyper["max_iter"], hyper["tol"], n_threads, higher)
+                    hyper["max_iter"], hyper["tol"], n_threads, higher,
+                    not self._regularised(hyper))
             else:
                 batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
                                      higher=higher)
@@ -422,9 +424,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         Dimensions kept by ``transform`` (at most ``min(n_classes - 1, n_features)``, and
         at most the rank of the covariance: fewer are kept if it is lower).
     max_iter : int, default=300
-        Maximum EM iterations when the training data has missing values.
+        Maximum EM iterations (passes of an E-step and an M-step over the batch) when the
+        training data has missing values. The extrapolations of SQUAREM count: each takes
+        one (see Notes).
     tol : float, default=1e-6
-        EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
+        EM stops when an iteration moves no mean or covariance entry by more than ``tol``
+        times the largest one.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -459,8 +464,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the between-class variance along each kept direction.
     n_iter_ : int
-        EM iterations of the last batch with missing values (1: closed form, none missing).
-        Model files and pickles do not keep it (1 after loading).
+        EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
+        of the last batch with missing values (1: closed form, none missing). Model files
+        and pickles do not keep it (1 after loading).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -508,6 +514,16 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     missing values in fit, EM on collinear features approaches their singular maximum-likelihood
     covariance without reaching it, and stops at a nearly singular one: set ``shrinkage`` there
     too.
+
+    EM is accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3): two EM iterations give
+    a direction and a step length, an extrapolation along it is followed by one more EM
+    iteration, and its fixed points are those of EM. An extrapolation that is not a valid
+    Gaussian (a covariance not positive definite) is drawn back towards the plain EM
+    iterates, and one whose merit is worse than the current iterate's is replaced by them:
+    without shrinkage the merit is the observed-data log-likelihood (of this batch, and of
+    the statistics of earlier ``partial_fit`` batches as complete data), which therefore
+    never decreases; with shrinkage EM is the fixed-point iteration of a regularised map, and
+    the merit is the size of the change an EM iteration would make.
 
     Examples
     --------
@@ -599,6 +615,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         return super()._fields(hyper) if hyper["covariance"] == "full" else DIAGONAL_FIELDS
 
     # ----------------------------------------------------------------- parameters
+    @staticmethod
+    def _regularised(hyper):
+        """Whether the covariance is shrunk: EM then iterates a regularised map, and does not
+        ascend the likelihood (``em_full``)."""
+        return hyper["shrinkage"] not in (None, 0)
+
     def _covariances(self, stats, hyper, classes=None, missing=False):
         """The shared covariance (1, d, d) of statistics, shrunk; every class uses it; and its
         ``Support`` (see ``_support``).
@@ -818,9 +840,12 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     reg_param : float, default=0.0
         Regularisation: each covariance becomes ``(1 - reg_param) S + reg_param I``.
     max_iter : int, default=300
-        Maximum EM iterations when the training data has missing values.
+        Maximum EM iterations (passes of an E-step and an M-step over the batch) when the
+        training data has missing values. The extrapolations of SQUAREM count: each takes
+        one (see Notes).
     tol : float, default=1e-6
-        EM stops when no mean or covariance entry moves by more than ``tol`` (relative).
+        EM stops when an iteration moves no mean or covariance entry by more than ``tol``
+        times the largest one.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -841,8 +866,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     covariance_ : ndarray of shape (n_classes, n_features, n_features)
         Per-class maximum-likelihood covariances, regularised by ``reg_param``.
     n_iter_ : int
-        EM iterations of the last batch with missing values (1: closed form, none missing).
-        Model files and pickles do not keep it (1 after loading).
+        EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
+        of the last batch with missing values (1: closed form, none missing). Model files
+        and pickles do not keep it (1 after loading).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -874,6 +900,10 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     values on collinear features (and EM on them, which stops at a nearly singular
     covariance, needs ``reg_param`` too).
 
+    Missing values at fit time are handled by EM, accelerated by SQUAREM with the safeguards
+    described in ``LinearDiscriminantAnalysis``: without ``reg_param`` the observed-data
+    log-likelihood never decreases from one iterate to the next.
+
     Examples
     --------
     >>> import numpy as np
@@ -903,6 +933,12 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         self._check_classes(n_classes)
         priors = check_priors(self, n_classes)
         return {"priors": priors, "reg_param": r, "higher": False, **iteration}
+
+    @staticmethod
+    def _regularised(hyper):
+        """Whether the covariances are regularised: EM then iterates a regularised map, and does
+        not ascend the likelihood (``em_full``)."""
+        return hyper["reg_param"] != 0
 
     def _covariances(self, stats, hyper, classes=None, missing=False):
         """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param, and

@@ -166,3 +166,21 @@ def jll_scale(est, X):
     # Bernoulli also sums log(1 - p) over every feature
     extra = np.abs(np.log1p(-np.exp(-W))).sum(axis=1).max() if hasattr(est, "binarize") else 0.0
     return max(1.0, float(s.max(initial=0.0)) + prior + float(extra))
+
+
+@lru_cache(maxsize=None)
+def horse_colic(data_dir):
+    """UCI horse colic, training and test files together, with its own holes ('?' -> NaN):
+    X (366, 22) of the numeric and coded columns, y the outcome (1 lived, 2 died, 3
+    euthanized). Dropped: the hospital number, the outcome, the lesion codes and cp_data."""
+    rows = []
+    for name in ("horse-colic.data", "horse-colic-test.data"):
+        lines = (Path(data_dir) / "horse_colic" / name).read_text().splitlines()
+        for line in lines[1:]:  # (a header of column names)
+            fields = line.split()
+            if len(fields) >= 28:
+                rows.append([np.nan if v == "?" else float(v) for v in fields[:28]])
+    A = np.array(rows)
+    keep = ~np.isnan(A[:, 22])
+    X = np.delete(A, [2, 22, 24, 25, 26, 27], axis=1)[keep]
+    return np.ascontiguousarray(X), A[keep, 22].astype(int)
