@@ -229,9 +229,12 @@ class memoized(fitted_attribute):
         fitted = self._snapshot(model)
         value = fitted.memo.get(self.name)
         if value is None:
-            with fitted.lock:  # computed from statistics that partial_fit may be adding to
-                value = fitted.memo.setdefault(self.name, readonly(self.read(model, fitted)))
+            value = fitted.memo.setdefault(self.name, self._compute(model, fitted))
         return value
+
+    def _compute(self, model, fitted):
+        with fitted.lock:  # computed from statistics that partial_fit may be adding to
+            return readonly(self.read(model, fitted))
 
 
 def shown(value, dtype):
@@ -247,7 +250,7 @@ def shown(value, dtype):
     return value
 
 
-class parameter(fitted_attribute):
+class parameter(memoized):
     """A fitted attribute showing a parameter in the model's dtype (``shown``): ``read`` names
     an attribute of the snapshot's parameters, or is ``read(model, fitted)``, which reads them
     through ``model._params_of`` (and takes the snapshot's lock itself if it also reads the
@@ -257,15 +260,8 @@ class parameter(fitted_attribute):
     def __init__(self, read, doc=None):
         super().__init__(_params_attribute(read) if isinstance(read, str) else read, doc)
 
-    def __get__(self, model, owner=None):
-        if model is None:
-            return self
-        fitted = self._snapshot(model)
-        value = fitted.memo.get(self.name)
-        if value is None:
-            value = fitted.memo.setdefault(self.name,
-                                           shown(self.read(model, fitted), fitted.dtype))
-        return value
+    def _compute(self, model, fitted):
+        return shown(self.read(model, fitted), fitted.dtype)
 
 
 def _params_attribute(name):
