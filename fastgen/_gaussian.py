@@ -246,9 +246,11 @@ class Support(NamedTuple):
         return out
 
 
-def support_of(cov, means, estimated=True):
+def support_of(cov, means, variances=None):
     """The support of the Gaussians N(means[c], cov), and whether the means share it.
-    ``estimated``: cov is a maximum-likelihood estimate, not regularised (see ``constant``).
+    ``variances``: each feature's variance in the data, before any regularisation (default:
+    cov's diagonal): constant features are decided on them, as shrinking a constant feature's
+    variance towards the others' does not make its rounding noise information.
 
     The null directions are the constant features (``constant``) and, among the others, the
     null eigenvectors of their correlation matrix (``null_tolerance``), so the test does not
@@ -265,7 +267,8 @@ def support_of(cov, means, estimated=True):
     n_features = cov.shape[0]
     eps = np.finfo(np.float64).eps
     sizes = np.abs(means).max(axis=0, initial=0.0)
-    flat = constant(np.diag(cov), sizes if estimated else None)
+    variances = np.diag(cov) if variances is None else variances
+    flat = constant(variances, sizes)
     if not flat.any() and not singular(cov):
         return Support(np.arange(n_features), None), True
     keep = np.flatnonzero(~flat)
@@ -275,8 +278,7 @@ def support_of(cov, means, estimated=True):
     null = values <= tol
     scaled = means[:, keep] / std
     spread = [(np.ptp(means[:, flat], axis=0),
-               np.sqrt(np.maximum(np.diag(cov)[flat], MIN_VARIANCE))
-               + n_features * eps * sizes[flat]),
+               np.sqrt(np.maximum(variances[flat], 0.0)) + n_features * eps * sizes[flat]),
               (np.ptp(scaled @ vectors[:, null], axis=0),
                np.sqrt(tol) + n_features * eps * np.abs(scaled).max(initial=0.0))]
     agree = all((gap <= slack).all() for gap, slack in spread) if len(means) else True
@@ -519,14 +521,20 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
         n_steps += 1
         mean, covs = theta[:n_mean].reshape(mean_shape), theta[n_mean:].reshape(covs_shape)
         new_mean, new_covs, new_support, stats, objective = step(mean, covs, support)
-        change = max(np.abs(new_mean - mean).max()
-                     / max(np.abs(new_mean[:, new_support.keep]).max(initial=0.0), 1e-300),
-                     np.abs(new_covs - covs).max() / max(np.abs(new_covs).max(), 1e-300))
+        # measured on the support: a constant feature's mean and variance are rounding noise
+        # of its size, which would dominate the largest entry and stop EM at once
+        keep = new_support.keep
+        kept_covs = np.ix_(np.arange(len(covs)), keep, keep)
+        change = max(np.abs(new_mean - mean)[:, keep].max(initial=0.0)
+                     / max(np.abs(new_mean[:, keep]).max(initial=0.0), 1e-300),
+                     np.abs(new_covs - covs)[kept_covs].max(initial=0.0)
+                     / max(np.abs(new_covs[kept_covs]).max(initial=0.0), 1e-300))
         return _EMStep(np.concatenate([new_mean.ravel(), new_covs.ravel()]), new_support,
                        stats, objective, change)
 
-    def norm(delta):
-        return float(np.linalg.norm(delta * unit))
+    def norm(delta):  # inf where it overflows (a huge constant feature): no extrapolation then
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(np.linalg.norm(delta * unit))
 
     def valid(theta, support):
         return np.isfinite(theta).all() and _positive_definite(

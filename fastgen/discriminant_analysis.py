@@ -40,6 +40,7 @@ from ._gaussian import (
     Support,
     combine_full,
     combine_moments,
+    constant,
     diagonal_moments,
     diagonal_tables,
     em_full,
@@ -105,7 +106,9 @@ class _LDAParams(NamedTuple):
     log_prior: np.ndarray
     means: np.ndarray  # diagonal kinds: a class's unobserved features at the overall mean
     covariance: np.ndarray  # (d, d)
-    coef_all: np.ndarray  # (C, d) the linear form, one row per class
+    # the linear form of the posteriors, one row per class, of x - xbar: centred, so that data
+    # far from the origin does not cancel the classes' differences away
+    coef_all: np.ndarray  # (C, d)
     intercept_all: np.ndarray  # (C,)
     coef: np.ndarray  # coef_: one row for two classes
     intercept: np.ndarray
@@ -115,16 +118,19 @@ class _LDAParams(NamedTuple):
     n_components: int
     full: _Full | None  # covariance="full"
     diagonal: tuple | None  # diagonal_tables() of the other kinds
-    # whether the linear form of any accepted X (|x| <= MAX_ABS) stays far within float64: then
+    # whether the linear forms of any accepted X (|x| <= MAX_ABS) stay far within float64: then
     # scoring skips the overflow checks (they cost a third of a single-row predict_proba)
     linear_safe: bool
     support: Support
 
 
-def _linear_safe(coef, intercept):
-    finite = intercept[np.isfinite(intercept)]
-    bound = MAX_ABS * np.abs(coef).sum(axis=1).max(initial=0.0) + np.abs(finite).max(initial=0.0)
-    return bool(bound < 1e300)
+def _linear_safe(*forms):
+    """Whether ``x @ coef.T + intercept`` stays far within float64 for every (coef, intercept)
+    of ``forms`` and |x| <= 2 MAX_ABS (x - xbar included)."""
+    bounds = [2 * MAX_ABS * np.abs(coef).sum(axis=1).max(initial=0.0)
+              + np.abs(intercept[np.isfinite(intercept)]).max(initial=0.0)
+              for coef, intercept in forms]
+    return bool(max(bounds) < 1e300)
 
 
 class _QDAParams(NamedTuple):
@@ -220,6 +226,12 @@ def _score_full(full, X, kind, out):
     region block after block puts both thread pools, spinning, on the same cores (measured
     6-7x slower on two cores). The products take most of the time and use BLAS's threads."""
     shift, W, offset, block, const = full.shift, full.W, full.offset, full.block, full.const
+    if W.shape[1] == 0:  # no feature varies: every row scores the class constants (the kernel
+        # takes whitened rows of at least one coordinate)
+        jll = np.repeat(const[None, :], X.shape[0], axis=0)
+        failed = _jll.normalize_rows_inplace(jll, kind, 1)
+        out[...] = jll
+        return failed
     n_rows = min(ROW_BLOCK, X.shape[0])
     centred = np.empty((n_rows, X.shape[1]))
     Z = np.empty((n_rows, W.shape[1]))
@@ -494,20 +506,21 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     non-zero eigenvalues), as scikit-learn's "svd" solver restricts itself to the data's rank
     (it decides that rank on the standardised features with an absolute threshold, 1e-4 on their
     singular values, so it also drops nearly collinear directions, which are kept here). A
-    constant feature is left out: every output is that of the model fitted without it,
-    ``predict_joint_log_proba`` and rows with missing values included, and its missing values in
-    fit are its constant. Collinear features (one a linear combination of others) leave a null
-    direction across features: ``predict_joint_log_proba`` is then the log-density on the
-    subspace the data spans (with respect to the area on it, so it differs from the model on a
-    basis of those features by a constant common to all classes), a row off the subspace is
-    scored by its orthogonal projection onto it, and ``coef_`` is the minimum-norm solution, as
-    scikit-learn's "lsqr" solver gives. The tests do not depend on the features' units: a
-    feature is constant when its standard deviation is at most 100 eps times its size (a spread
-    that rounding makes by itself), and a direction among the others is null when the
-    eigenvalue of their correlation matrix is at most ``100 d`` eps times the largest; the
-    means agree along it when they spread by at most the resolution of that test plus the
-    rounding of the means (``_gaussian.support_of``). Errors remain where no answer is exact:
-    class means that differ along a null direction (degenerate classes, perfectly separated: set
+    constant feature is left out: every output is that of the model fitted without it (without
+    shrinkage, whose target averages over all the features), ``predict_joint_log_proba`` and
+    rows with missing values included, and its missing values in fit are its constant. Collinear
+    features (one a linear combination of others) leave a null direction across features:
+    ``predict_joint_log_proba`` is then the log-density on the subspace the data spans (with
+    respect to the area on it, so it differs from the model on a basis of those features by a
+    constant common to all classes), a row off the subspace is scored by its orthogonal
+    projection onto it, and ``coef_`` is the minimum-norm solution, as scikit-learn's "lsqr"
+    solver gives. The tests do not depend on the features' units: a feature is constant when its
+    standard deviation in the data (before shrinkage) is at most 100 eps times its size (a
+    spread that rounding makes by itself), and a direction among the others is null when the
+    eigenvalue of their correlation matrix is at most ``100 d`` eps times the largest; the means
+    agree along it when they spread by at most the resolution of that test plus the rounding of
+    the means (``_gaussian.support_of``). Errors remain where no answer is exact: class means
+    that differ along a null direction (degenerate classes, perfectly separated: set
     ``shrinkage``, as for fewer samples than features), and rows with missing values on
     collinear features (their observed part's Gaussian would need a pseudo-inverse for each
     pattern of missing values: set ``shrinkage``, or remove the collinear features). With
@@ -631,6 +644,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         weight, mean, scatter, _, fourth = stats
         total = weight.sum()
         s = hyper["shrinkage"]
+        with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
+            variances = np.diagonal(scatter, axis1=1, axis2=2).sum(axis=0) / total
         if s == "auto" and fourth is not None:  # (EM's start has no moments)
             with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
                 cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
@@ -640,16 +655,17 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                 cov = scatter.sum(axis=0) / total
                 if s is not None and s != "auto":
                     cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        support = self._support(cov, mean[weight > 0], s is None, missing)
+        support = self._support(cov, mean[weight > 0], variances, missing)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
-    def _support(self, cov, means, estimated, missing=False):
+    def _support(self, cov, means, variances, missing=False):
         """The shared covariance's ``Support``. It must be finite; where it is singular, the
         class means must agree (else the classes are separated by a direction of no variance,
         and their densities are degenerate); with ``missing`` (EM), the singular directions
-        must be constant features. ``estimated``: cov is not shrunk or given (``support_of``)."""
+        must be constant features. ``variances``: the pooled variances before shrinkage
+        (``support_of``)."""
         _check_finite(cov)
-        support, agree = support_of(cov, means, estimated)
+        support, agree = support_of(cov, means, variances)
         if not agree:
             raise ValueError(
                 "The shared covariance is singular along a direction in which the class means "
@@ -672,28 +688,34 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             means = readonly(stats["mean"])
         else:
             n, mean, m2 = stats["observed_count"], stats["mean"], stats["m2"]
+            overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
+            means = np.where(n > 0, mean, overall)
+            present = means[stats["class_count_"] > 0]
             with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
-                pooled = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
-                if kind == "spherical":
-                    pooled = np.full(n_features, m2.sum() / max(n.sum(), np.finfo(float).tiny))
+                variances = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
+                pooled = variances
+                if kind == "spherical":  # the mean variance of the features that vary
+                    varying = ~constant(variances, np.abs(present).max(axis=0, initial=0.0))
+                    pooled = np.full(n_features, m2[:, varying].sum()
+                                     / max(n[:, varying].sum(), np.finfo(float).tiny))
                 elif kind == "identity":
                     pooled = np.ones(n_features)
                 elif hyper["shrinkage"] is not None:
                     pooled = ((1 - hyper["shrinkage"]) * pooled
                               + hyper["shrinkage"] * pooled.mean())
             cov = np.diag(pooled)
-            overall = (n * mean).sum(axis=0) / np.maximum(n.sum(axis=0), 1e-300)
-            means = np.where(n > 0, mean, overall)
-            support = self._support(cov, means[stats["class_count_"] > 0],
-                                    kind != "identity" and hyper["shrinkage"] is None)
+            support = self._support(cov, present, variances)
         whitened = whitening(cov[None], support)
         W = whitened[0]  # (d, r): W W^T is the pseudo-inverse of cov
         xbar = priors @ means
         coef = (means @ W) @ W.T
         intercept = -0.5 * np.einsum("ij,ij->i", means, coef) + log_prior
-        if n_classes == 2:
-            coef_ = (coef[1] - coef[0])[None, :]
-            intercept_ = np.array([intercept[1] - intercept[0]])
+        centred = means - xbar
+        coef_all = (centred @ W) @ W.T
+        intercept_all = -0.5 * np.einsum("ij,ij->i", centred, coef_all) + log_prior
+        if n_classes == 2:  # the log-odds (x - xbar) @ coef_ + the centred intercepts' difference
+            coef_ = (coef_all[1] - coef_all[0])[None, :]
+            intercept_ = np.array([intercept_all[1] - intercept_all[0] - coef_[0] @ xbar])
         else:
             coef_, intercept_ = coef, intercept
         # the discriminant directions: the generalised eigenproblem (between, cov) on the
@@ -714,9 +736,10 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             B[keep] = -0.5 * (LOG_2PI + np.log(pooled[keep]))
             diagonal = diagonal_tables(DIAG_GAUSSIAN, means, np.broadcast_to(S, means.shape),
                                        np.broadcast_to(B, means.shape), log_prior)
-        params = _LDAParams(priors, log_prior, means, cov, coef, intercept, coef_, intercept_,
-                            xbar, W @ evecs[:, order], ratio[:n_components], n_components, full,
-                            diagonal, _linear_safe(coef, intercept), support)
+        params = _LDAParams(priors, log_prior, means, cov, coef_all, intercept_all, coef_,
+                            intercept_, xbar, W @ evecs[:, order], ratio[:n_components],
+                            n_components, full, diagonal,
+                            _linear_safe((coef_all, intercept_all), (coef_, intercept_)), support)
         _check_derived(params)
         return params
 
@@ -732,12 +755,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             return super()._score(params, X, kind, out, has_nan)
         # posteriors of the full model: the linear form (the quadratic term is common)
         if params.linear_safe:
-            jll = X @ params.coef_all.T
+            jll = (X - params.xbar) @ params.coef_all.T
             jll += params.intercept_all
             overflowed = None
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                jll = X @ params.coef_all.T
+                jll = (X - params.xbar) @ params.coef_all.T
                 jll += params.intercept_all
             # a complete row whose linear form overflowed takes the quadratic one
             overflowed = ~np.isfinite(jll.max(axis=1))
@@ -778,16 +801,25 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             self._score(params, X, OUT_LOG_PROBA, log_proba, has_nan)
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
         if params.linear_safe:
-            scores = X @ params.coef.T + params.intercept
+            scores = self._linear_scores(params, X, two)
             return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            scores = X @ params.coef.T + params.intercept
+            scores = self._linear_scores(params, X, two)
         overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
         if len(overflowed):  # the linear form overflowed (extreme models): the log-posteriors
             log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
             scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
         return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
+
+    @staticmethod
+    def _linear_scores(params, X, two):
+        """``X @ coef_.T + intercept_``; for two classes taken about ``xbar_``, which keeps the
+        log-odds of data far from the origin exact (the intercept of the centred form)."""
+        if two:
+            return ((X - params.xbar) @ params.coef.T
+                    + (params.intercept_all[1] - params.intercept_all[0]))
+        return X @ params.coef.T + params.intercept
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
@@ -962,7 +994,10 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        support, agree = support_of(pooled, mean[present], not r)
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused above if not finite)
+            variances = (np.diagonal(scatter[present], axis1=1, axis2=2).sum(axis=0)
+                         / weight[present].sum())
+        support, agree = support_of(pooled, mean[present], variances)
         if not agree:
             raise ValueError(
                 "The class covariances are all singular along a direction in which the class "

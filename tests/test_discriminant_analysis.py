@@ -1128,3 +1128,76 @@ def test_property_rank_deficient_is_the_model_on_a_basis(Model, seed, d, k, wher
     Xr = np.insert(np.column_stack([X, X @ c]), min(where, d + 1), constant, axis=1)
     est, ref = Model().fit(Xr, y), Model().fit(X, y)
     assert_same_outputs(est, Xr, ref, X, jll_shift=-0.5 * np.log1p(c @ c))
+
+
+# ---------------------------------------------------------------------------------------
+# Found from outside: huge constants, shrinkage, tiny units, data far from the origin
+
+
+def _three_classes(seed, n=60):
+    rng = np.random.default_rng(seed)
+    X, y = rng.normal(size=(n, 3)), np.tile([0, 1, 2], n // 3)
+    X[y == 1, 0] += 1.0
+    return rng, X, y
+
+
+@BOTH
+@pytest.mark.parametrize("value", [1718035200123456789.0, 1e30, 1e100])
+def test_em_with_a_huge_constant_feature_is_em_without_it(Model, value):
+    """A constant feature's class means are an ulp or two off its value, so its variance is
+    rounding noise of its size (262144 at 1.7e18): EM's stopping test is made on the support,
+    where that noise does not dominate the largest entry and stop EM at its starting point."""
+    rng, X, y = _three_classes(5)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    Xt = np.column_stack([X, np.full(len(y), value)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the extrapolation's norm overflowed with a warning)
+        a, b = Model().fit(Xt, y), Model().fit(X, y)
+    assert a.n_iter_ == b.n_iter_ > 1
+    assert_allclose(a.predict_proba(Xt), b.predict_proba(X), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("params", [{"shrinkage": 0.0}, {"covariance": "diagonal"},
+                                    {"covariance": "diagonal", "shrinkage": 0.0},
+                                    {"covariance": "spherical"}])
+def test_huge_constant_feature_with_shrinkage_or_spherical(params):
+    """Constant features are decided on the data's variances, before shrinkage, so
+    shrinkage=0.0 is None; the spherical variance is the mean over the features that vary:
+    a constant column at 1e30 gives the model without it (its rounding noise, 4e28 as a
+    variance, once counted as information)."""
+    _, X, y = _three_classes(0)
+    Xt = np.column_stack([X, np.full(len(y), 1e30)])
+    assert_allclose(LDA(**params).fit(Xt, y).predict_proba(Xt),
+                    LDA(**params).fit(X, y).predict_proba(X), rtol=0, atol=1e-12)
+
+
+@BOTH
+def test_informative_feature_below_min_variance_is_an_error_not_dropped(Model):
+    """A feature in units of 1e-60 (variance 1e-120, below what whitening can take) whose class
+    means differ by more than its own spread is not left out as constant: an error naming the
+    regulariser, as before (scikit-learn's svd solver standardises it)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(80, 2)), np.arange(80) % 2
+    X[y == 1, 0] += 2
+    with pytest.raises(ValueError, match="means differ"):
+        Model().fit(X * np.array([1e-60, 1.0]), y)
+
+
+@pytest.mark.parametrize("offset", [1e8, -1e12])
+def test_lda_posteriors_far_from_the_origin(offset):
+    """The posteriors' linear form is taken about xbar_: with data at 1e8 the uncentred one
+    cancelled the classes' differences away (0.77 off); now it is as exact as the joint
+    log-likelihood and scikit-learn's svd solver on the centred data. Two classes: the
+    decision function too."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, 60)
+    ref = LDA().fit(X, y)
+    est = LDA().fit(X + offset, y)
+    tol = 1e-15 * abs(offset) * 100
+    assert_allclose(est.predict_proba(X + offset), ref.predict_proba(X), rtol=0, atol=tol)
+    two = y < 2
+    est2, ref2 = LDA().fit(X[two] + offset, y[two]), LDA().fit(X[two], y[two])
+    assert_allclose(est2.decision_function(X + offset), ref2.decision_function(X), rtol=0,
+                    atol=tol * 10)
+    # (the data themselves are rounded to ulp(offset): 1.2e-4 at 1e12)
+    assert_allclose(est2.coef_, ref2.coef_, rtol=100 * EPS * abs(offset))
