@@ -206,6 +206,18 @@ def constant(variances, sizes=None):
     return ~(variances > floor)
 
 
+def without_noise(cov, flat):
+    """``cov`` with the rows and columns of the constant features ``flat`` set to 0: whatever
+    variance they show is rounding noise of their size, which must not reach a shrinkage
+    target, a spherical variance or ``covariance_``."""
+    if not flat.any():
+        return cov
+    cov = cov.copy()
+    cov[flat, :] = 0.0
+    cov[:, flat] = 0.0
+    return cov
+
+
 def singular(cov, sizes=None):
     """Whether a covariance (of features of these ``sizes``, see ``constant``) is numerically
     singular: a constant feature, or a null direction of the correlation matrix; NaN counts as
@@ -268,7 +280,7 @@ def support_of(cov, means, variances=None):
     eps = np.finfo(np.float64).eps
     sizes = np.abs(means).max(axis=0, initial=0.0)
     variances = np.diag(cov) if variances is None else variances
-    flat = constant(variances, sizes)
+    flat = constant(variances, sizes) | constant(np.diag(cov))
     if not flat.any() and not singular(cov):
         return Support(np.arange(n_features), None), True
     keep = np.flatnonzero(~flat)

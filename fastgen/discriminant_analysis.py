@@ -51,6 +51,7 @@ from ._gaussian import (
     singular,
     support_of,
     whitening,
+    without_noise,
 )
 from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
 from ._validation import check_is_fitted, invalid_parameter
@@ -646,15 +647,16 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         s = hyper["shrinkage"]
         with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
             variances = np.diagonal(scatter, axis1=1, axis2=2).sum(axis=0) / total
-        if s == "auto" and fourth is not None:  # (EM's start has no moments)
-            with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
-                cov = sum(w / total * ledoit_wolf(w, scatter[c], fourth[c])
+            flat = constant(variances, np.abs(mean[weight > 0]).max(axis=0, initial=0.0))
+            if s == "auto" and fourth is not None:  # (EM's start has no moments)
+                cov = sum(w / total * ledoit_wolf(w, without_noise(scatter[c], flat),
+                                                  without_noise(fourth[c], flat))
                           for c, w in enumerate(weight) if w > 0)
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
+            else:
                 cov = scatter.sum(axis=0) / total
-                if s is not None and s != "auto":
-                    cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+            cov = without_noise(cov, flat)
+            if s is not None and s != "auto":
+                cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
         support = self._support(cov, mean[weight > 0], variances, missing)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
@@ -693,9 +695,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             present = means[stats["class_count_"] > 0]
             with np.errstate(over="ignore", invalid="ignore"):  # _support refuses inf, NaN
                 variances = m2.sum(axis=0) / np.maximum(n.sum(axis=0), np.finfo(float).tiny)
-                pooled = variances
+                varying = ~constant(variances, np.abs(present).max(axis=0, initial=0.0))
+                pooled = np.where(varying, variances, 0.0)
                 if kind == "spherical":  # the mean variance of the features that vary
-                    varying = ~constant(variances, np.abs(present).max(axis=0, initial=0.0))
                     pooled = np.full(n_features, m2[:, varying].sum()
                                      / max(n[:, varying].sum(), np.finfo(float).tiny))
                 elif kind == "identity":
@@ -985,18 +987,19 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         covs = np.empty_like(scatter)
         r = hyper["reg_param"]
         present = weight > 0
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused below if not finite)
+            variances = (np.diagonal(scatter[present], axis1=1, axis2=2).sum(axis=0)
+                         / weight[present].sum())
+        flat = constant(variances, np.abs(mean[present]).max(axis=0, initial=0.0))
         for c in range(n_classes):
             if not present[c]:  # announced in partial_fit's classes, no data yet: prior 0
                 covs[c] = np.eye(n_features)
                 continue
-            covs[c] = scatter[c] / weight[c]
+            covs[c] = without_noise(scatter[c] / weight[c], flat)
             _check_finite(covs[c])  # (before 0 * inf: reg_param=1 does not hide an overflow)
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        with np.errstate(over="ignore", invalid="ignore"):  # (refused above if not finite)
-            variances = (np.diagonal(scatter[present], axis1=1, axis2=2).sum(axis=0)
-                         / weight[present].sum())
         support, agree = support_of(pooled, mean[present], variances)
         if not agree:
             raise ValueError(

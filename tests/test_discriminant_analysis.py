@@ -1201,3 +1201,18 @@ def test_lda_posteriors_far_from_the_origin(offset):
                     atol=tol * 10)
     # (the data themselves are rounded to ulp(offset): 1.2e-4 at 1e12)
     assert_allclose(est2.coef_, ref2.coef_, rtol=100 * EPS * abs(offset))
+
+
+@pytest.mark.parametrize("params", [{"shrinkage": 0.5}, {"shrinkage": "auto"},
+                                    {"covariance": "diagonal", "shrinkage": 0.5}])
+def test_huge_constant_feature_is_an_exact_constant(params):
+    """A constant feature's variance is rounding noise of its size (4e28 at 1e30); it is set to
+    0, so that it reaches neither the shrinkage target (trace / d, whose d still counts the
+    feature) nor covariance_: a column at 1e30 gives the model of a column of zeros."""
+    _, X, y = _three_classes(0)
+    Xt, X0 = (np.column_stack([X, np.full(len(y), value)]) for value in (1e30, 0.0))
+    est, ref = LDA(**params).fit(Xt, y), LDA(**params).fit(X0, y)
+    assert_allclose(est.predict_proba(Xt), ref.predict_proba(X0), rtol=0, atol=1e-12)
+    assert_allclose(est.covariance_, ref.covariance_, rtol=1e-12, atol=0)
+    assert_allclose(QDA(reg_param=0.1).fit(Xt, y).predict_proba(Xt),
+                    QDA(reg_param=0.1).fit(X0, y).predict_proba(X0), rtol=0, atol=1e-12)
