@@ -283,14 +283,18 @@ def support_of(cov, means, variances=None):
     flat = constant(variances, sizes) | constant(np.diag(cov))
     if not flat.any() and not singular(cov):
         return Support(np.arange(n_features), None), True
+    # a feature constant in the data along which the class means differ stays a feature where
+    # regularisation gave it a variance (it separates the classes; the model says how much)
+    gap = np.ptp(means, axis=0) if len(means) else np.zeros(n_features)
+    slack = np.sqrt(np.maximum(variances, 0.0)) + n_features * eps * sizes
+    flat &= ~((gap > slack) & ~constant(np.diag(cov)))
     keep = np.flatnonzero(~flat)
     std, corr = _correlation(cov[np.ix_(keep, keep)])
     values, vectors = np.linalg.eigh(corr)
     tol = null_tolerance(values)
     null = values <= tol
     scaled = means[:, keep] / std
-    spread = [(np.ptp(means[:, flat], axis=0),
-               np.sqrt(np.maximum(variances[flat], 0.0)) + n_features * eps * sizes[flat]),
+    spread = [(gap[flat], slack[flat]),
               (np.ptp(scaled @ vectors[:, null], axis=0),
                np.sqrt(tol) + n_features * eps * np.abs(scaled).max(initial=0.0))]
     agree = all((gap <= slack).all() for gap, slack in spread) if len(means) else True

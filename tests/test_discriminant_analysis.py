@@ -1216,3 +1216,19 @@ def test_huge_constant_feature_is_an_exact_constant(params):
     assert_allclose(est.covariance_, ref.covariance_, rtol=1e-12, atol=0)
     assert_allclose(QDA(reg_param=0.1).fit(Xt, y).predict_proba(Xt),
                     QDA(reg_param=0.1).fit(X0, y).predict_proba(X0), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("Model, params", [(LDA, {"shrinkage": 0.1}),
+                                           (LDA, {"covariance": "diagonal", "shrinkage": 0.1}),
+                                           (QDA, {"reg_param": 0.01})])
+def test_regularised_feature_constant_within_classes_is_kept(Model, params):
+    """A feature constant within each class but not across them is an error unregularised
+    (degenerate classes), and a feature like any other once shrinkage or reg_param gives it a
+    variance: it separates the classes."""
+    _, X, y = _three_classes(1)
+    Xt = np.column_stack([X, y.astype(float)])
+    with pytest.raises(ValueError, match="means differ"):
+        Model().fit(Xt, y)
+    est = Model(**params).fit(Xt, y)
+    assert_array_equal(est.predict(Xt), y)
+    assert_normalised(est, Xt)
