@@ -107,8 +107,9 @@ class _LDAParams(NamedTuple):
     log_prior: np.ndarray
     means: np.ndarray  # diagonal kinds: a class's unobserved features at the overall mean
     covariance: np.ndarray  # (d, d)
-    # the linear form of the posteriors, one row per class, of x - xbar: centred, so that data
-    # far from the origin does not cancel the classes' differences away
+    # the linear form of the posteriors, one row per class, from the class means' deviations
+    # from xbar: its terms stay the size of the classes' differences, so data far from the
+    # origin does not cancel them away (P m_c and m_c P m_c / 2 grow with |m_c|^2)
     coef_all: np.ndarray  # (C, d)
     intercept_all: np.ndarray  # (C,)
     coef: np.ndarray  # coef_: one row for two classes
@@ -127,8 +128,8 @@ class _LDAParams(NamedTuple):
 
 def _linear_safe(*forms):
     """Whether ``x @ coef.T + intercept`` stays far within float64 for every (coef, intercept)
-    of ``forms`` and |x| <= 2 MAX_ABS (x - xbar included)."""
-    bounds = [2 * MAX_ABS * np.abs(coef).sum(axis=1).max(initial=0.0)
+    of ``forms`` and |x| <= MAX_ABS."""
+    bounds = [MAX_ABS * np.abs(coef).sum(axis=1).max(initial=0.0)
               + np.abs(intercept[np.isfinite(intercept)]).max(initial=0.0)
               for coef, intercept in forms]
     return bool(max(bounds) < 1e300)
@@ -713,11 +714,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         coef = (means @ W) @ W.T
         intercept = -0.5 * np.einsum("ij,ij->i", means, coef) + log_prior
         centred = means - xbar
-        coef_all = (centred @ W) @ W.T
-        intercept_all = -0.5 * np.einsum("ij,ij->i", centred, coef_all) + log_prior
-        if n_classes == 2:  # the log-odds (x - xbar) @ coef_ + the centred intercepts' difference
+        coef_all = (centred @ W) @ W.T  # P (m_c - xbar): P m_c less a vector common to all
+        intercept_all = (-0.5 * np.einsum("ij,ij->i", centred, coef_all) + log_prior
+                         - coef_all @ xbar)
+        if n_classes == 2:  # the log-odds
             coef_ = (coef_all[1] - coef_all[0])[None, :]
-            intercept_ = np.array([intercept_all[1] - intercept_all[0] - coef_[0] @ xbar])
+            intercept_ = np.array([intercept_all[1] - intercept_all[0]])
         else:
             coef_, intercept_ = coef, intercept
         # the discriminant directions: the generalised eigenproblem (between, cov) on the
@@ -757,12 +759,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             return super()._score(params, X, kind, out, has_nan)
         # posteriors of the full model: the linear form (the quadratic term is common)
         if params.linear_safe:
-            jll = (X - params.xbar) @ params.coef_all.T
+            jll = X @ params.coef_all.T
             jll += params.intercept_all
             overflowed = None
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                jll = (X - params.xbar) @ params.coef_all.T
+                jll = X @ params.coef_all.T
                 jll += params.intercept_all
             # a complete row whose linear form overflowed takes the quadratic one
             overflowed = ~np.isfinite(jll.max(axis=1))
@@ -803,25 +805,16 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             self._score(params, X, OUT_LOG_PROBA, log_proba, has_nan)
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
         if params.linear_safe:
-            scores = self._linear_scores(params, X, two)
+            scores = X @ params.coef.T + params.intercept
             return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            scores = self._linear_scores(params, X, two)
+            scores = X @ params.coef.T + params.intercept
         overflowed = np.flatnonzero(np.isnan(scores).any(axis=1))
         if len(overflowed):  # the linear form overflowed (extreme models): the log-posteriors
             log_proba = np.empty((len(overflowed), len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X[overflowed], OUT_LOG_PROBA, log_proba, False)
             scores[overflowed] = log_proba[:, 1:] - log_proba[:, :1] if two else log_proba
         return (scores.ravel() if two else scores).astype(fitted.dtype, copy=False)
-
-    @staticmethod
-    def _linear_scores(params, X, two):
-        """``X @ coef_.T + intercept_``; for two classes taken about ``xbar_``, which keeps the
-        log-odds of data far from the origin exact (the intercept of the centred form)."""
-        if two:
-            return ((X - params.xbar) @ params.coef.T
-                    + (params.intercept_all[1] - params.intercept_all[0]))
-        return X @ params.coef.T + params.intercept
 
     def transform(self, X: MatrixLike) -> NDArray[np.floating]:
         """Project onto the discriminant directions (most discriminative first).
