@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
+from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
 from ._base import (
@@ -148,12 +149,17 @@ def class_log_prior(class_count, hyper):
         return np.full(len(class_count), -np.log(len(class_count)))
 
 
-def check_alpha(model, n_features):
+def check_alpha(model, n_features, evidence=True):
     """A text model's or CategoricalNB's alpha: a number in [0, MAX_SMOOTHING] or (text models)
-    an array of n_features of them, raised to ALPHA_MIN with a warning unless force_alpha."""
+    an array of n_features of them, raised to ALPHA_MIN with a warning unless force_alpha; or
+    (if ``evidence``) the string "evidence", chosen from the statistics by ``smoothing``."""
     alpha, force = model.alpha, check_bool(model, "force_alpha")
     allowed = f"a float in the range [0.0, {MAX_SMOOTHING:g}]" + (
-        "" if n_features is None else " or an array-like")
+        "" if n_features is None else " or an array-like") + (' or "evidence"' if evidence else "")
+    if isinstance(alpha, str):
+        if evidence and alpha == "evidence":
+            return alpha
+        raise invalid_parameter(model, "alpha", allowed)
     if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
         alpha = float(alpha)
         if not 0 <= alpha <= MAX_SMOOTHING:
@@ -179,6 +185,92 @@ def check_alpha(model, n_features):
                       UserWarning, stacklevel=5)
         alpha = np.maximum(alpha, ALPHA_MIN) if np.ndim(alpha) else ALPHA_MIN
     return alpha
+
+
+# alpha="evidence" searches log(alpha) over this range: below it the smoothing is negligible
+# next to any count, above it the prior swamps the counts of every usual data set
+EVIDENCE_ALPHA_RANGE = (1e-4, 1e2)
+
+
+class _EvidenceTerms(NamedTuple):
+    """The log evidence of Dirichlet-smoothed counts as a function of the scale a of the prior,
+
+        sum_i m_i [lgamma(a s_i + n_i) - lgamma(a s_i)] - sum_k w_k [lgamma(a t_k + T_k) - lgamma(a t_k)]
+
+    with counts n_i > 0 of multiplicity m_i under Dirichlet parameters a s_i, and totals T_k > 0
+    of multiplicity w_k under the summed parameters a t_k (each Dirichlet's normaliser). A zero
+    count adds lgamma(a + 0) - lgamma(a) = 0 and is left out, so the terms are as many as the
+    nonzero counts, fewer once equal counts are merged (scalar alpha: s and t are numbers)."""
+
+    count: np.ndarray
+    count_weight: np.ndarray
+    count_scale: np.ndarray | float
+    total: np.ndarray
+    total_weight: np.ndarray
+    total_scale: np.ndarray | float
+
+    def __call__(self, a):
+        with np.errstate(invalid="ignore"):
+            s, t = a * np.asarray(self.count_scale), a * np.asarray(self.total_scale)
+            return float(self.count_weight @ (gammaln(s + self.count) - gammaln(s))
+                         - self.total_weight @ (gammaln(t + self.total) - gammaln(t)))
+
+
+def evidence_terms(count, count_scale, total, total_scale, count_weight=None, total_weight=None):
+    """_EvidenceTerms of the given counts and totals, each with its prior scale (a number, or an
+    array of the same shape) and optional multiplicities: zeros are dropped, and equal counts
+    merged when their scale is one number."""
+    def compact(values, scale, weight):
+        values = np.asarray(values, dtype=np.float64).ravel()
+        weight = np.ones(len(values)) if weight is None else np.asarray(weight, np.float64).ravel()
+        keep = values > 0
+        if np.ndim(scale):
+            return values[keep], weight[keep], np.asarray(scale, dtype=np.float64).ravel()[keep]
+        values, where = np.unique(values[keep], return_inverse=True)
+        return values, np.bincount(where, weights=weight[keep], minlength=len(values)), scale
+    return _EvidenceTerms(*compact(count, count_scale, count_weight),
+                          *compact(total, total_scale, total_weight))
+
+
+def smoothing(model, fitted):
+    """The alpha the parameters use: the hyperparameter, or for alpha="evidence" the maximiser
+    of the log evidence over EVIDENCE_ALPHA_RANGE (a bounded Brent search over log alpha),
+    computed once per snapshot."""
+    alpha = fitted.hyper["alpha"]
+    if not isinstance(alpha, str):
+        return alpha
+    chosen = fitted.memo.get("alpha_")
+    if chosen is None:
+        with fitted.lock:  # from statistics that partial_fit may be adding to
+            terms = model._evidence_terms(fitted, 1.0)
+        low, high = np.log(EVIDENCE_ALPHA_RANGE)
+        found = minimize_scalar(lambda log_a: -terms(np.exp(log_a)), bounds=(low, high),
+                                method="bounded", options={"xatol": 1e-6})
+        chosen = fitted.memo.setdefault("alpha_", float(np.exp(found.x)))
+    return chosen
+
+
+def log_evidence(model, fitted):
+    """log_evidence_: the log marginal likelihood of the training features given their labels."""
+    alpha = smoothing(model, fitted)
+    if np.min(alpha) <= 0:
+        raise AttributeError(f"{type(model).__name__}.log_evidence_ needs alpha > 0 (alpha = 0 "
+                             "is an improper prior, without a marginal likelihood)")
+    with fitted.lock:
+        if np.ndim(alpha) == 0:
+            return model._evidence_terms(fitted, 1.0)(alpha)
+        return model._evidence_terms(fitted, alpha)(1.0)
+
+
+class _Evidence:
+    """The fitted attributes of the models with a conjugate Dirichlet (or Beta) prior of scale
+    alpha; each model lists its evidence as ``_evidence_terms(fitted, alpha)`` (an
+    _EvidenceTerms of the scale a, for alpha=1 per unit of a scalar alpha)."""
+
+    alpha_ = fitted_attribute(smoothing, "float or ndarray of shape (n_features,): the smoothing "
+                              "the parameters use (for alpha='evidence', the chosen one).")
+    log_evidence_ = fitted_attribute(log_evidence, "float: the log marginal likelihood of the "
+                                     "training features given their labels under the prior.")
 
 
 def check_handle_unknown(model):
@@ -246,6 +338,7 @@ class _BaseDiscreteNB(BaseClassifier):
     _X_constraints = {"allow_negative": False, "max_abs": MAX_COUNT}
     _lazy = True  # parameters are derived on first use after partial_fit
     _counts_words = False  # Multinomial and Complement keep document lengths (for sample)
+    _has_evidence = True  # alpha="evidence" is allowed (the models with a conjugate prior)
 
     def _more_input_tags(self):
         return {"sparse": True, "positive_only": not self._X_constraints.get("allow_negative", True)}
@@ -272,7 +365,7 @@ class _BaseDiscreteNB(BaseClassifier):
 
     def _check_params(self, n_classes, X, fitted):
         n_features = X.shape[1] if X is not None else fitted.n_features
-        return {"alpha": check_alpha(self, n_features),
+        return {"alpha": check_alpha(self, n_features, self._has_evidence),
                 "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior"), **self._more_params()}
 
@@ -527,7 +620,7 @@ def _apply_required_features(params, X, jll):
     jll[have < must.sum(axis=1)] = -np.inf
 
 
-class MultinomialNB(_BaseDiscreteNB):
+class MultinomialNB(_Evidence, _BaseDiscreteNB):
     """Naive Bayes for multinomially distributed counts (word counts in text).
 
     P(x | y=c) is a multinomial over features with probabilities theta_cj estimated from
@@ -599,7 +692,7 @@ class MultinomialNB(_BaseDiscreteNB):
     def _derive(self, fitted):
         # log theta_cj = log(N_cj + alpha_j) - log(N_c + sum alpha); log(alpha_j) - ... if N_cj = 0
         hyper = fitted.hyper
-        alpha_in = hyper["alpha"]
+        alpha_in = smoothing(self, fitted)
         alpha, log_alpha = alpha_per_feature(alpha_in, fitted.n_features)
         listing = nonzero_counts(fitted)
         total = listing.class_sum + alpha.sum()
@@ -613,6 +706,14 @@ class MultinomialNB(_BaseDiscreteNB):
             table[:, empty] = 0.0
             bias[empty] = -np.inf
         return _Params(table, bias, log_prior, nonfinite, hyper)
+
+    def _evidence_terms(self, fitted, alpha):
+        # per class, sum_j [lgamma(a_j + N_cj) - lgamma(a_j)] - [lgamma(A + N_c) - lgamma(A)]
+        listing = nonzero_counts(fitted)
+        per_feature = np.ndim(alpha) != 0
+        return evidence_terms(listing.count, alpha[listing.feature] if per_feature else alpha,
+                              listing.class_sum,
+                              np.sum(alpha) if per_feature else alpha * fitted.n_features)
 
 
 class ComplementNB(_BaseDiscreteNB):
@@ -674,6 +775,7 @@ class ComplementNB(_BaseDiscreteNB):
     array([1])
     """
     _counts_words = True
+    _has_evidence = False  # no generative model of the data, so no marginal likelihood
 
     def __init__(self, alpha: float | ArrayLike = 1.0, *, force_alpha: bool = True,
                  fit_prior: bool = True, class_prior: ArrayLike | None = None, norm: bool = False,
@@ -745,7 +847,7 @@ BINARY_X = {"allow_negative": False, "max_abs": 1.0,
                       "to binarize it)"}
 
 
-class BernoulliNB(_BaseDiscreteNB):
+class BernoulliNB(_Evidence, _BaseDiscreteNB):
     """Naive Bayes for binary features (word presence or absence).
 
     P(x | y=c) = prod_j p_cj^x_j (1 - p_cj)^(1 - x_j), with
@@ -870,7 +972,7 @@ class BernoulliNB(_BaseDiscreteNB):
         # table_jc = log p - log(1 - p) = log(N_cj + a) - log(M_c - N_cj + a) and
         # bias_c = log prior + sum_j log(1 - p_cj), with p_cj = (N_cj + a) / (M_c + 2a)
         hyper = fitted.hyper
-        alpha = hyper["alpha"]
+        alpha = smoothing(self, fitted)
         log_prior = class_log_prior(fitted.stats["class_count_"], hyper)
         if np.ndim(alpha) == 0:
             table, bias, nonfinite = self._derive_scalar_alpha(fitted, float(alpha), log_prior)
@@ -914,6 +1016,26 @@ class BernoulliNB(_BaseDiscreteNB):
         log_q_sum = log_q_present_sum + (n_features - n_present) * log_q_zero
         return table, log_prior + log_q_sum, nonfinite
 
+    def _evidence_terms(self, fitted, alpha):
+        # per class and feature, a Beta(a, a) prior of the presence: lgamma(a + N_cj) - lgamma(a)
+        # + lgamma(a + M_c - N_cj) - lgamma(a) - [lgamma(2a + M_c) - lgamma(2a)]
+        class_count, n_features = fitted.stats["class_count_"], fitted.n_features
+        if np.ndim(alpha) != 0:
+            present = self._dense_counts(fitted)
+            absent = np.maximum(class_count[:, None] - present, 0.0)
+            scale = np.broadcast_to(alpha, present.shape)
+            return evidence_terms(np.concatenate([present.ravel(), absent.ravel()]),
+                                  np.concatenate([scale.ravel(), scale.ravel()]),
+                                  np.broadcast_to(class_count[:, None], present.shape), 2 * scale)
+        # scalar alpha: a feature absent from all of class c's samples counts M_c absences
+        class_ptr, _, count, _ = nonzero_counts(fitted)
+        n_present = np.diff(class_ptr)
+        absent = np.maximum(np.repeat(class_count, n_present) - count, 0.0)
+        return evidence_terms(
+            np.concatenate([count, absent, class_count]), alpha, class_count, 2 * alpha,
+            count_weight=np.concatenate([np.ones(2 * len(count)), n_features - n_present]),
+            total_weight=np.full(len(class_count), float(n_features)))
+
     def _patch_unsmoothed(self, fitted, alpha, table, bias, log_prior):
         """alpha = 0 leaves probabilities of exactly 0 or 1, where log p - log(1 - p) is infinite.
 
@@ -938,8 +1060,8 @@ class BernoulliNB(_BaseDiscreteNB):
 
     def _feature_log_prob(self, fitted):
         # log p_cj = log(N_cj + a_j) - log(M_c + 2 a_j); scalar a: log(a) - log(M_c + 2a) if N = 0
-        alpha = fitted.hyper["alpha"]
         with fitted.lock:  # read from statistics that partial_fit may be adding to
+            alpha = smoothing(self, fitted)
             if np.ndim(alpha) != 0:
                 self._dense_counts(fitted)
                 log_present, _, log_total = self._log_terms(fitted, alpha)
@@ -1332,7 +1454,7 @@ def _regrid(count, n_categories, wanted):
     return out
 
 
-class CategoricalNB(BaseClassifier):
+class CategoricalNB(_Evidence, BaseClassifier):
     """Naive Bayes for categorical features: feature j takes one of K_j values.
 
     Parameters
@@ -1449,7 +1571,8 @@ class CategoricalNB(BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         alpha = check_alpha(self, None)  # a number: one smoothing for every category
         n_features = X.shape[1] if X is not None else fitted.n_features
-        return {"alpha": float(alpha), "class_prior": check_class_prior(self, n_classes),
+        return {"alpha": alpha if isinstance(alpha, str) else float(alpha),
+                "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior"),
                 "handle_unknown": check_handle_unknown(self),
                 "min_categories": self._check_min_categories(n_features)}
@@ -1512,7 +1635,7 @@ class CategoricalNB(BaseClassifier):
         stats, hyper = fitted.stats, fitted.hyper
         n_categories = stats["n_categories_"]
         offsets = _offsets(n_categories)
-        smoothed = stats["category_count"] + hyper["alpha"]
+        smoothed = stats["category_count"] + smoothing(self, fitted)
         nonempty = n_categories > 0  # (no table at all for a feature without categories)
         if smoothed.shape[1]:
             totals = np.add.reduceat(smoothed, offsets[:-1][nonempty], axis=1)
@@ -1529,6 +1652,18 @@ class CategoricalNB(BaseClassifier):
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),
                                   hyper["handle_unknown"])
+
+    def _evidence_terms(self, fitted, alpha):
+        # per class and feature, lgamma(a + N_cjk) - lgamma(a) summed over the categories k and
+        # - [lgamma(K_j a + N_cj) - lgamma(K_j a)], N_cj the observed (not missing) values
+        stats = fitted.stats
+        n_categories, count = stats["n_categories_"], stats["category_count"]
+        nonempty = n_categories > 0
+        if not count.shape[1]:
+            return evidence_terms(count, alpha, count, alpha)
+        observed = np.add.reduceat(count, _offsets(n_categories)[:-1][nonempty], axis=1)
+        return evidence_terms(count, alpha, observed,
+                              np.broadcast_to(alpha * n_categories[nonempty], observed.shape))
 
     n_categories_ = statistic("n_categories_")
     class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
