@@ -239,14 +239,14 @@ def smoothing(model, fitted):
     alpha = fitted.hyper["alpha"]
     if not isinstance(alpha, str):
         return alpha
-    chosen = fitted.memo.get("alpha_")
+    chosen = fitted.memo.get("chosen_alpha")
     if chosen is None:
         with fitted.lock:  # from statistics that partial_fit may be adding to
             terms = model._evidence_terms(fitted, 1.0)
         low, high = np.log(EVIDENCE_ALPHA_RANGE)
         found = minimize_scalar(lambda log_a: -terms(np.exp(log_a)), bounds=(low, high),
                                 method="bounded", options={"xatol": 1e-6})
-        chosen = fitted.memo.setdefault("alpha_", float(np.exp(found.x)))
+        chosen = fitted.memo.setdefault("chosen_alpha", float(np.exp(found.x)))
     return chosen
 
 
@@ -267,9 +267,9 @@ class _Evidence:
     alpha; each model lists its evidence as ``_evidence_terms(fitted, alpha)`` (an
     _EvidenceTerms of the scale a, for alpha=1 per unit of a scalar alpha)."""
 
-    alpha_ = fitted_attribute(smoothing, "float or ndarray of shape (n_features,): the smoothing "
+    alpha_ = parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
                               "the parameters use (for alpha='evidence', the chosen one).")
-    log_evidence_ = fitted_attribute(log_evidence, "float: the log marginal likelihood of the "
+    log_evidence_ = parameter(log_evidence, "float: the log marginal likelihood of the "
                                      "training features given their labels under the prior.")
 
 

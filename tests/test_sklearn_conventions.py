@@ -113,9 +113,11 @@ def test_partial_fit_classes_where_fastgen_differs(Model):
 STATISTICS = {"class_count_", "feature_count_", "feature_all_", "observed_count_",
               "category_count_", "n_categories_"}
 TEXT_PARAMETERS = {"class_log_prior_", "feature_log_prob_"}
+EVIDENCE = {"alpha_", "log_evidence_"}
 PARAMETERS = {
-    fastgen.MultinomialNB: TEXT_PARAMETERS, fastgen.BernoulliNB: TEXT_PARAMETERS,
-    fastgen.ComplementNB: TEXT_PARAMETERS, fastgen.CategoricalNB: TEXT_PARAMETERS,
+    fastgen.MultinomialNB: TEXT_PARAMETERS | EVIDENCE,
+    fastgen.BernoulliNB: TEXT_PARAMETERS | EVIDENCE, fastgen.ComplementNB: TEXT_PARAMETERS,
+    fastgen.CategoricalNB: TEXT_PARAMETERS | EVIDENCE,
     fastgen.GaussianNB: {"class_prior_", "theta_", "var_", "epsilon_"},
     fastgen.PoissonNB: {"class_log_prior_", "lambda_"},
     fastgen.LinearDiscriminantAnalysis: {"means_", "priors_", "covariance_", "coef_",
