@@ -195,7 +195,8 @@ EVIDENCE_ALPHA_RANGE = (1e-4, 1e2)
 class _EvidenceTerms(NamedTuple):
     """The log evidence of Dirichlet-smoothed counts as a function of the scale a of the prior,
 
-        sum_i m_i [lgamma(a s_i + n_i) - lgamma(a s_i)] - sum_k w_k [lgamma(a t_k + T_k) - lgamma(a t_k)]
+        sum_i m_i [lgamma(a s_i + n_i) - lgamma(a s_i)]
+        - sum_k w_k [lgamma(a t_k + T_k) - lgamma(a t_k)]
 
     with counts n_i > 0 of multiplicity m_i under Dirichlet parameters a s_i, and totals T_k > 0
     of multiplicity w_k under the summed parameters a t_k (each Dirichlet's normaliser). A zero
@@ -628,8 +629,12 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
 
     Parameters
     ----------
-    alpha : float or array-like of shape (n_features,), default=1.0
-        Additive (Laplace/Lidstone) smoothing; 0 for none.
+    alpha : float, array-like of shape (n_features,) or "evidence", default=1.0
+        Additive (Laplace/Lidstone) smoothing; 0 for none. The prior of each class's word
+        probabilities is Dirichlet(alpha).
+        ``"evidence"``: the alpha in [1e-4, 1e2] that maximises ``log_evidence_`` (type-II
+        maximum likelihood, MacKay 1992), chosen again from all the statistics after each
+        ``partial_fit`` or ``merge`` and on load.
     force_alpha : bool, default=True
         If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
     fit_prior : bool, default=True
@@ -654,6 +659,10 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
         (Weighted) sum of each feature per class.
     feature_log_prob_ : ndarray of shape (n_classes, n_features)
         Smoothed log theta_cj.
+    alpha_ : float or ndarray of shape (n_features,)
+        The smoothing the parameters use: ``alpha``, or the one chosen for ``"evidence"``.
+    log_evidence_ : float
+        Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -668,6 +677,13 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
     -----
     jll[i, c] = log P(c) + sum_j x_ij log theta_cj (the multinomial event model of
     McCallum & Nigam 1998). Identical to scikit-learn's MultinomialNB for the same parameters.
+
+    ``log_evidence_`` is the probability of the training documents' word sequences given their
+    classes, with theta_c integrated out under its Dirichlet(alpha) prior: per class, ``sum_j
+    [lgamma(N_cj + alpha_j) - lgamma(alpha_j)] - [lgamma(N_c + A) - lgamma(A)]``, A = sum_j
+    alpha_j. The probability of the bags of counts adds each document's multinomial coefficient,
+    which does not depend on alpha. Only the nonzero counts cost a term. Weighted samples count
+    as their weights (an integer weight is that many copies of the document). Needs alpha > 0.
 
     Examples
     --------
@@ -857,8 +873,11 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
 
     Parameters
     ----------
-    alpha : float or array-like of shape (n_features,), default=1.0
-        Additive smoothing; 0 for none.
+    alpha : float, array-like of shape (n_features,) or "evidence", default=1.0
+        Additive smoothing; 0 for none. The prior of each p_cj is Beta(alpha_j, alpha_j).
+        ``"evidence"``: the alpha in [1e-4, 1e2] that maximises ``log_evidence_`` (type-II
+        maximum likelihood, MacKay 1992), chosen again from all the statistics after each
+        ``partial_fit`` or ``merge`` and on load.
     force_alpha : bool, default=True
         If False, alpha values below 1e-10 are raised to 1e-10 with a warning.
     binarize : float or None, default=0.0
@@ -883,6 +902,10 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
         (Weighted) number of samples of each class in which each feature is present.
     feature_log_prob_ : ndarray of shape (n_classes, n_features)
         log p_cj.
+    alpha_ : float or ndarray of shape (n_features,)
+        The smoothing the parameters use: ``alpha``, or the one chosen for ``"evidence"``.
+    log_evidence_ : float
+        Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -896,6 +919,12 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
     BernoulliNB for the same parameters; unlike it, an alpha array of n_features values works,
     and alpha=0 with a feature present in every sample of a class gives -inf (not NaN) to the
     samples lacking it.
+
+    ``log_evidence_`` is the probability of the training samples' binarized features given
+    their classes, each p_cj integrated out under its Beta prior: per class and feature,
+    ``lgamma(N_cj + a) + lgamma(M_c - N_cj + a) - lgamma(M_c + 2a) + lgamma(2a) - 2 lgamma(a)``
+    (M_c samples, N_cj with the feature). Weighted samples count as their weights. Needs
+    alpha > 0.
 
     Examples
     --------
@@ -1459,9 +1488,12 @@ class CategoricalNB(_Evidence, BaseClassifier):
 
     Parameters
     ----------
-    alpha : float, default=1.0
+    alpha : float or "evidence", default=1.0
         Additive (Laplace/Lidstone) smoothing over each feature's K_j values (K_j alphas
-        in the denominator).
+        in the denominator): the prior of each class's P(x_j | c) is Dirichlet(alpha, ..., alpha).
+        ``"evidence"``: the alpha in [1e-4, 1e2] that maximises ``log_evidence_`` (type-II
+        maximum likelihood, MacKay 1992), chosen again from all the statistics after each
+        ``partial_fit`` or ``merge`` and on load.
     force_alpha : bool, default=True
         If False, alpha below 1e-10 is raised to 1e-10 (scikit-learn's rule).
     fit_prior : bool, default=True
@@ -1491,6 +1523,10 @@ class CategoricalNB(_Evidence, BaseClassifier):
         Weight of the samples of each class having each category, per feature.
     feature_log_prob_ : list of ndarray of shape (n_classes, n_categories_[j])
         ``log P(x_j = k | c)``, per feature.
+    alpha_ : float
+        The smoothing the parameters use: ``alpha``, or the one chosen for ``"evidence"``.
+    log_evidence_ : float
+        Log marginal likelihood of the training features given their labels (see Notes).
     n_categories_ : ndarray of shape (n_features,)
         Number of categories of each feature.
     n_features_in_ : int
@@ -1508,6 +1544,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
     which a class has no observed value, 0/0, is marginalised for that class). Unlike
     scikit-learn, a code never seen in training is a clear error (scikit-learn #16028 raised an
     IndexError) or, with ``handle_unknown="ignore"``, marginalised.
+
+    ``log_evidence_`` is the probability of the observed training values given their classes,
+    each P(x_j | c) integrated out under its Dirichlet prior: per class and feature, ``sum_k
+    [lgamma(N_cjk + alpha) - lgamma(alpha)] - [lgamma(N_cj + K_j alpha) - lgamma(K_j alpha)]``
+    (missing values are left out; weighted samples count as their weights). Needs alpha > 0.
 
     Examples
     --------
