@@ -1471,6 +1471,15 @@ def _offsets(n_categories):
     return offsets
 
 
+def _feature_sums(table, n_categories):
+    """Per class, the sum of each feature's columns of a (n_classes, sum K_j) table: shape
+    (n_classes, number of features with categories)."""
+    nonempty = n_categories > 0  # (a feature without categories has no columns)
+    if not table.shape[1]:
+        return np.zeros((table.shape[0], 0))
+    return np.add.reduceat(table, _offsets(n_categories)[:-1][nonempty], axis=1)
+
+
 def _regrid(count, n_categories, wanted):
     """Category counts (n_classes, sum n_categories) laid out for ``wanted`` (>=) categories per
     feature, the new categories at zero."""
@@ -1588,11 +1597,8 @@ class CategoricalNB(_Evidence, BaseClassifier):
 
     def _agree(self, stats, hyper):
         # a class observes a feature at most as often as it has samples
-        offsets = _offsets(stats["n_categories_"])
-        count = stats["category_count"]
-        nonempty = stats["n_categories_"] > 0
-        if count.size and nonempty.any():
-            observed = np.add.reduceat(count, offsets[:-1][nonempty], axis=1)
+        observed = _feature_sums(stats["category_count"], stats["n_categories_"])
+        if observed.size:
             check_at_most(observed, stats["class_count_"][:, None],
                           "the statistic 'category_count' exceeds class_count_: a class cannot "
                           "observe a feature more often than it has samples")
@@ -1677,11 +1683,8 @@ class CategoricalNB(_Evidence, BaseClassifier):
         n_categories = stats["n_categories_"]
         offsets = _offsets(n_categories)
         smoothed = stats["category_count"] + smoothing(self, fitted)
-        nonempty = n_categories > 0  # (no table at all for a feature without categories)
-        if smoothed.shape[1]:
-            totals = np.add.reduceat(smoothed, offsets[:-1][nonempty], axis=1)
-        else:
-            totals = np.zeros((smoothed.shape[0], 0))
+        nonempty = n_categories > 0
+        totals = _feature_sums(smoothed, n_categories)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_prob = np.log(smoothed) - np.repeat(np.log(totals), n_categories[nonempty],
                                                     axis=1)
@@ -1699,12 +1702,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
         # - [lgamma(K_j a + N_cj) - lgamma(K_j a)], N_cj the observed (not missing) values
         stats = fitted.stats
         n_categories, count = stats["n_categories_"], stats["category_count"]
-        nonempty = n_categories > 0
-        if not count.shape[1]:
-            return evidence_terms(count, alpha, count, alpha)
-        observed = np.add.reduceat(count, _offsets(n_categories)[:-1][nonempty], axis=1)
-        return evidence_terms(count, alpha, observed,
-                              np.broadcast_to(alpha * n_categories[nonempty], observed.shape))
+        observed = _feature_sums(count, n_categories)
+        return evidence_terms(count, alpha, observed, np.broadcast_to(
+            alpha * n_categories[n_categories > 0], observed.shape))
 
     n_categories_ = statistic("n_categories_")
     class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
