@@ -302,6 +302,22 @@ class _BaseDiscriminant(BaseClassifier):
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
 
+    # ----------------------------------------------------------------- parameters
+    def _support(self, cov, means, variances, missing=False):
+        """The ``Support`` of the covariance whose null directions every class shares (LDA's
+        shared one, the class-weighted mean of QDA's). It must be finite; where it is
+        singular, the class means must agree (else the classes are separated by a direction of
+        no variance, and their densities are degenerate: ``_degenerate``); with ``missing``
+        (EM), the singular directions must be constant features. ``variances``: the data's
+        variances before any regularisation (``support_of``)."""
+        _check_finite(cov)
+        support, agree = support_of(cov, means, variances)
+        if not agree:
+            raise ValueError(self._degenerate.format(self._regulariser))
+        if missing and support.basis is not None:
+            raise _collinear_missing(self._regulariser)
+        return support
+
     # ----------------------------------------------------------------- statistics
     def _fields(self, hyper):
         return FULL_FIELDS + (HIGHER_FIELDS if hyper["higher"] else ())
@@ -551,6 +567,11 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     """
 
     _regulariser = "shrinkage (a float in (0, 1] or 'auto')"  # what errors advise
+    _degenerate = ("The shared covariance is singular along a direction in which the class "
+                   "means differ (more features than the data can estimate, or a feature "
+                   "constant within each class but not across classes): the classes are "
+                   "degenerate Gaussians on parallel subspaces. Set {}, or use "
+                   "covariance='identity'.")
 
     def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
                  shrinkage: float | str | None = None, n_components: int | None = None,
@@ -660,25 +681,6 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
         support = self._support(cov, mean[weight > 0], variances, missing)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
-
-    def _support(self, cov, means, variances, missing=False):
-        """The shared covariance's ``Support``. It must be finite; where it is singular, the
-        class means must agree (else the classes are separated by a direction of no variance,
-        and their densities are degenerate); with ``missing`` (EM), the singular directions
-        must be constant features. ``variances``: the pooled variances before shrinkage
-        (``support_of``)."""
-        _check_finite(cov)
-        support, agree = support_of(cov, means, variances)
-        if not agree:
-            raise ValueError(
-                "The shared covariance is singular along a direction in which the class means "
-                "differ (more features than the data can estimate, or a feature constant within "
-                "each class but not across classes): the classes are degenerate Gaussians on "
-                f"parallel subspaces. Set {self._regulariser}, or use covariance='identity'."
-            )
-        if missing and support.basis is not None:
-            raise _collinear_missing(self._regulariser)
-        return support
 
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
@@ -943,6 +945,10 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     """
 
     _regulariser = "reg_param > 0 (for example 0.01)"  # what errors advise
+    _degenerate = ("The class covariances are all singular along a direction in which the "
+                   "class means differ (a feature constant within each class but not across "
+                   "classes): the classes are degenerate Gaussians on parallel subspaces. Set "
+                   "{}.")
 
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
                  max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
@@ -993,14 +999,7 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        support, agree = support_of(pooled, mean[present], variances)
-        if not agree:
-            raise ValueError(
-                "The class covariances are all singular along a direction in which the class "
-                "means differ (a feature constant within each class but not across classes): "
-                f"the classes are degenerate Gaussians on parallel subspaces. Set "
-                f"{self._regulariser}."
-            )
+        support = self._support(pooled, mean[present], variances, missing)
         for c in np.flatnonzero(present):
             if singular(support.restrict(covs[c]), None if r else support.sizes(mean[c])):
                 name = f"class {classes[c]}" if classes is not None else f"class number {c}"
@@ -1009,8 +1008,6 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                     f"({weight[c]:g} samples for {n_features} features, or collinear features), "
                     f"so its density is undefined. Set {self._regulariser}."
                 )
-        if missing and support.basis is not None:
-            raise _collinear_missing(self._regulariser)
         return covs, np.arange(n_classes, dtype=np.intp), support
 
     def _derive(self, fitted):
