@@ -568,7 +568,8 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
             break
         r = first.theta - theta
         v = second.theta - first.theta - r
-        alpha = min(-norm(r) / norm(v), -1.0) if norm(v) > 0 else -1.0
+        norm_r, norm_v = norm(r), norm(v)
+        alpha = min(-norm_r / norm_v, -1.0) if norm_v > 0 else -1.0
         extrapolated = theta - 2.0 * alpha * r + alpha * alpha * v
         # (theta_2 is valid: halve the way to it)
         while alpha < -1.0 and not valid(extrapolated, second.support):
@@ -584,7 +585,7 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
             third = None
         if third is not None and np.isfinite(third.theta).all() and (
                 third.objective >= first.objective if likelihood
-                else norm(third.theta - extrapolated) <= norm(r)):
+                else norm(third.theta - extrapolated) <= norm_r):
             theta, support, last = third.theta, third.support, third
         if last.change <= tol or n_steps >= max_iter:
             break
