@@ -217,27 +217,38 @@ def check_loss(loss, n_classes):
     return loss
 
 
+def prior_array(model, name, n_classes):
+    """The model's class-prior hyperparameter ``name`` as a read-only float64 copy of n_classes
+    numbers, or None where it is not given; the checks of its values are the caller's."""
+    value = getattr(model, name)
+    if value is None:
+        return None
+    try:
+        prior = np.array(value, dtype=np.float64)  # a copy: the model's, read-only below
+    except (TypeError, ValueError):
+        prior = None
+    if prior is None or prior.ndim != 1:
+        raise invalid_parameter(model, name, "an array-like of numbers or None")
+    if prior.shape != (n_classes,):
+        given = "priors" if name == "priors" else f"values in {name}"
+        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
+                         f"classes and {len(prior)} {given}.")
+    prior.flags.writeable = False
+    return prior
+
+
 def check_priors(model, n_classes):
     """The model's ``priors`` validated (None: none given): n_classes non-negative values
     summing to one, as a read-only float64 copy."""
-    if model.priors is None:
+    priors = prior_array(model, "priors", n_classes)
+    if priors is None:
         return None
-    try:
-        priors = np.array(model.priors, dtype=np.float64)  # a copy: the model's, read-only below
-    except (TypeError, ValueError):
-        priors = None
-    if priors is None or priors.ndim != 1:
-        raise invalid_parameter(model, "priors", "an array-like of numbers or None")
-    if priors.shape != (n_classes,):
-        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
-                         f"classes and {len(priors)} priors.")
     if (priors < 0).any():
         raise ValueError(f"Priors must be non-negative. Got {priors}.")
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(priors.sum())
     if not np.isclose(total, 1.0):  # (also NaN or infinity)
         raise ValueError(f"The sum of the priors should be 1. They sum to {total}.")
-    priors.flags.writeable = False
     return priors
 
 

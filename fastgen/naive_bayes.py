@@ -34,6 +34,7 @@ from ._base import (
     check_priors,
     class_prior,
     group_by_class,
+    prior_array,
     spread,
 )
 from ._core import _counts, _tables
@@ -118,21 +119,11 @@ class _Params:
 def check_class_prior(model, n_classes):
     """The model's ``class_prior`` validated (None: none given); unlike ``priors``, it need not
     sum to one."""
-    if model.class_prior is None:
-        return None
-    try:
-        prior = np.array(model.class_prior, dtype=np.float64)  # a copy: the model's, read-only
-    except (TypeError, ValueError):
-        prior = None
-    if prior is None or prior.ndim != 1:
-        raise invalid_parameter(model, "class_prior", "an array-like of numbers or None")
-    if prior.shape != (n_classes,):
-        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
-                         f"classes and {len(prior)} values in class_prior.")
-    if not np.isfinite(prior).all() or (prior < 0).any() or not (prior > 0).any():
+    prior = prior_array(model, "class_prior", n_classes)
+    if prior is not None and (not np.isfinite(prior).all() or (prior < 0).any()
+                              or not (prior > 0).any()):
         raise ValueError("class_prior must contain finite, non-negative probabilities, not "
                          "all zero.")
-    prior.flags.writeable = False
     return prior
 
 
