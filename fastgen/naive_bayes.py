@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
 from ._base import (
@@ -37,6 +36,7 @@ from ._base import (
     prior_array,
     spread,
 )
+from ._bayes import Conjugate, maximise
 from ._core import _counts, _tables
 from ._core import checks as _checks
 from ._core import jll as _jll
@@ -226,8 +226,7 @@ def evidence_terms(count, count_scale, total, total_scale, count_weight=None, to
 
 def smoothing(model, fitted):
     """The alpha the parameters use: the hyperparameter, or for alpha="evidence" the maximiser
-    of the log evidence over EVIDENCE_ALPHA_RANGE (a bounded Brent search over log alpha),
-    computed once per snapshot."""
+    of the log evidence over EVIDENCE_ALPHA_RANGE, computed once per snapshot."""
     alpha = fitted.hyper["alpha"]
     if not isinstance(alpha, str):
         return alpha
@@ -235,34 +234,27 @@ def smoothing(model, fitted):
     if chosen is None:
         with fitted.lock:  # from statistics that partial_fit may be adding to
             terms = model._evidence_terms(fitted, 1.0)
-        low, high = np.log(EVIDENCE_ALPHA_RANGE)
-        found = minimize_scalar(lambda log_a: -terms(np.exp(log_a)), bounds=(low, high),
-                                method="bounded", options={"xatol": 1e-6})
-        chosen = fitted.memo.setdefault("chosen_alpha", float(np.exp(found.x)))
+        chosen = fitted.memo.setdefault("chosen_alpha", maximise(terms, EVIDENCE_ALPHA_RANGE))
     return chosen
 
 
-def log_evidence(model, fitted):
-    """log_evidence_: the log marginal likelihood of the training features given their labels."""
-    alpha = smoothing(model, fitted)
-    if np.min(alpha) <= 0:
-        raise AttributeError(f"{type(model).__name__}.log_evidence_ needs alpha > 0 (alpha = 0 "
-                             "is an improper prior, without a marginal likelihood)")
-    with fitted.lock:
-        if np.ndim(alpha) == 0:
-            return model._evidence_terms(fitted, 1.0)(alpha)
-        return model._evidence_terms(fitted, alpha)(1.0)
-
-
-class _Evidence:
-    """The fitted attributes of the models with a conjugate Dirichlet (or Beta) prior of scale
-    alpha; each model lists its evidence as ``_evidence_terms(fitted, alpha)`` (an
-    _EvidenceTerms of the scale a, for alpha=1 per unit of a scalar alpha)."""
+class _Evidence(Conjugate):
+    """The models with a conjugate Dirichlet (or Beta) prior of scale alpha; each lists its
+    evidence as ``_evidence_terms(fitted, alpha)`` (an _EvidenceTerms of the scale a, for
+    alpha=1 per unit of a scalar alpha)."""
 
     alpha_ = parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
                               "the parameters use (for alpha='evidence', the chosen one).")
-    log_evidence_ = parameter(log_evidence, "float: the log marginal likelihood of the "
-                                     "training features given their labels under the prior.")
+
+    def _log_evidence(self, fitted):
+        alpha = smoothing(self, fitted)
+        if np.min(alpha) <= 0:
+            raise AttributeError(f"{type(self).__name__}.log_evidence_ needs alpha > 0 (alpha "
+                                 "= 0 is an improper prior, without a marginal likelihood)")
+        with fitted.lock:
+            if np.ndim(alpha) == 0:
+                return self._evidence_terms(fitted, 1.0)(alpha)
+            return self._evidence_terms(fitted, alpha)(1.0)
 
 
 def check_handle_unknown(model):
