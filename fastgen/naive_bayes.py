@@ -208,18 +208,38 @@ class _EvidenceTerms(NamedTuple):
                          - self.total_weight @ (gammaln(t + self.total) - gammaln(t)))
 
 
+# Whole counts up to this are merged by a histogram (linear time) rather than a sort
+HISTOGRAM_MAX_COUNT = 2**20
+
+
+def _merged(values, weight):
+    """The distinct values of ``values`` (positive) and the summed weights of each (weight None:
+    one each): by a histogram when they are whole numbers up to HISTOGRAM_MAX_COUNT, as the
+    counts of unweighted text are, else by a sort."""
+    if values.size and values.max() <= HISTOGRAM_MAX_COUNT:
+        whole = values.astype(np.intp)
+        if (whole == values).all():
+            histogram = np.bincount(whole, weights=weight)
+            distinct = np.flatnonzero(histogram)
+            return distinct.astype(np.float64), histogram[distinct].astype(np.float64)
+    distinct, where = np.unique(values, return_inverse=True)
+    return distinct, np.bincount(where, weights=weight, minlength=len(distinct)).astype(
+        np.float64)
+
+
 def evidence_terms(count, count_scale, total, total_scale, count_weight=None, total_weight=None):
     """_EvidenceTerms of the given counts and totals, each with its prior scale (a number, or an
     array of the same shape) and optional multiplicities: zeros are dropped, and equal counts
     merged when their scale is one number."""
     def compact(values, scale, weight):
         values = np.asarray(values, dtype=np.float64).ravel()
-        weight = np.ones(len(values)) if weight is None else np.asarray(weight, np.float64).ravel()
         keep = values > 0
+        if weight is not None:
+            weight = np.asarray(weight, np.float64).ravel()[keep]
         if np.ndim(scale):
-            return values[keep], weight[keep], np.asarray(scale, dtype=np.float64).ravel()[keep]
-        values, where = np.unique(values[keep], return_inverse=True)
-        return values, np.bincount(where, weights=weight[keep], minlength=len(values)), scale
+            return (values[keep], np.ones(keep.sum()) if weight is None else weight,
+                    np.asarray(scale, dtype=np.float64).ravel()[keep])
+        return *_merged(values[keep], weight), scale
     return _EvidenceTerms(*compact(count, count_scale, count_weight),
                           *compact(total, total_scale, total_weight))
 

@@ -5,12 +5,14 @@ Lidstone-smoothed estimate from the rows before (so it cannot depend on the orde
 multinomial scipy's Dirichlet-multinomial of each document given the counts before it."""
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 import scipy.sparse as sp
 from scipy.special import gammaln
 from scipy.stats import dirichlet_multinomial
 
 import fastgen
 from fastgen import BernoulliNB, CategoricalNB, ComplementNB, MultinomialNB
+from fastgen.naive_bayes import _merged
 
 RNG = np.random.default_rng(20261124)
 
@@ -165,3 +167,19 @@ def test_alpha_is_checked():
     with pytest.raises(AttributeError, match="alpha > 0"):
         MultinomialNB(alpha=0.0).fit(X, y).log_evidence_
     assert MultinomialNB(alpha=0.5).fit(X, y).alpha_ == 0.5
+
+
+@pytest.mark.parametrize("values", [
+    [3.0, 1.0, 3.0, 7.0, 1.0, 3.0],          # whole numbers: merged by a histogram
+    [2.5, 1.0, 2.5, 7.0],                    # a fraction: by a sort
+    [1.0, 2.0**20 + 1, 1.0, 2.0**40],        # beyond the histogram's range: by a sort
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_equal_counts_merge_the_same_either_way(values, weighted):
+    values = np.array(values)
+    weight = np.arange(1.0, len(values) + 1) if weighted else None
+    distinct, merged = _merged(values, weight)
+    expected = np.unique(values)
+    assert_array_equal(distinct, expected)
+    w = np.ones(len(values)) if weight is None else weight
+    assert_array_equal(merged, [w[values == v].sum() for v in expected])
