@@ -24,7 +24,7 @@ from ._core import jll as _jll
 from ._validation import ConvergenceWarning, invalid_parameter
 
 LOG_2PI = float(np.log(2.0 * np.pi))
-DIAG_GAUSSIAN, DIAG_POISSON = _jll.DIAGONAL_MODELS  # the diagonal kernel's model kinds
+DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T = _jll.DIAGONAL_MODELS  # the diagonal kernel's kinds
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 
@@ -51,13 +51,17 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
 def diagonal_tables(model, A, S, B, log_prior, P=None):
     """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S
     and B (the constant of each term), the log prior and the class bias (the log prior plus
-    the constants of all the features: what a complete row starts from), and P (Student-t only).
+    the constants of all the features: what a complete row starts from), and P (Student-t
+    only; its one row when every feature of a class has the same power, which the kernel then
+    takes one log per class for).
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
     B = -lambda. Student-t: see ``NormalInverseGamma.predictive``.
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
-    P = None if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
+    P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
+    if len(P) and (P == P[0]).all():
+        P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
         bias = log_prior + B.sum(axis=0)
@@ -67,28 +71,8 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
 def score_diagonal(tables, X, kind, out, n_threads):
     """Run the diagonal kernel with ``diagonal_tables``' output."""
     A, S, B, log_prior, bias, model, P = tables
-    if model == DIAG_STUDENT_T:
-        return _score_student_t(tables, X, kind, out)
-    if _jll.jll_diag_dense(X, A, S, B, log_prior, bias, model, kind, out, n_threads):
+    if _jll.jll_diag_dense(X, A, S, B, P, log_prior, bias, model, kind, out, n_threads):
         raise MemoryError("could not allocate the scoring kernel's row buffers")
-
-
-DIAG_STUDENT_T = -1
-
-
-def _score_student_t(tables, X, kind, out):
-    A, S, B, log_prior, bias, model, P = tables
-    jll = np.empty(out.shape)
-    for start in range(0, X.shape[0], ROW_BLOCK // 8):
-        Xb = X[start:start + ROW_BLOCK // 8].astype(np.float64)
-        D = Xb[:, :, None] - A
-        with np.errstate(invalid="ignore"):
-            T = B + P * np.log1p(S * (D * D))
-        T[np.isnan(Xb)] = 0.0
-        jll[start:start + len(Xb)] = log_prior + T.sum(axis=1)
-    if kind != _jll.OUTPUT_KINDS[0] and _jll.normalize_rows_inplace(jll, kind, 1):
-        raise MemoryError("could not allocate the scoring kernel's row buffers")
-    out[...] = jll
 
 
 def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, higher=False):
@@ -663,11 +647,13 @@ class NormalInverseGamma(NamedTuple):
     def predictive(self):
         """The predictive density of one more observation, a Student-t with nu degrees of
         freedom, location ``mean`` and squared scale var (1 + 1/kappa), as the diagonal kernel's
-        DIAG_STUDENT_T tables (A, S, B, P): log p(x) = B + P log(1 + S (x - A)^2) with S = 1 /
-        (nu scale^2), P = -(nu + 1)/2 and B = lgamma((nu+1)/2) - lgamma(nu/2) + log(S / pi)/2."""
+        DIAG_STUDENT_T tables (A, S, B, P): log p(x) = B + P log(1 + (S (x - A))^2) with S = 1 /
+        sqrt(nu scale^2), P = -(nu + 1)/2 and B = lgamma((nu+1)/2) - lgamma(nu/2) + log(S) -
+        log(pi)/2."""
         with np.errstate(over="ignore", divide="ignore"):
-            S = 1.0 / (self.nu * self.var * (1.0 + 1.0 / self.kappa))
-            B = gammaln((self.nu + 1) / 2) - gammaln(self.nu / 2) + 0.5 * np.log(S / np.pi)
+            S = 1.0 / np.sqrt(self.nu * self.var * (1.0 + 1.0 / self.kappa))
+            B = gammaln((self.nu + 1) / 2) - gammaln(self.nu / 2) + np.log(S) \
+                - 0.5 * np.log(np.pi)
         return self.mean, S, B, -(self.nu + 1) / 2
 
     def draw(self, rng):

@@ -1337,7 +1337,9 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         prior, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         if hyper["predictive"]:
             A, S, B, P = self._posterior(fitted).predictive()
-            if not all(np.isfinite(t).all() for t in (A, S, B)):
+            # (S at most 1/sqrt(MIN_GAUSSIAN_VARIANCE): S |x - A| stays finite for any X)
+            if not (np.isfinite(A).all() and np.isfinite(B).all()
+                    and (S <= MIN_GAUSSIAN_VARIANCE ** -0.5).all()):
                 raise ValueError("The posterior predictive densities overflow float64: use a "
                                  "prior_var and prior_strength of moderate size, or rescale X.")
             tables = diagonal_tables(DIAG_STUDENT_T, A, S, B, log_prior, P)

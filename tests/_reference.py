@@ -61,6 +61,22 @@ def gaussian_nb_jll(X, theta, var, log_prior):
     return jll
 
 
+def student_t_jll(X, loc, scale, dof, log_prior):
+    """log P(c) + sum over the observed j of log t(x_j; dof[c, j], loc[c, j], scale[c, j])."""
+    from scipy.stats import t
+
+    X = dense(X).astype(np.float64)
+    n_classes = loc.shape[0]
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        for c in range(n_classes):
+            jll[i, c] = lp[c] + t.logpdf(row[obs], dof[c, obs], loc[c, obs],
+                                         scale[c, obs]).sum()
+    return jll
+
+
 def poisson_jll(X, lam, log_prior):
     """log P(c) + sum over the observed j of log Poisson(x_j; lam[c, j])."""
     from scipy.stats import poisson
