@@ -24,7 +24,8 @@ from ._core import jll as _jll
 from ._validation import ConvergenceWarning, invalid_parameter
 
 LOG_2PI = float(np.log(2.0 * np.pi))
-DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T = _jll.DIAGONAL_MODELS  # the diagonal kernel's kinds
+# the diagonal kernel's kinds
+DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 
@@ -56,11 +57,12 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     takes one log per class for).
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
-    B = -lambda. Student-t: see ``NormalInverseGamma.predictive``.
+    B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and
+    b: A = -log(1 + b), S = r, B = -r log(1 + 1/b).
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
     P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
-    if len(P) and (P == P[0]).all():
+    if model == DIAG_STUDENT_T and (P == P[0]).all():
         P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums

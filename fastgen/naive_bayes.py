@@ -42,6 +42,7 @@ from ._core import checks as _checks
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
+    DIAG_NEGBIN,
     DIAG_POISSON,
     DIAG_STUDENT_T,
     LOG_2PI,
@@ -1430,44 +1431,18 @@ class _GammaPoissonEvidence(NamedTuple):
                             - self.total * np.log(self.beta + self.observed)))
 
 
-class _NegativeBinomial(NamedTuple):
-    """The posterior predictive of PoissonNB, feature-major (n_features, n_classes): per class
-    and feature a negative binomial of r = alpha + feature_count_ and b = beta +
-    observed_count_, log p(x) = lgamma(r + x) - lgamma(r) - lgamma(x + 1) + zero - x log(1 + b),
-    zero = -r log(1 + 1/b) being log p(0)."""
-
-    r: np.ndarray
-    lgamma_r: np.ndarray
-    log1p_b: np.ndarray
-    zero: np.ndarray
-    bias: np.ndarray  # (n_classes,): the log prior plus every feature's zero
-
-    def jll(self, X, log_prior, with_factorials):
-        """Joint log-likelihoods (float64) of dense rows (NaN marginalised) or CSR rows (the
-        zeros' terms are in the bias; only the nonzeros' are computed)."""
-        if sp.issparse(X):
-            nnz = X.indptr[-1]
-            x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
-            terms = (gammaln(self.r[j] + x[:, None]) - self.lgamma_r[j]
-                     - x[:, None] * self.log1p_b[j])
-            if with_factorials:
-                terms -= gammaln(x + 1.0)[:, None]
-            rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr),
-                                 shape=(X.shape[0], nnz))
-            return self.bias + rows @ terms
-        jll = np.empty((X.shape[0], len(log_prior)))
-        step = max(1, 2**20 // self.r.size)
-        for start in range(0, X.shape[0], step):
-            x = X[start:start + step].astype(np.float64)
-            missing = np.isnan(x)
-            x[missing] = 0.0
-            terms = (gammaln(self.r + x[:, :, None]) - self.lgamma_r
-                     - x[:, :, None] * self.log1p_b + self.zero)
-            if with_factorials:
-                terms -= gammaln(x + 1.0)[:, :, None]
-            terms[missing] = 0.0
-            jll[start:start + len(x)] = log_prior + terms.sum(axis=1)
-        return jll
+def _negbin_csr_jll(tables, X, with_factorials):
+    """Joint log-likelihoods (float64) of CSR rows under the negative binomial tables
+    (``diagonal_tables``' DIAG_NEGBIN): the zeros' terms are in the bias, and only the nonzeros'
+    lgamma(r + x) - lgamma(r) - x log(1 + b) are computed."""
+    minus_log1p_b, r, bias = tables[0], tables[1], tables[4]
+    nnz = X.indptr[-1]
+    x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
+    terms = gammaln(r[j] + x[:, None]) - gammaln(r[j]) + x[:, None] * minus_log1p_b[j]
+    if with_factorials:
+        terms -= gammaln(x + 1.0)[:, None]
+    rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(X.shape[0], nnz))
+    return bias + rows @ terms
 
 
 class PoissonNB(_Evidence, _BaseDiagonalNB):
@@ -1641,17 +1616,17 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                              "-inf). Use a larger alpha.")
         log_lambda = np.log(lam)
         log_prior = class_log_prior(stats["class_count_"], hyper)
-        tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
-        # the CSR kernel reads a table of the output's dtype
-        sparse_table = tables[0].astype(fitted.dtype, copy=False)
-        named = {"lambda_": lam, "sparse_table": sparse_table, "class_log_prior_": log_prior}
-        if hyper["predictive"]:
-            r, b = (np.ascontiguousarray(t.T) for t in (stats["feature_count_"] + alpha, b))
-            zero = -r * np.log1p(1.0 / b)
-            with np.errstate(invalid="ignore"):  # -inf prior + finite sums
-                named["predictive"] = _NegativeBinomial(r, gammaln(r), np.log1p(b), zero,
-                                                        log_prior + zero.sum(axis=0))
-        return _DiagonalParams(tables, log_prior, named)
+        if hyper["predictive"]:  # the negative binomial of r = alpha + S and b = beta + n
+            r = stats["feature_count_"] + alpha
+            tables = diagonal_tables(DIAG_NEGBIN, -np.log1p(b), r, -r * np.log1p(1.0 / b),
+                                     log_prior)
+            sparse_table = None  # (CSR input is scored with the tables: _negbin_csr_jll)
+        else:
+            tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
+            # the CSR kernel reads a table of the output's dtype
+            sparse_table = tables[0].astype(fitted.dtype, copy=False)
+        return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
+                                                   "class_log_prior_": log_prior})
 
     def _evidence_terms(self, fitted, alpha):
         stats = fitted.stats
@@ -1692,15 +1667,14 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         return rng.poisson(self._params_of(fitted).named["lambda_"][y_idx]).astype(np.float64)
 
     def _score(self, params, X, kind, out, has_nan):
-        predictive = params.named.get("predictive")
-        if predictive is not None:
-            jll = predictive.jll(X, params.log_prior, kind == OUT_JLL)
+        if not sp.issparse(X):
+            return super()._score(params, X, kind, out, has_nan)
+        if params.tables[5] == DIAG_NEGBIN:
+            jll = _negbin_csr_jll(params.tables, X, kind == OUT_JLL)
             if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
                 raise MemoryError("could not allocate the scoring kernel's row buffers")
             out[...] = jll
             return None
-        if not sp.issparse(X):
-            return super()._score(params, X, kind, out, has_nan)
         bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
         if _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.named["sparse_table"], bias,

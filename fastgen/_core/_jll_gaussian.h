@@ -174,4 +174,25 @@ static inline void fastgen_t_finish(double *__restrict acc, const double *__rest
                               + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c])));
 }
 
+/* acc[c] += log(mant[c] 2^expo[c]). */
+static inline void fastgen_log_add(double *__restrict acc, const double *__restrict mant,
+                                   const double *__restrict expo, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++)
+        acc[c] += expo[c] * 6.93147180369123816490e-01
+                  + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c]));
+}
+/* Negative binomial terms (the posterior predictive of PoissonNB): for a count x = m, a whole
+   number, lgamma(r + m) - lgamma(r) = log(r (r + 1) ... (r + m - 1)), multiplied into mant 2^expo
+   (renormalised after each factor, which is below 2^1023) instead of two lgammas. */
+static inline void fastgen_rising_mul(double *__restrict mant, double *__restrict expo,
+                                      const double *__restrict r, int m, Py_ssize_t n) {
+    for (int k = 0; k < m; k++) {
+        for (Py_ssize_t c = 0; c < n; c++) {
+            const uint64_t pb = fastgen_bits(mant[c] * (r[c] + k));
+            mant[c] = fastgen_mantissa(pb);
+            expo[c] += fastgen_exponent(pb);
+        }
+    }
+}
+
 #endif

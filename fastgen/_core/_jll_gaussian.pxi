@@ -6,24 +6,29 @@
 #       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
 #       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
 #       Student-t: term = B[j, c] + P[j, c] * log(1 + (S[j, c] * (x - A[j, c]))**2)
+#       negative binomial: term = B[j, c] + x * A[j, c] + lgamma(S[j, c] + x) - lgamma(S[j, c])
+#                  (S = r, A = -log(1 + b), B = -r log(1 + 1/b) = log p(0))
 #     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
 #     so a complete row pays only the x-dependent part, four features per pass without a branch.
 #     A row with missing (NaN) values starts from the log prior and adds the whole terms of its
 #     observed features, one at a time, so a missing one drops out of the sum (marginalised)
 #     exactly. (Filling a missing value in and subtracting its term afterwards would cancel: a
 #     term of 1e19, for Gaussian class means 1e10 apart, wipes out every other feature's.)
-#     Poisson's class-independent -log(x!) is added only when the joint log-likelihood is asked for.
+#     Poisson's (and the negative binomial's) class-independent -log(x!) is added only when the
+#     joint log-likelihood is asked for.
 #     Student-t: where the power is the same for every feature of a class (P has one row: the
 #     training data had no missing values), a row multiplies its 1 + u^2 per class, as mantissa
 #     and exponent, and takes one log per class at the end (_student_t_row); otherwise each term
-#     takes its log, vectorised over the classes (_jll_gaussian.h).
+#     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: the
+#     lgamma difference of a whole count up to MAX_RISING is the log of a product of as many
+#     factors, multiplied into one product per class (_negbin_row); a zero costs only B.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
 #       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
 #     and normalises in the same pass.
 #  c) Each row is accumulated in float64 in a buffer owned by its thread and finished by
 #     _finish_row; threads own disjoint rows, so results do not depend on n_threads.
-from libc.math cimport isnan, lgamma
+from libc.math cimport floor, isnan, lgamma
 from libc.stdint cimport uint64_t
 
 from ._lse cimport OUT_JLL
@@ -32,6 +37,10 @@ cdef enum:
     DIAG_GAUSSIAN = 0
     DIAG_POISSON = 1
     DIAG_STUDENT_T = 2
+    DIAG_NEGBIN = 3
+
+# Whole counts up to this many factors are a product; larger or fractional ones two lgammas.
+cdef int MAX_RISING = 64
 
 cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add(double *acc, const double *loc, const double *scale, double x,
@@ -51,6 +60,10 @@ cdef extern from "_jll_gaussian.h":
                            double x, Py_ssize_t n) noexcept nogil
     void fastgen_t_finish(double *acc, const double *mant, const double *expo,
                           const double *power, Py_ssize_t n) noexcept nogil
+    void fastgen_log_add(double *acc, const double *mant, const double *expo,
+                         Py_ssize_t n) noexcept nogil
+    void fastgen_rising_mul(double *mant, double *expo, const double *r, int m,
+                            Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint _row_complete(const floating *x, intp_t n) noexcept nogil:
@@ -164,6 +177,39 @@ cdef inline void _student_t_row(double *acc, double *mant, double *expo,
                           n_classes)
 
 
+cdef inline void _negbin_row(double *acc, double *mant, double *expo,
+                             const float64_t[:, ::1] A, const float64_t[:, ::1] S,
+                             const float64_t[:, ::1] B, const float64_t[::1] log_prior,
+                             const float64_t[::1] bias, const floating *x, double *xrow,
+                             intp_t n_features, intp_t n_classes) noexcept nogil:
+    """acc = the negative binomial joint log-likelihoods (without -log(x!)) of the row x, from
+    the bias for a complete row; xrow gets the row in float64, a missing value as 0."""
+    cdef intp_t j, c
+    cdef double v
+    cdef bint complete = _row_complete(x, n_features)
+    for c in range(n_classes):
+        acc[c] = bias[c] if complete else log_prior[c]
+        mant[c] = 1.0
+        expo[c] = 0.0
+    for j in range(n_features):
+        v = x[j]
+        if isnan(v):
+            xrow[j] = 0.0
+            continue
+        xrow[j] = v
+        if not complete:
+            _axpy1(acc, &B[j, 0], 1.0, n_classes)
+        if v == 0.0:
+            continue
+        _axpy1(acc, &A[j, 0], v, n_classes)
+        if v <= MAX_RISING and v == floor(v):
+            fastgen_rising_mul(mant, expo, &S[j, 0], <int> v, n_classes)
+        else:
+            for c in range(n_classes):
+                acc[c] = acc[c] + (lgamma(S[j, c] + v) - lgamma(S[j, c]))
+    fastgen_log_add(acc, mant, expo, n_classes)
+
+
 def jll_diag_dense(
     const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
@@ -172,7 +218,7 @@ def jll_diag_dense(
     const float64_t[:, ::1] P not None,     # IN (n_features or 1, n_classes), Student-t only
     const float64_t[::1] log_prior not None,  # IN (n_classes,)
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
-    int model,                              # DIAG_GAUSSIAN, DIAG_POISSON or DIAG_STUDENT_T
+    int model,                              # DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T or DIAG_NEGBIN
     int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out not None,          # OUT (n_samples, n_classes)
     int n_threads,
@@ -201,6 +247,9 @@ def jll_diag_dense(
             if model == DIAG_STUDENT_T:
                 _student_t_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, P,
                                log_prior, bias, &X[i, 0], n_features, n_classes)
+            elif model == DIAG_NEGBIN:
+                _negbin_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, log_prior,
+                            bias, &X[i, 0], xrow, n_features, n_classes)
             elif _row_complete(&X[i, 0], n_features):
                 for c in range(n_classes):
                     acc[c] = bias[c]
@@ -220,7 +269,7 @@ def jll_diag_dense(
                 for c in range(n_classes):
                     acc[c] = log_prior[c]
                 _observed_terms(acc, A, S, B, &X[i, 0], xrow, n_features, n_classes, model)
-            if model == DIAG_POISSON and kind == OUT_JLL:
+            if (model == DIAG_POISSON or model == DIAG_NEGBIN) and kind == OUT_JLL:
                 row_const = 0.0  # -log(x!) of the observed counts (log 0! = 0 for a missing one)
                 for j in range(n_features):
                     row_const = row_const - lgamma(xrow[j] + 1.0)
@@ -263,4 +312,4 @@ def quadratic_finish(
 
 
 # The model kinds for Python callers (fastgen._gaussian), defined once by the enum above.
-DIAGONAL_MODELS = (DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T)
+DIAGONAL_MODELS = (DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN)
