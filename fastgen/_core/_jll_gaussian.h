@@ -96,7 +96,8 @@ static inline double fastgen_log_ge1(double y) {
     /* y = 2^k m with m in [sqrt(2)/2, sqrt(2)) */
     const uint64_t hx = (yb >> 32) + (0x3ff00000 - 0x3fe6a09e);
     const double m = fastgen_double((((hx & 0x000fffff) + 0x3fe6a09e) << 32) | (yb & 0xffffffffu));
-    const double k = fastgen_double(0x4330000000000000u | (hx >> 20)) - (4503599627370496.0 + 1023.0);
+    const double k = fastgen_double(0x4330000000000000u | (hx >> 20))
+                     - (4503599627370496.0 + 1023.0);
     const double f = m - 1.0, hfsq = 0.5 * f * f, s = f / (2.0 + f);
     const double z = s * s, w = z * z;
     const double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));

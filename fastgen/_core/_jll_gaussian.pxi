@@ -218,7 +218,7 @@ def jll_diag_dense(
     const float64_t[:, ::1] P not None,     # IN (n_features or 1, n_classes), Student-t only
     const float64_t[::1] log_prior not None,  # IN (n_classes,)
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
-    int model,                              # DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T or DIAG_NEGBIN
+    int model,                              # a DIAGONAL_MODELS kind (the enum above)
     int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out not None,          # OUT (n_samples, n_classes)
     int n_threads,
