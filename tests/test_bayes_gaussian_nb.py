@@ -19,7 +19,7 @@ from scipy import integrate, stats
 from scipy.special import gammaln, logsumexp
 
 import fastgen
-from fastgen import GaussianNB, MixedNB, PoissonNB
+from fastgen import GaussianNB, PoissonNB
 
 RNG = np.random.default_rng(20261125)
 
@@ -281,14 +281,6 @@ def test_float32_models():
     np.testing.assert_allclose(count32.predict_proba(Xc.astype(np.float32)),
                                PoissonNB(predictive=True).fit(Xc, yc).predict_proba(Xc),
                                rtol=1e-4, atol=1e-6)
-
-
-def test_mixed_parts_keep_scoring():
-    X, y = _gaussian_data(nan=0.0)
-    counts, _ = _count_data(n=len(y))
-    data = np.hstack([X, counts])
-    mixed = MixedNB(feature_types=["gaussian"] * 3 + ["poisson"] * 4).fit(data, y)
-    assert np.isfinite(mixed.predict_log_proba(data)).all()
 
 
 # --------------------------------------------------------------------------- PoissonNB
