@@ -11,18 +11,21 @@ cancellation for data far from the origin).
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 from ._base import group_by_class
 from ._core import _counts, _missing
 from ._core import jll as _jll
-from ._validation import ConvergenceWarning
+from ._validation import ConvergenceWarning, invalid_parameter
 
 LOG_2PI = float(np.log(2.0 * np.pi))
-DIAG_GAUSSIAN, DIAG_POISSON = _jll.DIAGONAL_MODELS  # the diagonal kernel's model kinds
+# the diagonal kernel's kinds
+DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
 
 
@@ -46,25 +49,31 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
     return weight, mean, m2
 
 
-def diagonal_tables(model, A, S, B, log_prior):
+def diagonal_tables(model, A, S, B, log_prior, P=None):
     """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S
     and B (the constant of each term), the log prior and the class bias (the log prior plus
-    the constants of all the features: what a complete row starts from).
+    the constants of all the features: what a complete row starts from), and P (Student-t
+    only; its one row when every feature of a class has the same power, which the kernel then
+    takes one log per class for).
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
-    B = -lambda.
+    B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and
+    b: A = -log(1 + b), S = r, B = -r log(1 + 1/b).
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
+    P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
+    if model == DIAG_STUDENT_T and (P == P[0]).all():
+        P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
         bias = log_prior + B.sum(axis=0)
-    return A, S, B, log_prior, bias, model
+    return A, S, B, log_prior, bias, model, P
 
 
 def score_diagonal(tables, X, kind, out, n_threads):
     """Run the diagonal kernel with ``diagonal_tables``' output."""
-    A, S, B, log_prior, bias, model = tables
-    if _jll.jll_diag_dense(X, A, S, B, log_prior, bias, model, kind, out, n_threads):
+    A, S, B, log_prior, bias, model, P = tables
+    if _jll.jll_diag_dense(X, A, S, B, P, log_prior, bias, model, kind, out, n_threads):
         raise MemoryError("could not allocate the scoring kernel's row buffers")
 
 
@@ -594,3 +603,102 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
                       f"{last.change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
                       stacklevel=4)
     return last.stats, n_steps
+
+
+# --------------------------------------------------------------------------------------------
+# Conjugate priors of the diagonal Gaussian models (GaussianNB).
+
+
+class NormalInverseGamma(NamedTuple):
+    """The Normal-Inverse-Gamma distribution of (mu, sigma^2), elementwise over arrays:
+    sigma^2 ~ Scaled-Inv-chi^2(nu, var), i.e. Inv-Gamma(nu / 2, nu var / 2), and
+    mu | sigma^2 ~ N(mean, sigma^2 / kappa) (Murphy 2007, section 6; Gelman et al., BDA3,
+    section 3.3). ``kappa`` and ``nu`` are pseudo-counts: the prior weighs like kappa
+    observations of the mean and nu of the variance."""
+
+    kappa: np.ndarray
+    mean: np.ndarray
+    nu: np.ndarray
+    var: np.ndarray
+
+    def updated(self, n, mean, m2):
+        """The posterior after observations of total weight n, mean ``mean`` and sum of squared
+        deviations m2 (each observation's likelihood raised to its weight): kappa_n = kappa + n,
+        nu_n = nu + n, mean_n = (kappa mean0 + n mean) / kappa_n and nu_n var_n = nu var + m2 +
+        kappa n / kappa_n (mean - mean0)^2. n = 0 leaves it as it is."""
+        kappa, nu = self.kappa + n, self.nu + n
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = mean - self.mean
+            shift = self.kappa * (n / kappa)
+            return NormalInverseGamma(kappa, self.mean + delta * (n / kappa), nu,
+                                      (self.nu * self.var + m2 + shift * delta * delta) / nu)
+
+    def log_normaliser(self):
+        """log of the integral of the unnormalised density (2 pi sigma^2)^(-1/2) exp(-kappa
+        (mu - mean)^2 / (2 sigma^2)) Inv-Gamma-kernel (sigma^2)^(-nu/2 - 1) exp(-nu var /
+        (2 sigma^2)): lgamma(nu/2) - (nu/2) log(nu var / 2) - log(kappa) / 2. The log evidence
+        of data is the posterior's minus the prior's, less (n/2) log(2 pi)."""
+        return gammaln(self.nu / 2) - self.nu / 2 * np.log(self.nu * self.var / 2) \
+            - 0.5 * np.log(self.kappa)
+
+    def log_evidence(self, n, mean, m2):
+        """log of the marginal likelihood of the observations (``updated``'s), elementwise."""
+        return self.updated(n, mean, m2).log_normaliser() - self.log_normaliser() \
+            - 0.5 * LOG_2PI * n
+
+    def predictive(self):
+        """The predictive density of one more observation, a Student-t with nu degrees of
+        freedom, location ``mean`` and squared scale var (1 + 1/kappa), as the diagonal kernel's
+        DIAG_STUDENT_T tables (A, S, B, P): log p(x) = B + P log(1 + (S (x - A))^2) with S = 1 /
+        sqrt(nu scale^2), P = -(nu + 1)/2 and B = lgamma((nu+1)/2) - lgamma(nu/2) + log(S) -
+        log(pi)/2."""
+        with np.errstate(over="ignore", divide="ignore"):
+            S = 1.0 / np.sqrt(self.nu * self.var * (1.0 + 1.0 / self.kappa))
+            B = gammaln((self.nu + 1) / 2) - gammaln(self.nu / 2) + np.log(S) \
+                - 0.5 * np.log(np.pi)
+        return self.mean, S, B, -(self.nu + 1) / 2
+
+    def draw(self, rng):
+        """(mu, sigma^2) drawn from the distribution."""
+        var = self.nu * self.var / rng.chisquare(self.nu)
+        return rng.normal(self.mean, np.sqrt(var / self.kappa)), var
+
+
+def check_prior_vector(model, name, n_features, positive):
+    """A prior hyperparameter of one value per feature (``name`` of ``model``): None, or an
+    array-like of n_features finite numbers (``positive``: each above 0), as a read-only
+    float64 copy."""
+    value = getattr(model, name)
+    if value is None:
+        return None
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (n_features,):
+        raise ValueError(f"{name} must be None or an array-like of n_features = {n_features} "
+                         f"numbers; got {value!r}.")
+    if not np.isfinite(array).all() or (positive and not (array > 0).all()):
+        raise ValueError(f"{name} must hold finite{' positive' if positive else ''} numbers; "
+                         f"got {value!r}.")
+    array.flags.writeable = False
+    return array
+
+
+def check_prior_strength(model, largest):
+    """``prior_strength``: a positive number n0 (at most ``largest``), a pair of them (kappa0,
+    nu0), or "evidence"; as a float, a tuple of two floats or the string."""
+    value = model.prior_strength
+    if isinstance(value, str) and value == "evidence":
+        return value
+
+    def positive(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= largest
+
+    if positive(value):
+        return float(value)
+    if isinstance(value, (tuple, list, np.ndarray)) and np.ndim(value) == 1 and \
+            len(value) == 2 and all(positive(v) for v in value):
+        return (float(value[0]), float(value[1]))
+    raise invalid_parameter(model, "prior_strength", f"a float in the range (0.0, {largest:g}], "
+                            'a pair (kappa0, nu0) of them or "evidence"')

@@ -42,8 +42,13 @@ from ._core import checks as _checks
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
+    DIAG_NEGBIN,
     DIAG_POISSON,
+    DIAG_STUDENT_T,
     LOG_2PI,
+    NormalInverseGamma,
+    check_prior_strength,
+    check_prior_vector,
     combine_moments,
     diagonal_moments,
     diagonal_tables,
@@ -246,7 +251,7 @@ def evidence_terms(count, count_scale, total, total_scale, count_weight=None, to
 
 def smoothing(model, fitted):
     """The alpha the parameters use: the hyperparameter, or for alpha="evidence" the maximiser
-    of the log evidence over EVIDENCE_ALPHA_RANGE, computed once per snapshot."""
+    of the log evidence over the model's ``_evidence_range``, computed once per snapshot."""
     alpha = fitted.hyper["alpha"]
     if not isinstance(alpha, str):
         return alpha
@@ -254,14 +259,17 @@ def smoothing(model, fitted):
     if chosen is None:
         with fitted.lock:  # from statistics that partial_fit may be adding to
             terms = model._evidence_terms(fitted, 1.0)
-        chosen = fitted.memo.setdefault("chosen_alpha", maximise(terms, EVIDENCE_ALPHA_RANGE))
+        chosen = fitted.memo.setdefault("chosen_alpha", maximise(terms, model._evidence_range))
     return chosen
 
 
 class _Evidence(Conjugate):
-    """The models with a conjugate Dirichlet (or Beta) prior of scale alpha; each lists its
-    evidence as ``_evidence_terms(fitted, alpha)`` (an _EvidenceTerms of the scale a, for
-    alpha=1 per unit of a scalar alpha)."""
+    """The models with a conjugate Dirichlet (or Beta, or PoissonNB's Gamma) prior of scale
+    alpha; each lists its evidence as ``_evidence_terms(fitted, alpha)`` (a function of the
+    scale a, for alpha=1 per unit of a scalar alpha: an _EvidenceTerms for the Dirichlet
+    models)."""
+
+    _evidence_range = EVIDENCE_ALPHA_RANGE
 
     alpha_ = parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
                               "the parameters use (for alpha='evidence', the chosen one).")
@@ -1112,6 +1120,11 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
 # Diagonal models of continuous and count features: GaussianNB and PoissonNB.
 
 
+# prior_strength="evidence" searches n0 over this range: below it the prior is negligible next
+# to any observation, above it the prior swamps the data of every usual data set
+EVIDENCE_STRENGTH_RANGE = (1e-4, 1e4)
+
+
 class _DiagonalParams(NamedTuple):
     tables: tuple  # diagonal_tables' output, read by the diagonal kernel
     log_prior: np.ndarray
@@ -1145,7 +1158,7 @@ def _named(name, doc):
     return parameter(lambda model, fitted: model._params_of(fitted).named[name], doc)
 
 
-class GaussianNB(_BaseDiagonalNB):
+class GaussianNB(Conjugate, _BaseDiagonalNB):
     """Gaussian naive Bayes: each feature is normal within each class, features independent.
 
     Missing values (NaN) are marginalised: fitting uses each feature's observed values, and a
@@ -1158,6 +1171,22 @@ class GaussianNB(_BaseDiagonalNB):
     var_smoothing : float, default=1e-9
         Portion of the largest feature variance (over all data seen so far) added to every
         variance, so that a constant feature does not give a zero variance.
+    prior_mean : array-like of shape (n_features,), default=None
+        Mean m0 of the Normal-Inverse-Gamma prior of each class's feature means (see Notes);
+        None: each feature's mean over all classes.
+    prior_var : array-like of shape (n_features,), default=None
+        Typical variance s0^2 of the prior of each class's feature variances; None: each
+        feature's variance over all classes plus ``epsilon_``.
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        Weight of the prior in pseudo-observations: n0 gives kappa0 = nu0 = n0 (the prior counts
+        as n0 observations of the mean and of the variance), a pair sets (kappa0, nu0), and
+        ``"evidence"`` takes the n0 in [1e-4, 1e4] that maximises ``log_evidence_`` (type-II
+        maximum likelihood), chosen again from all the statistics after each ``partial_fit``
+        or ``merge`` and on load.
+    predictive : bool, default=False
+        Score with the posterior predictive density of each feature (a Student-t, see Notes)
+        instead of the maximum-likelihood normal density. The prior hyperparameters above
+        matter only for it, ``log_evidence_`` and ``sample_posterior``.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -1180,6 +1209,10 @@ class GaussianNB(_BaseDiagonalNB):
         Variance of each feature per class, plus ``epsilon_``.
     epsilon_ : float
         Absolute additive value to variances.
+    prior_strength_ : float or ndarray of shape (2,)
+        The prior's weight in use: ``prior_strength``, or the n0 chosen for ``"evidence"``.
+    log_evidence_ : float
+        Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -1199,6 +1232,27 @@ class GaussianNB(_BaseDiagonalNB):
     feature is constant, ``epsilon_`` is ``var_smoothing`` itself. A class that never observed a
     feature uses that feature's mean and variance over all classes.
 
+    Bayesian prediction. Each class's mean mu and variance sigma^2 of each feature have the
+    conjugate Normal-Inverse-Gamma prior sigma^2 ~ Scaled-Inv-chi^2(nu0, s0^2), mu | sigma^2 ~
+    N(m0, sigma^2 / kappa0) (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian
+    distribution"; Gelman et al., BDA3, section 3.3), with m0 = ``prior_mean`` and s0^2 =
+    ``prior_var``; nu0 s0^2 is the prior's sum of squares, so that s0^2 weighs as nu0 observed
+    squared deviations. Given the class's n observed values (weight), their mean xbar and sum of
+    squared deviations M2, the posterior is of the same form with kappa_n = kappa0 + n, nu_n =
+    nu0 + n, m_n = (kappa0 m0 + n xbar) / kappa_n and nu_n s_n^2 = nu0 s0^2 + M2 + kappa0 n
+    (xbar - m0)^2 / kappa_n. With ``predictive=True`` each observed feature contributes the
+    posterior predictive density, a Student-t with nu_n degrees of freedom, location m_n and
+    squared scale s_n^2 (1 + 1/kappa_n); a NaN feature drops out as before, and a class that
+    never observed a feature gets the prior's predictive (nu0 degrees of freedom).
+    ``log_evidence_`` is the sum over classes and features of the log marginal likelihood,
+    lgamma(nu_n/2) - lgamma(nu0/2) + log(kappa0/kappa_n)/2 + (nu0/2) log(nu0 s0^2) -
+    (nu_n/2) log(nu_n s_n^2) - (n/2) log(pi). A weighted sample counts as its likelihood raised
+    to its weight (an integer weight: repeated rows). The defaults of ``prior_mean`` and
+    ``prior_var`` come from the statistics (an empirical-Bayes prior), so they follow
+    ``partial_fit`` and ``merge``. ``sample_posterior`` draws sigma^2 ~ Scaled-Inv-chi^2(nu_n,
+    s_n^2) and mu ~ N(m_n, sigma^2 / kappa_n) for every class that has samples (a class without
+    any keeps the plug-in's fallback, the overall mean and variance of the drawn ones).
+
     Examples
     --------
     A diagnosis from one test result, with a prior of 0.8 for the healthy class:
@@ -1216,9 +1270,15 @@ class GaussianNB(_BaseDiagonalNB):
     array(['healthy', 'healthy'], dtype='<U8')
     """
     def __init__(self, *, priors: ArrayLike | None = None, var_smoothing: float = 1e-9,
+                 prior_mean: ArrayLike | None = None, prior_var: ArrayLike | None = None,
+                 prior_strength: float | tuple | str = 1.0, predictive: bool = False,
                  n_threads: int | None = None):
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.prior_mean = prior_mean
+        self.prior_var = prior_var
+        self.prior_strength = prior_strength
+        self.predictive = predictive
         self.n_threads = n_threads
 
     # ----------------------------------------------------------------- statistics
@@ -1234,8 +1294,13 @@ class GaussianNB(_BaseDiagonalNB):
                 0 <= float(vs) <= MAX_SMOOTHING):
             raise invalid_parameter(self, "var_smoothing",
                                     f"a float in the range [0.0, {MAX_SMOOTHING:g}]")
+        n_features = X.shape[1] if X is not None else fitted.n_features
         return {"var_smoothing": float(vs),
-                "priors": check_priors(self, n_classes)}
+                "priors": check_priors(self, n_classes),
+                "prior_mean": check_prior_vector(self, "prior_mean", n_features, False),
+                "prior_var": check_prior_vector(self, "prior_var", n_features, True),
+                "prior_strength": check_prior_strength(self, MAX_SMOOTHING),
+                "predictive": check_bool(self, "predictive")}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
@@ -1255,8 +1320,10 @@ class GaussianNB(_BaseDiagonalNB):
                 "observed_count_": observed, "mean": mean, "m2": m2}
 
     # ----------------------------------------------------------------- parameters
-    def _derive(self, fitted):
-        stats, hyper = fitted.stats, fitted.hyper
+    @staticmethod
+    def _overall(stats, var_smoothing):
+        """Each feature's mean and variance over all classes (0 and 1 for a feature never
+        observed), and epsilon: var_smoothing times the largest of those variances."""
         n, mean, m2 = stats["observed_count_"], stats["mean"], stats["m2"]
         total = n.sum(axis=0)
         seen = total > 0
@@ -1266,7 +1333,14 @@ class GaussianNB(_BaseDiagonalNB):
             overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
                                    / safe_total, 1.0)
             largest = overall_var[seen].max(initial=0.0)
-            epsilon = float(hyper["var_smoothing"] * (largest if largest > 0 else 1.0))
+            return overall_mean, overall_var, float(var_smoothing * (largest if largest > 0
+                                                                     else 1.0))
+
+    def _derive(self, fitted):
+        stats, hyper = fitted.stats, fitted.hyper
+        n, mean, m2 = stats["observed_count_"], stats["mean"], stats["m2"]
+        overall_mean, overall_var, epsilon = self._overall(stats, hyper["var_smoothing"])
+        with np.errstate(over="ignore", invalid="ignore"):
             has = n > 0
             theta = np.where(has, mean, overall_mean)
             var = np.where(has, m2 / np.where(has, n, 1.0), overall_var) + epsilon
@@ -1282,36 +1356,136 @@ class GaussianNB(_BaseDiagonalNB):
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
         prior, log_prior = class_prior(stats["class_count_"], hyper["priors"])
-        tables = diagonal_tables(DIAG_GAUSSIAN, theta, -0.5 / var,
-                                 -0.5 * (LOG_2PI + np.log(var)), log_prior)
+        if hyper["predictive"]:
+            A, S, B, P = self._posterior(fitted).predictive()
+            # (S at most 1/sqrt(MIN_GAUSSIAN_VARIANCE): S |x - A| stays finite for any X)
+            if not (np.isfinite(A).all() and np.isfinite(B).all()
+                    and (S <= MIN_GAUSSIAN_VARIANCE ** -0.5).all()):
+                raise ValueError("The posterior predictive densities overflow float64: use a "
+                                 "prior_var and prior_strength of moderate size, or rescale X.")
+            tables = diagonal_tables(DIAG_STUDENT_T, A, S, B, log_prior, P)
+        else:
+            tables = diagonal_tables(DIAG_GAUSSIAN, theta, -0.5 / var,
+                                     -0.5 * (LOG_2PI + np.log(var)), log_prior)
         return _DiagonalParams(tables, log_prior, {"theta_": theta, "var_": var,
                                                    "class_prior_": prior, "epsilon_": epsilon})
+
+    def _prior(self, fitted):
+        """(the Normal-Inverse-Gamma prior of every class, of arrays of n_features, and the
+        prior_strength it has), computed once per snapshot; "evidence" maximises the log
+        evidence over n0 = kappa0 = nu0 in EVIDENCE_STRENGTH_RANGE."""
+        found = fitted.memo.get("nig_prior")
+        if found is not None:
+            return found
+        hyper, stats = fitted.hyper, fitted.stats
+        overall_mean, overall_var, epsilon = self._overall(stats, hyper["var_smoothing"])
+        m0 = overall_mean if hyper["prior_mean"] is None else hyper["prior_mean"]
+        v0 = overall_var + epsilon if hyper["prior_var"] is None else hyper["prior_var"]
+        if not (v0 >= MIN_GAUSSIAN_VARIANCE).all():  # (also NaN)
+            j = int(np.argmin(v0 >= MIN_GAUSSIAN_VARIANCE))
+            raise ValueError(f"The prior variance of feature {j} is {v0[j]:.3g}, below "
+                             f"{MIN_GAUSSIAN_VARIANCE:g} (a constant feature with "
+                             "var_smoothing=0): give prior_var, or use var_smoothing > 0.")
+        moments = (stats["observed_count_"], stats["mean"], stats["m2"])
+        strength = hyper["prior_strength"]
+        if strength == "evidence":
+            strength = maximise(lambda n0: float(NormalInverseGamma(
+                n0, m0, n0, v0).log_evidence(*moments).sum()), EVIDENCE_STRENGTH_RANGE)
+        kappa0, nu0 = strength if isinstance(strength, tuple) else (strength, strength)
+        found = (NormalInverseGamma(kappa0, m0, nu0, v0),
+                 np.array(strength) if isinstance(strength, tuple) else strength)
+        return fitted.memo.setdefault("nig_prior", found)
+
+    def _posterior(self, fitted):
+        stats = fitted.stats
+        return self._prior(fitted)[0].updated(stats["observed_count_"], stats["mean"],
+                                               stats["m2"])
+
+    def _log_evidence(self, fitted):
+        stats = fitted.stats
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(self._prior(fitted)[0].log_evidence(
+                stats["observed_count_"], stats["mean"], stats["m2"]).sum())
+        if not np.isfinite(value):
+            raise ValueError("The log evidence overflows float64: use a prior_var and "
+                             "prior_strength of moderate size, or rescale X.")
+        return value
+
+    def _draw(self, fitted, rng):
+        """A class's drawn mean and variance as the statistics of a plug-in model without
+        smoothing: every value observed (the class's weight), mean mu, squared deviations
+        sigma^2 times the weight."""
+        stats = fitted.stats
+        mu, var = self._posterior(fitted).draw(rng)
+        observed = np.repeat(stats["class_count_"][:, None], fitted.n_features, axis=1)
+        return ({"class_count_": stats["class_count_"], "observed_count_": observed,
+                 "mean": mu, "m2": var * observed}, {"var_smoothing": 0.0})
 
     observed_count_ = statistic("observed_count_")
     theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")
     var_ = _named("var_", "ndarray of shape (n_classes, n_features): the class variances.")
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
     epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
+    prior_strength_ = parameter(lambda model, fitted: model._prior(fitted)[1],
+                                "float or ndarray of shape (2,): the prior's weight in use (for "
+                                "prior_strength='evidence', the chosen n0).")
 
     def _sample_X(self, fitted, y_idx, rng):
         named = self._params_of(fitted).named
         return rng.normal(named["theta_"][y_idx], np.sqrt(named["var_"][y_idx]))
 
 
-class PoissonNB(_BaseDiagonalNB):
+class _GammaPoissonEvidence(NamedTuple):
+    """The log evidence of Poisson counts under Gamma(a, beta) priors of their rates, as a
+    function of the shape a: per class and feature, with S the weighted sum of the observed
+    counts and n their weight, a log beta - lgamma(a) + lgamma(a + S) - (a + S) log(beta + n),
+    leaving out the prior-independent -sum log x!. A cell without observations adds 0."""
+
+    total: np.ndarray
+    observed: np.ndarray
+    beta: float
+
+    def __call__(self, a):
+        return float(np.sum(gammaln(a + self.total) - gammaln(a)
+                            - a * np.log1p(self.observed / self.beta)
+                            - self.total * np.log(self.beta + self.observed)))
+
+
+def _negbin_csr_jll(tables, X, with_factorials):
+    """Joint log-likelihoods (float64) of CSR rows under the negative binomial tables
+    (``diagonal_tables``' DIAG_NEGBIN): the zeros' terms are in the bias, and only the nonzeros'
+    lgamma(r + x) - lgamma(r) - x log(1 + b) are computed."""
+    minus_log1p_b, r, bias = tables[0], tables[1], tables[4]
+    nnz = X.indptr[-1]
+    x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
+    terms = gammaln(r[j] + x[:, None]) - gammaln(r[j]) + x[:, None] * minus_log1p_b[j]
+    if with_factorials:
+        terms -= gammaln(x + 1.0)[:, None]
+    rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(X.shape[0], nnz))
+    return bias + rows @ terms
+
+
+class PoissonNB(_Evidence, _BaseDiagonalNB):
     """Poisson naive Bayes: each count feature is Poisson within each class.
 
     Parameters
     ----------
-    alpha : float, default=1.0
+    alpha : float or "evidence", default=1.0
         Shape of the Gamma(alpha, beta) prior on each rate: a pseudo-count, so that a feature
-        never seen in a class does not get the rate 0. Must be > 0.
+        never seen in a class does not get the rate 0. Must be > 0. ``"evidence"``: the alpha
+        in [1e-4, 1e6] that maximises ``log_evidence_`` for the given beta (type-II maximum
+        likelihood), chosen again from all the statistics after each ``partial_fit`` or
+        ``merge`` and on load; it needs beta > 0.
     beta : float, default=1.0
-        Rate of the Gamma prior: a pseudo-number of observations. Must be >= 0.
+        Rate of the Gamma prior: a pseudo-number of observations. Must be >= 0 (> 0 for
+        ``log_evidence_`` and ``sample_posterior``).
     fit_prior : bool, default=True
         Learn class priors from the data; if False use a uniform prior.
     class_prior : array-like of shape (n_classes,), default=None
         Given class priors.
+    predictive : bool, default=False
+        Score with the posterior predictive distribution of each count (a negative binomial,
+        see Notes) instead of the Poisson of the posterior mean rate ``lambda_``.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -1332,6 +1506,11 @@ class PoissonNB(_BaseDiagonalNB):
         Weight of the observed (non-NaN) values of each feature in each class.
     lambda_ : ndarray of shape (n_classes, n_features)
         Poisson rate of each feature per class.
+    alpha_ : float
+        The prior shape the parameters use: ``alpha``, or the one chosen for ``"evidence"``.
+    log_evidence_ : float
+        Log marginal likelihood of the training counts given their labels, up to a constant
+        (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -1346,6 +1525,21 @@ class PoissonNB(_BaseDiagonalNB):
     ``log Gamma(x + 1)``). Sparse input is scored through the zeros, which contribute
     ``-lambda_cj`` each; NaN marks a missing value in dense input.
 
+    Bayesian prediction. The rate of feature j in class c has the conjugate prior
+    Gamma(alpha, beta) (shape, rate), so its posterior is Gamma(r, b) with r = alpha + S_cj and
+    b = beta + n_cj (S_cj = ``feature_count_``, n_cj = ``observed_count_``) and ``lambda_`` is
+    its mean. With ``predictive=True`` a count x is scored by the posterior predictive, the
+    negative binomial ``lgamma(r + x) - lgamma(r) - lgamma(x + 1) + r log(b / (b + 1)) - x
+    log(b + 1)`` (Gelman et al., BDA3, section 2.6), which is wider than the Poisson of the
+    mean rate where a class has few observations. ``log_evidence_`` is the log marginal
+    likelihood summed over classes and features, ``alpha log beta - lgamma(alpha) +
+    lgamma(r) - r log b``, without the term ``-sum log x!`` of the training counts: that term
+    does not depend on the prior (so it changes no comparison of priors, nor the choice of
+    ``"evidence"``), and it is not a sufficient statistic of the model (MultinomialNB leaves out
+    its multinomial coefficients likewise). A weighted sample counts as its likelihood raised to
+    its weight (an integer weight: repeated rows). ``sample_posterior`` draws each rate from
+    Gamma(r, b).
+
     Examples
     --------
     >>> import numpy as np
@@ -1358,12 +1552,16 @@ class PoissonNB(_BaseDiagonalNB):
     _X_constraints: dict = {"allow_nan": True, "allow_negative": False, "accept_int": False,
                             "max_abs": MAX_COUNT}
 
-    def __init__(self, alpha: float = 1.0, beta: float = 1.0, *, fit_prior: bool = True,
-                 class_prior: ArrayLike | None = None, n_threads: int | None = None):
+    _evidence_range = (1e-4, 1e6)  # alpha is a pseudo-count of events: rates can be large
+
+    def __init__(self, alpha: float | str = 1.0, beta: float = 1.0, *, fit_prior: bool = True,
+                 class_prior: ArrayLike | None = None, predictive: bool = False,
+                 n_threads: int | None = None):
         self.alpha = alpha
         self.beta = beta
         self.fit_prior = fit_prior
         self.class_prior = class_prior
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def _validate_X(self, X, fitted, dtype=None):
@@ -1379,16 +1577,23 @@ class PoissonNB(_BaseDiagonalNB):
                 Field("feature_count_", (CLASSES, FEATURES)))
 
     def _check_params(self, n_classes, X, fitted):
-        for name, value in (("alpha", self.alpha), ("beta", self.beta)):
+        evidence = isinstance(self.alpha, str) and self.alpha == "evidence"
+        for name, value in (("alpha", 1.0 if evidence else self.alpha), ("beta", self.beta)):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
                     or not (0.0 <= float(value) <= MAX_SMOOTHING)
                     or (name == "alpha" and value == 0)):
                 low = "(0.0" if name == "alpha" else "[0.0"
-                raise invalid_parameter(self, name,
-                                        f"a float in the range {low}, {MAX_SMOOTHING:g}]")
-        return {"alpha": float(self.alpha), "beta": float(self.beta),
+                raise invalid_parameter(self, name, f"a float in the range {low}, "
+                                        f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
+                                                                 "alpha" else ""))
+        if evidence and self.beta == 0:
+            raise ValueError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 is an '
+                             "improper prior, without a marginal likelihood).")
+        return {"alpha": "evidence" if evidence else float(self.alpha),
+                "beta": float(self.beta),
                 "class_prior": check_class_prior(self, n_classes),
-                "fit_prior": check_bool(self, "fit_prior")}
+                "fit_prior": check_bool(self, "fit_prior"),
+                "predictive": check_bool(self, "predictive")}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
@@ -1411,30 +1616,67 @@ class PoissonNB(_BaseDiagonalNB):
     # ----------------------------------------------------------------- parameters
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
+        alpha = smoothing(self, fitted)
         denominator = stats["observed_count_"] + hyper["beta"]
         seen = stats["class_count_"] > 0
         if (denominator[seen] <= 0).any():
             raise ValueError("beta=0 and a class never observed some feature: its rate is "
                              "undefined. Use beta > 0.")
         with np.errstate(over="ignore"):
-            lam = (stats["feature_count_"] + hyper["alpha"]) / np.where(denominator > 0,
-                                                                        denominator, 1.0)
+            b = np.where(denominator > 0, denominator, 1.0)
+            lam = (stats["feature_count_"] + alpha) / b
             finite = np.isfinite(lam.sum(axis=1)).all()  # (each rate, and -sum_j lambda_cj)
         if not finite:
             raise ValueError("The Poisson rates (feature_count_ + alpha) / (observed_count_ + "
                              "beta) overflow float64: use a larger beta, or rescale "
                              "sample_weight if the weights are tiny.")
         if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
-            raise ValueError(f"alpha={hyper['alpha']!r} is too small for these counts: the Poisson "
+            raise ValueError(f"alpha={alpha!r} is too small for these counts: the Poisson "
                              "rate of a feature a class never had underflows to 0 (a log of "
                              "-inf). Use a larger alpha.")
         log_lambda = np.log(lam)
         log_prior = class_log_prior(stats["class_count_"], hyper)
-        tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
-        # the CSR kernel reads a table of the output's dtype
-        sparse_table = tables[0].astype(fitted.dtype, copy=False)
+        if hyper["predictive"]:  # the negative binomial of r = alpha + S and b = beta + n
+            r = stats["feature_count_"] + alpha
+            tables = diagonal_tables(DIAG_NEGBIN, -np.log1p(b), r, -r * np.log1p(1.0 / b),
+                                     log_prior)
+            sparse_table = None  # (CSR input is scored with the tables: _negbin_csr_jll)
+        else:
+            tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
+            # the CSR kernel reads a table of the output's dtype
+            sparse_table = tables[0].astype(fitted.dtype, copy=False)
         return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
                                                    "class_log_prior_": log_prior})
+
+    def _evidence_terms(self, fitted, alpha):
+        stats = fitted.stats
+        return _GammaPoissonEvidence(stats["feature_count_"], stats["observed_count_"],
+                                     fitted.hyper["beta"])
+
+    def _log_evidence(self, fitted):
+        if fitted.hyper["beta"] <= 0:
+            raise AttributeError("PoissonNB.log_evidence_ needs beta > 0 (beta = 0 is an "
+                                 "improper prior, without a marginal likelihood)")
+        return super()._log_evidence(fitted)
+
+    def _draw(self, fitted, rng):
+        """The drawn rates lambda as the statistics of a plug-in model with the same beta and
+        observed counts: feature_count_ = lambda (observed_count_ + beta) - alpha', with alpha'
+        half the smallest lambda (observed_count_ + beta), so that every count is positive and
+        (feature_count_ + alpha') / (observed_count_ + beta) is lambda to rounding."""
+        stats, beta = fitted.stats, fitted.hyper["beta"]
+        b = stats["observed_count_"] + beta
+        if not (b > 0).all():
+            raise ValueError("PoissonNB.sample_posterior needs beta > 0 where a class never "
+                             "observed a feature (the posterior of its rate is improper).")
+        lam = rng.gamma(stats["feature_count_"] + smoothing(self, fitted), 1.0 / b)
+        alpha = float((lam * b).min()) / 2
+        if not alpha > 0:
+            raise ValueError("A drawn Poisson rate underflows to 0: alpha is too small for "
+                             "these counts. Use a larger alpha.")
+        return ({"class_count_": stats["class_count_"],
+                 "observed_count_": stats["observed_count_"],
+                 "feature_count_": lam * b - alpha}, {"alpha": alpha})
 
     observed_count_ = statistic("observed_count_")
     feature_count_ = statistic("feature_count_")
@@ -1447,6 +1689,12 @@ class PoissonNB(_BaseDiagonalNB):
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):
             return super()._score(params, X, kind, out, has_nan)
+        if params.tables[5] == DIAG_NEGBIN:
+            jll = _negbin_csr_jll(params.tables, X, kind == OUT_JLL)
+            if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
+                raise MemoryError("could not allocate the scoring kernel's row buffers")
+            out[...] = jll
+            return None
         bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
         if _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.named["sparse_table"], bias,

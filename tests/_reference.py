@@ -61,6 +61,41 @@ def gaussian_nb_jll(X, theta, var, log_prior):
     return jll
 
 
+def student_t_jll(X, loc, scale, dof, log_prior):
+    """log P(c) + sum over the observed j of log t(x_j; dof[c, j], loc[c, j], scale[c, j])."""
+    from scipy.stats import t
+
+    X = dense(X).astype(np.float64)
+    n_classes = loc.shape[0]
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        for c in range(n_classes):
+            jll[i, c] = lp[c] + t.logpdf(row[obs], dof[c, obs], loc[c, obs],
+                                         scale[c, obs]).sum()
+    return jll
+
+
+def negative_binomial_jll(X, r, b, log_prior):
+    """log P(c) + sum over the observed j of the negative binomial log-pmf of x_j with r[c, j]
+    and success probability b / (b + 1), written with gammaln (for fractional counts too)."""
+    from scipy.special import gammaln
+
+    X = dense(X).astype(np.float64)
+    n_classes = r.shape[0]
+    lp = _log_prior(log_prior, n_classes)
+    jll = np.empty((X.shape[0], n_classes))
+    for i, row in enumerate(X):
+        obs = ~np.isnan(row)
+        x = row[obs]
+        for c in range(n_classes):
+            rc, bc = r[c, obs], b[c, obs]
+            jll[i, c] = lp[c] + (gammaln(rc + x) - gammaln(rc) - gammaln(x + 1)
+                                 - rc * np.log1p(1 / bc) - x * np.log1p(bc)).sum()
+    return jll
+
+
 def poisson_jll(X, lam, log_prior):
     """log P(c) + sum over the observed j of log Poisson(x_j; lam[c, j])."""
     from scipy.stats import poisson

@@ -3,6 +3,10 @@
 #ifndef FASTGEN_JLL_GAUSSIAN_H
 #define FASTGEN_JLL_GAUSSIAN_H
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 /* acc[c] += scale[c] * (x - loc[c])**2 for c < n. */
 static inline void fastgen_sq_add(double *__restrict acc, const double *__restrict loc,
                                   const double *__restrict scale, double x, Py_ssize_t n) {
@@ -65,4 +69,150 @@ static inline double fastgen_sq_dist(const double *__restrict z, const double *_
     return (s0 + s1) + (s2 + s3);
 }
 
+
+/* Student-t terms (the posterior predictive of GaussianNB), log(1 + u^2) with u = scale (x - loc):
+   written with integer masks instead of branches or floating-point selects (which -ftrapping-math
+   keeps from being if-converted), so that the loops over classes vectorise. u is finite: the
+   derivation bounds scale. */
+static inline uint64_t fastgen_bits(double x) { uint64_t b; memcpy(&b, &x, sizeof b); return b; }
+static inline double fastgen_double(uint64_t b) { double x; memcpy(&x, &b, sizeof x); return x; }
+/* y > 0 normal as 2^k m with m in [1, 2): the mantissa and k (as a double, without an int64
+   conversion: 2^52 + biased exponent, less 2^52 + 1023; the sign bit must be 0). */
+static inline double fastgen_mantissa(uint64_t yb) {
+    return fastgen_double((yb & 0x000fffffffffffffu) | 0x3ff0000000000000u);
+}
+static inline double fastgen_exponent(uint64_t yb) {
+    return fastgen_double(0x4330000000000000u | (yb >> 52)) - (4503599627370496.0 + 1023.0);
+}
+/* log y for finite y >= 1: fdlibm's __ieee754_log (Sun Microsystems, 1993), within 1 ulp,
+   without its branches for zero, negative, subnormal and non-finite arguments. */
+static inline double fastgen_log_ge1(double y) {
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01;
+    const uint64_t yb = fastgen_bits(y);
+    /* y = 2^k m with m in [sqrt(2)/2, sqrt(2)) */
+    const uint64_t hx = (yb >> 32) + (0x3ff00000 - 0x3fe6a09e);
+    const double m = fastgen_double((((hx & 0x000fffff) + 0x3fe6a09e) << 32) | (yb & 0xffffffffu));
+    const double k = fastgen_double(0x4330000000000000u | (hx >> 20))
+                     - (4503599627370496.0 + 1023.0);
+    const double f = m - 1.0, hfsq = 0.5 * f * f, s = f / (2.0 + f);
+    const double z = s * s, w = z * z;
+    const double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    const double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    return s * (hfsq + t1 + t2) + k * ln2_lo - hfsq + f + k * ln2_hi;
+}
+/* Above this bit pattern, |u| > 1e150 and 1 + u^2 is u^2 to rounding (and may overflow): the bit
+   patterns of non-negative doubles sort as their values. */
+#define FASTGEN_BIG_BITS 0x5F138D352E5096AFu
+#define FASTGEN_BIG_Y_BITS 0x4F81AFD6EC0E1411u /* 1e75 */
+/* log(1 + u^2): 2 log|u| where |u| > 1e150. */
+static inline double fastgen_log1p_sq(double u) {
+    const uint64_t ub = fastgen_bits(fabs(u));
+    const uint64_t big = -(uint64_t)(ub > FASTGEN_BIG_BITS);  /* all ones where big */
+    const double y = fastgen_double((ub & big) | (fastgen_bits(1.0 + u * u) & ~big));
+    return fastgen_log_ge1(y) * fastgen_double(0x3ff0000000000000u + (big & 0x0010000000000000u));
+}
+/* acc[c] += cst[c] + power[c] log(1 + (scale[c] (x - loc[c]))^2) for c < n: a whole term, each
+   class with its own power. */
+static inline void fastgen_t_add(double *__restrict acc, const double *__restrict loc,
+                                 const double *__restrict scale, const double *__restrict cst,
+                                 const double *__restrict power, double x, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++)
+        acc[c] += cst[c] + power[c] * fastgen_log1p_sq(scale[c] * (x - loc[c]));
+}
+/* Where every feature of a class has the same power, the sum of its logs is the log of the
+   product: mant 2^expo holds that product per class, mant in [1, 2). Four features multiply in
+   their 1 + u^2 (each at most 1e75, so that mant times the four cannot overflow) and the product
+   is renormalised (split into mantissa and exponent): no log per feature, one per row and class
+   at the end. Returns nonzero if some 1 + u^2 > 1e75 (|u| > 3e37): the caller then scores the
+   row term by term (fastgen_t_add, whose log1p_sq takes any u). */
+static inline uint64_t fastgen_t_mul4(double *__restrict mant, double *__restrict expo,
+                                      const double *const *loc, const double *const *scale,
+                                      const double *x, Py_ssize_t n) {
+    const double *__restrict l0 = loc[0], *__restrict l1 = loc[1];
+    const double *__restrict l2 = loc[2], *__restrict l3 = loc[3];
+    const double *__restrict s0 = scale[0], *__restrict s1 = scale[1];
+    const double *__restrict s2 = scale[2], *__restrict s3 = scale[3];
+    const double x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    uint64_t big = 0;
+    for (Py_ssize_t c = 0; c < n; c++) {
+        const double u0 = s0[c] * (x0 - l0[c]), u1 = s1[c] * (x1 - l1[c]);
+        const double u2 = s2[c] * (x2 - l2[c]), u3 = s3[c] * (x3 - l3[c]);
+        const double y0 = 1.0 + u0 * u0, y1 = 1.0 + u1 * u1;
+        const double y2 = 1.0 + u2 * u2, y3 = 1.0 + u3 * u3;
+        big |= (fastgen_bits(y0) > FASTGEN_BIG_Y_BITS) | (fastgen_bits(y1) > FASTGEN_BIG_Y_BITS)
+             | (fastgen_bits(y2) > FASTGEN_BIG_Y_BITS) | (fastgen_bits(y3) > FASTGEN_BIG_Y_BITS);
+        const uint64_t pb = fastgen_bits(mant[c] * ((y0 * y1) * (y2 * y3)));
+        mant[c] = fastgen_mantissa(pb);
+        expo[c] += fastgen_exponent(pb);
+    }
+    return big;
+}
+/* One feature of the same. */
+static inline uint64_t fastgen_t_mul(double *__restrict mant, double *__restrict expo,
+                                     const double *__restrict loc,
+                                     const double *__restrict scale, double x, Py_ssize_t n) {
+    uint64_t big = 0;
+    for (Py_ssize_t c = 0; c < n; c++) {
+        const double u = scale[c] * (x - loc[c]);
+        const double y = 1.0 + u * u;
+        big |= fastgen_bits(y) > FASTGEN_BIG_Y_BITS;
+        const uint64_t pb = fastgen_bits(mant[c] * y);
+        mant[c] = fastgen_mantissa(pb);
+        expo[c] += fastgen_exponent(pb);
+    }
+    return big;
+}
+/* acc[c] += power[c] log(mant[c] 2^expo[c]). */
+static inline void fastgen_t_finish(double *__restrict acc, const double *__restrict mant,
+                                    const double *__restrict expo,
+                                    const double *__restrict power, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++)
+        acc[c] += power[c] * (expo[c] * 6.93147180369123816490e-01  /* ln 2 in two parts */
+                              + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c])));
+}
+
+/* acc[c] += log(mant[c] 2^expo[c]). */
+static inline void fastgen_log_add(double *__restrict acc, const double *__restrict mant,
+                                   const double *__restrict expo, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++)
+        acc[c] += expo[c] * 6.93147180369123816490e-01
+                  + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c]));
+}
+/* Negative binomial terms (the posterior predictive of PoissonNB): for a count x = m, a whole
+   number, lgamma(r + m) - lgamma(r) = log(r (r + 1) ... (r + m - 1)), multiplied into mant 2^expo
+   instead of two lgammas, and renormalised after every four factors where r + m < 2^250 (their
+   product is below 2^1000), else after each (every factor is below 2^1023). */
+static inline void fastgen_rising_mul(double *__restrict mant, double *__restrict expo,
+                                      const double *__restrict r, int m, Py_ssize_t n) {
+    int k = 0;
+    if (m >= 4) {
+        uint64_t top = 0;  /* the bits of the largest r (positive: they sort as the values) */
+        for (Py_ssize_t c = 0; c < n; c++) {
+            const uint64_t b = fastgen_bits(r[c]);
+            top = b > top ? b : top;
+        }
+        if (fastgen_double(top) + m < 0x1p250) {
+            for (; k + 4 <= m; k += 4) {
+                for (Py_ssize_t c = 0; c < n; c++) {
+                    const double t = r[c] + k;
+                    const uint64_t pb = fastgen_bits(mant[c] * ((t * (t + 1.0))
+                                                                * ((t + 2.0) * (t + 3.0))));
+                    mant[c] = fastgen_mantissa(pb);
+                    expo[c] += fastgen_exponent(pb);
+                }
+            }
+        }
+    }
+    for (; k < m; k++) {
+        for (Py_ssize_t c = 0; c < n; c++) {
+            const uint64_t pb = fastgen_bits(mant[c] * (r[c] + k));
+            mant[c] = fastgen_mantissa(pb);
+            expo[c] += fastgen_exponent(pb);
+        }
+    }
+}
 #endif

@@ -5,26 +5,42 @@
 #     observed feature, jll[i, c] = bias[c] + sum_j term(x_ij; A[j, c], S[j, c]) with
 #       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
 #       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
+#       Student-t: term = B[j, c] + P[j, c] * log(1 + (S[j, c] * (x - A[j, c]))**2)
+#       negative binomial: term = B[j, c] + x * A[j, c] + lgamma(S[j, c] + x) - lgamma(S[j, c])
+#                  (S = r, A = -log(1 + b), B = -r log(1 + 1/b) = log p(0))
 #     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
 #     so a complete row pays only the x-dependent part, four features per pass without a branch.
 #     A row with missing (NaN) values starts from the log prior and adds the whole terms of its
 #     observed features, one at a time, so a missing one drops out of the sum (marginalised)
 #     exactly. (Filling a missing value in and subtracting its term afterwards would cancel: a
 #     term of 1e19, for Gaussian class means 1e10 apart, wipes out every other feature's.)
-#     Poisson's class-independent -log(x!) is added only when the joint log-likelihood is asked for.
+#     Poisson's (and the negative binomial's) class-independent -log(x!) is added only when the
+#     joint log-likelihood is asked for.
+#     Student-t: where the power is the same for every feature of a class (P has one row: the
+#     training data had no missing values), a row multiplies its 1 + u^2 per class, as mantissa
+#     and exponent, and takes one log per class at the end (_student_t_row); otherwise each term
+#     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: the
+#     lgamma difference of a whole count up to MAX_RISING is the log of a product of as many
+#     factors, multiplied into one product per class (_negbin_row); a zero costs only B.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
 #       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
 #     and normalises in the same pass.
 #  c) Each row is accumulated in float64 in a buffer owned by its thread and finished by
 #     _finish_row; threads own disjoint rows, so results do not depend on n_threads.
-from libc.math cimport isnan, lgamma
+from libc.math cimport floor, isnan, lgamma
+from libc.stdint cimport uint64_t
 
 from ._lse cimport OUT_JLL
 
 cdef enum:
     DIAG_GAUSSIAN = 0
     DIAG_POISSON = 1
+    DIAG_STUDENT_T = 2
+    DIAG_NEGBIN = 3
+
+# Whole counts up to this many factors are a product; larger or fractional ones two lgammas.
+cdef int MAX_RISING = 64
 
 cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add(double *acc, const double *loc, const double *scale, double x,
@@ -36,6 +52,18 @@ cdef extern from "_jll_gaussian.h":
                           double x, Py_ssize_t n) noexcept nogil
     void fastgen_term_add4(double *acc, const double **loc, const double **scale,
                            const double **cst, const double *x, Py_ssize_t n) noexcept nogil
+    void fastgen_t_add(double *acc, const double *loc, const double *scale, const double *cst,
+                       const double *power, double x, Py_ssize_t n) noexcept nogil
+    uint64_t fastgen_t_mul4(double *mant, double *expo, const double **loc,
+                            const double **scale, const double *x, Py_ssize_t n) noexcept nogil
+    uint64_t fastgen_t_mul(double *mant, double *expo, const double *loc, const double *scale,
+                           double x, Py_ssize_t n) noexcept nogil
+    void fastgen_t_finish(double *acc, const double *mant, const double *expo,
+                          const double *power, Py_ssize_t n) noexcept nogil
+    void fastgen_log_add(double *acc, const double *mant, const double *expo,
+                         Py_ssize_t n) noexcept nogil
+    void fastgen_rising_mul(double *mant, double *expo, const double *r, int m,
+                            Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint _row_complete(const floating *x, intp_t n) noexcept nogil:
@@ -100,14 +128,97 @@ cdef inline void _observed_terms(double *acc, const float64_t[:, ::1] A,
             _axpy1(acc, cst[q], 1.0, n_classes)
 
 
+cdef inline void _student_t_row(double *acc, double *mant, double *expo,
+                                const float64_t[:, ::1] A, const float64_t[:, ::1] S,
+                                const float64_t[:, ::1] B, const float64_t[:, ::1] P,
+                                const float64_t[::1] log_prior, const float64_t[::1] bias,
+                                const floating *x, intp_t n_features,
+                                intp_t n_classes) noexcept nogil:
+    """acc = the Student-t joint log-likelihoods of the row x. When P has one row, the log of
+    the product of the observed features' 1 + u^2, four at a time (the gathered rows' pointers
+    on this call's stack), starting from the bias for a complete row; else, or if some
+    |u| > 1e150, the observed features' whole terms one by one, each with its log."""
+    cdef const double *loc[4]
+    cdef const double *scale[4]
+    cdef double vals[4]
+    cdef double v
+    cdef intp_t j, c, q, m = 0
+    cdef bint shared = P.shape[0] == 1
+    cdef bint complete
+    cdef uint64_t big = 0
+    if shared:
+        complete = _row_complete(x, n_features)
+        for c in range(n_classes):
+            acc[c] = bias[c] if complete else log_prior[c]
+            mant[c] = 1.0
+            expo[c] = 0.0
+        for j in range(n_features):
+            v = x[j]
+            if isnan(v):
+                continue
+            if not complete:
+                _axpy1(acc, &B[j, 0], 1.0, n_classes)
+            loc[m], scale[m], vals[m] = &A[j, 0], &S[j, 0], v
+            m += 1
+            if m == 4:
+                big |= fastgen_t_mul4(mant, expo, loc, scale, vals, n_classes)
+                m = 0
+        for q in range(m):
+            big |= fastgen_t_mul(mant, expo, loc[q], scale[q], vals[q], n_classes)
+        if not big:
+            fastgen_t_finish(acc, mant, expo, &P[0, 0], n_classes)
+            return
+    for c in range(n_classes):
+        acc[c] = log_prior[c]
+    for j in range(n_features):
+        v = x[j]
+        if not isnan(v):
+            fastgen_t_add(acc, &A[j, 0], &S[j, 0], &B[j, 0], &P[0 if shared else j, 0], v,
+                          n_classes)
+
+
+cdef inline void _negbin_row(double *acc, double *mant, double *expo,
+                             const float64_t[:, ::1] A, const float64_t[:, ::1] S,
+                             const float64_t[:, ::1] B, const float64_t[::1] log_prior,
+                             const float64_t[::1] bias, const floating *x, double *xrow,
+                             intp_t n_features, intp_t n_classes) noexcept nogil:
+    """acc = the negative binomial joint log-likelihoods (without -log(x!)) of the row x, from
+    the bias for a complete row; xrow gets the row in float64, a missing value as 0."""
+    cdef intp_t j, c
+    cdef double v
+    cdef bint complete = _row_complete(x, n_features)
+    for c in range(n_classes):
+        acc[c] = bias[c] if complete else log_prior[c]
+        mant[c] = 1.0
+        expo[c] = 0.0
+    for j in range(n_features):
+        v = x[j]
+        if isnan(v):
+            xrow[j] = 0.0
+            continue
+        xrow[j] = v
+        if not complete:
+            _axpy1(acc, &B[j, 0], 1.0, n_classes)
+        if v == 0.0:
+            continue
+        _axpy1(acc, &A[j, 0], v, n_classes)
+        if v <= MAX_RISING and v == floor(v):
+            fastgen_rising_mul(mant, expo, &S[j, 0], <int> v, n_classes)
+        else:
+            for c in range(n_classes):
+                acc[c] = acc[c] + (lgamma(S[j, c] + v) - lgamma(S[j, c]))
+    fastgen_log_add(acc, mant, expo, n_classes)
+
+
 def jll_diag_dense(
     const floating[:, ::1] X not None,      # IN (n_samples, n_features), NaN = missing
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
     const float64_t[:, ::1] S not None,     # IN (n_features, n_classes), Gaussian only
     const float64_t[:, ::1] B not None,     # IN (n_features, n_classes) the terms' constants
+    const float64_t[:, ::1] P not None,     # IN (n_features or 1, n_classes), Student-t only
     const float64_t[::1] log_prior not None,  # IN (n_classes,)
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
-    int model,                              # DIAG_GAUSSIAN or DIAG_POISSON
+    int model,                              # a DIAGONAL_MODELS kind (the enum above)
     int kind,                               # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out not None,          # OUT (n_samples, n_classes)
     int n_threads,
@@ -117,7 +228,7 @@ def jll_diag_dense(
 
     A complete row runs the branch-free loop, four features per pass, from the bias; a row with
     missing values starts from the log prior and adds the whole terms (B[j] included) of its
-    observed features only."""
+    observed features only (a Student-t row: see _student_t_row)."""
     cdef intp_t n_samples = X.shape[0]
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_classes = A.shape[1]
@@ -127,13 +238,19 @@ def jll_diag_dense(
     cdef double *acc = NULL
     cdef double *xrow = NULL
     with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc((n_classes + n_features) * sizeof(double))
-        xrow = acc + n_classes  # the row in float64, a missing value as 0 (for log(x!))
+        acc = <double *> malloc((3 * n_classes + n_features) * sizeof(double))
+        xrow = acc + 3 * n_classes  # the row in float64, a missing value as 0 (for log(x!))
         for i in prange(n_samples, schedule="static"):
             if acc == NULL:
                 failed += 1
                 continue
-            if _row_complete(&X[i, 0], n_features):
+            if model == DIAG_STUDENT_T:
+                _student_t_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, P,
+                               log_prior, bias, &X[i, 0], n_features, n_classes)
+            elif model == DIAG_NEGBIN:
+                _negbin_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, log_prior,
+                            bias, &X[i, 0], xrow, n_features, n_classes)
+            elif _row_complete(&X[i, 0], n_features):
                 for c in range(n_classes):
                     acc[c] = bias[c]
                 for j in range(n_features):
@@ -152,7 +269,7 @@ def jll_diag_dense(
                 for c in range(n_classes):
                     acc[c] = log_prior[c]
                 _observed_terms(acc, A, S, B, &X[i, 0], xrow, n_features, n_classes, model)
-            if model == DIAG_POISSON and kind == OUT_JLL:
+            if (model == DIAG_POISSON or model == DIAG_NEGBIN) and kind == OUT_JLL:
                 row_const = 0.0  # -log(x!) of the observed counts (log 0! = 0 for a missing one)
                 for j in range(n_features):
                     row_const = row_const - lgamma(xrow[j] + 1.0)
@@ -195,4 +312,4 @@ def quadratic_finish(
 
 
 # The model kinds for Python callers (fastgen._gaussian), defined once by the enum above.
-DIAGONAL_MODELS = (DIAG_GAUSSIAN, DIAG_POISSON)
+DIAGONAL_MODELS = (DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN)

@@ -15,10 +15,11 @@ import zlib
 
 import numpy as np
 import pytest
+from scipy.special import gammaln
 from _reference import (category_counts_reference, categorical_nb_jll, codes_status_reference,
                         diagonal_moments_reference, encode_compact_reference,
                         full_gaussian_jll, gaussian_nb_jll, normalise, poisson_jll,
-                        quadratic_reference)
+                        negative_binomial_jll, quadratic_reference, student_t_jll)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -112,7 +113,12 @@ _DIAG_CASES = {}
 def _diag_case(model, dtype, shape):
     """(X, tables, jll oracle) of a diagonal model; NaN = missing, with an all-NaN row, a
     complete row and a class of prior 0 (log prior -inf) where there are rows and classes for
-    them; Gaussian variances from 1e-3 to 1e3, Poisson rates from 1e-9 to 1e3."""
+    them; Gaussian variances from 1e-3 to 1e3, Poisson rates from 1e-9 to 1e3; Student-t scales
+    from 1e-3 to 1e3 and degrees of freedom from 0.1 to 1e3, per class and feature, or
+    ("student_t_shared") per class, the same for every feature (the kernel's product path),
+    with values beyond 1e150 standard units in float64 (2 log|u| in place of log(1 + u^2));
+    negative binomial r from 1e-3 to 1e4, b from 1e-2 to 1e3, with counts beyond the product
+    path (above 64, or fractional)."""
     key = (model, dtype, shape)
     if key in _DIAG_CASES:
         return _DIAG_CASES[key]
@@ -125,9 +131,23 @@ def _diag_case(model, dtype, shape):
         theta = rng.normal(0.0, 2.0, (k, d))
         var = 10.0 ** rng.uniform(-3, 3, (k, d))
         X = theta[rng.integers(0, k, n)] + rng.normal(0.0, 3.0, (n, d))
-    else:
+    elif model == "poisson":
         lam = 10.0 ** rng.uniform(-9, 3, (k, d))
         X = rng.poisson(lam[rng.integers(0, k, n)]).astype(np.float64)
+    elif model == "negbin":
+        r = 10.0 ** rng.uniform(-3, 4, (k, d))
+        b = 10.0 ** rng.uniform(-2, 3, (k, d))
+        X = rng.poisson(5.0, (n, d)).astype(np.float64)
+        X[rng.random((n, d)) < 0.1] = 100.0
+        X[rng.random((n, d)) < 0.1] = 2.5
+    else:
+        loc = rng.normal(0.0, 2.0, (k, d))
+        scale = 10.0 ** rng.uniform(-3, 3, (k, d))
+        dof = 10.0 ** rng.uniform(-1, 3, (k, 1) if model == "student_t_shared" else (k, d))
+        dof = np.broadcast_to(dof, (k, d))
+        X = loc[rng.integers(0, k, n)] + rng.standard_t(2.0, (n, d)) * 3.0
+        if n > 4 and dtype == np.float64:
+            X[4, :2] = [1e149, -3e149][:d]
     X[rng.random((n, d)) < 0.25] = np.nan
     if n >= 3:
         X[1] = np.nan  # nothing observed: the log prior
@@ -139,24 +159,40 @@ def _diag_case(model, dtype, shape):
         A, S = theta.T.copy(), (-0.5 / var).T.copy()
         B = (-0.5 * np.log(2 * np.pi * var)).T.copy()
         model_kind = 0
-    else:
+    elif model == "poisson":
         jll = poisson_jll(Xd, lam, log_prior)
         A, S, B = np.log(lam).T.copy(), np.zeros((d, k)), (-lam).T.copy()
         model_kind = 1
+    elif model == "negbin":
+        jll = negative_binomial_jll(Xd, r, b, log_prior)
+        A, S, B = (-np.log1p(b)).T.copy(), r.T.copy(), (-r * np.log1p(1 / b)).T.copy()
+        model_kind = 3
+    else:
+        jll = student_t_jll(Xd, loc, scale, dof, log_prior)
+        A, S = loc.T.copy(), (1.0 / (np.sqrt(dof) * scale)).T.copy()
+        B = (gammaln((dof + 1) / 2) - gammaln(dof / 2) - 0.5 * np.log(dof * np.pi)
+             - np.log(scale)).T.copy()
+        P = (-(dof + 1) / 2).T.copy()
+        P = P[:1].copy() if model == "student_t_shared" else P
+        model_kind = 2
+    if model_kind != 2:
+        P = np.empty((0, k))
     bias = log_prior + B.sum(axis=0)
-    case = (X, (A, S, B, log_prior, bias), model_kind, jll, _row_size(jll))
+    case = (X, (A, S, B, P, log_prior, bias), model_kind, jll, _row_size(jll))
     _DIAG_CASES[key] = case
     return case
 
 
 @pytest.mark.parametrize("module", SCORING_MODULES, ids=MODULE_IDS)
-@pytest.mark.parametrize("model", ["gaussian", "poisson"])
+@pytest.mark.parametrize("model", ["gaussian", "poisson", "student_t", "student_t_shared",
+                                   "negbin"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("readonly", [False, True], ids=["writable", "readonly"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("shape", list(DIAG_SHAPES))
 def test_jll_diag_dense_matches_scipy(module, model, dtype, readonly, n_threads, shape):
-    """jll_diag_dense equals scipy.stats norm.logpdf / poisson.logpmf summed over the observed
+    """jll_diag_dense equals scipy.stats norm.logpdf / poisson.logpmf / t.logpdf (and the
+    negative binomial log-pmf) summed over the observed
     features plus the log prior, normalised with logsumexp (each output kind): NaN
     marginalised, an all-NaN row scores its prior, a class of prior 0 gets -inf / posterior 0."""
     X, tables, model_kind, jll, size = _diag_case(model, dtype, shape)
