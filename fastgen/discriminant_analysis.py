@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import solve_triangular
+from scipy.special import gammaln, multigammaln
 
 from ._base import (
     OUT_JLL,
@@ -33,6 +35,7 @@ from ._base import (
     maps_dask,
     spread,
 )
+from ._bayes import Conjugate, maximise
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -47,6 +50,7 @@ from ._gaussian import (
     full_jll_missing,
     full_moments,
     ledoit_wolf,
+    observed_terms,
     score_diagonal,
     singular,
     support_of,
@@ -54,7 +58,7 @@ from ._gaussian import (
     without_noise,
 )
 from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
-from ._validation import check_is_fitted, invalid_parameter
+from ._validation import check_bool, check_is_fitted, invalid_parameter
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -102,6 +106,285 @@ class _Full(NamedTuple):
     keep: np.ndarray  # (k,) intp: the features that are not constant
 
 
+# ---------------------------------------------------------------------------- the conjugate prior
+# prior_strength="evidence" searches n0 (pseudo-observations) over this range: below it the prior
+# weighs less than a thousandth of one sample, above it it swamps the data of any usual set
+EVIDENCE_STRENGTH_RANGE = (1e-3, 1e6)
+MAX_STRENGTH = 1e200  # as a class weight: sums of pseudo-counts and weights stay in float64
+
+
+class _Posterior(NamedTuple):
+    """A Normal-Inverse-Wishart posterior on the features ``keep`` (k of them): the class means
+    mu_c | Sigma_g ~ N(mean[c], Sigma_g / kappa[c]) and Sigma_g ~ IW(scale[g], nu[g]), g =
+    block[c] (one group for LDA's shared covariance, one a class for QDA); ``prior`` is the
+    (m0, Psi0, kappa0, nu0) it was updated from."""
+
+    keep: np.ndarray  # (k,) intp
+    mean: np.ndarray  # (C, k)
+    kappa: np.ndarray  # (C,)
+    scale: np.ndarray  # (G, k, k)
+    nu: np.ndarray  # (G,)
+    block: np.ndarray  # (C,) intp
+    prior: tuple
+
+
+def _prior_moments(stats, hyper):
+    """The prior's features, location and typical covariance on them: ``prior_mean`` (default:
+    the weighted mean of all the data) and ``prior_covariance`` (default: each feature's variance
+    in all the data, classes together, on the features that are not constant in all of it: a
+    constant feature is left out, as the plug-in model leaves it out)."""
+    weight, mean = stats["class_count_"], stats["mean"]
+    xbar = _shift(weight, mean)
+    m0 = xbar if hyper["prior_mean"] is None else hyper["prior_mean"]
+    cov0 = hyper["prior_covariance"]
+    if cov0 is None:
+        dev = mean - xbar
+        with np.errstate(over="ignore", invalid="ignore"):  # (_niw_posterior refuses inf)
+            variances = (np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0)
+                         + weight @ (dev * dev)) / weight.sum()
+        keep = np.flatnonzero(~constant(variances, np.abs(mean[weight > 0]).max(axis=0)))
+        cov0 = np.diag(variances[keep])
+    else:
+        keep = np.arange(len(m0))
+        cov0 = np.diag(cov0) if cov0.ndim == 1 else cov0
+    return keep, m0[keep], cov0
+
+
+def _niw_posterior(stats, hyper, strength, shared):
+    """The posterior of the prior of ``prior_strength`` ``strength`` (n0, or (kappa0, nu0))
+    given the statistics (Murphy 2007, sec. 9; for ``shared``, one Sigma for all classes, each
+    class mean with its own Gaussian given it): kappa_c = kappa0 + n_c, m_c = (kappa0 m0 + n_c
+    xbar_c) / kappa_c, and per group Psi = Psi0 + sum_c [S_c + kappa0 n_c / kappa_c (xbar_c - m0)
+    (xbar_c - m0)^T], nu = nu0 + sum_c n_c, the sums over the group's classes."""
+    keep, m0, cov0 = _prior_moments(stats, hyper)
+    k = len(keep)
+    kappa0, nu0 = (strength, strength + k - 1) if np.ndim(strength) == 0 else strength
+    n = stats["class_count_"]
+    n_classes = len(n)
+    xbar = stats["mean"][:, keep]
+    with np.errstate(over="ignore", invalid="ignore"):
+        psi0 = nu0 * cov0
+        kappa = kappa0 + n
+        mean = (kappa0 * m0 + n[:, None] * xbar) / kappa[:, None]
+        dev = xbar - m0
+        spread = (stats["scatter"][np.ix_(range(n_classes), keep, keep)]
+                  + (kappa0 * n / kappa)[:, None, None] * dev[:, :, None] * dev[:, None, :])
+        if shared:
+            scale, nu = (psi0 + spread.sum(axis=0))[None], np.array([nu0 + n.sum()])
+            block = np.zeros(n_classes, np.intp)
+        else:
+            scale, nu, block = psi0 + spread, nu0 + n, np.arange(n_classes)
+    if not (np.isfinite(scale).all() and np.isfinite(mean).all()):
+        raise ValueError("The posterior's scale matrix overflows float64: lower prior_strength "
+                         "or prior_covariance, or rescale X.")
+    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0))
+
+
+def _logdet(spd):
+    return 2.0 * float(np.log(np.diag(np.linalg.cholesky(spd))).sum())
+
+
+def _niw_log_evidence(post, total):
+    """log P(X | y) under the prior (Murphy 2007, eq. 266, and its shared-Sigma form): with
+    N = ``total`` weight, k features, a sum over the groups g and classes c,
+    -N k/2 log pi + sum_g [log Gamma_k(nu_g/2) - log Gamma_k(nu0/2) + nu0/2 log|Psi0|
+    - nu_g/2 log|Psi_g|] + k/2 sum_c log(kappa0 / kappa_c). (A group without data adds 0.)"""
+    m0, psi0, kappa0, nu0 = post.prior
+    k = len(post.keep)
+    if k == 0:
+        return 0.0
+    logdets = np.array([_logdet(scale) for scale in post.scale])
+    return float(-0.5 * total * k * np.log(np.pi)
+                 + (multigammaln(post.nu / 2, k) - multigammaln(nu0 / 2, k)).sum()
+                 + 0.5 * (nu0 * _logdet(psi0) * len(post.nu) - post.nu @ logdets)
+                 + 0.5 * k * (np.log(kappa0) - np.log(post.kappa)).sum())
+
+
+def _draw_niw(post, rng):
+    """One draw of the covariances (G, k, k) and class means (C, k) from the posterior:
+    Sigma_g ~ IW(Psi_g, nu_g) by the Bartlett decomposition of its inverse (Sigma_g^-1 = L A
+    A^T L^T ~ Wishart(Psi_g^-1, nu_g) with L = U^-T, Psi_g = U U^T, A lower triangular with
+    A_ii^2 ~ chi2(nu_g - i), i = 0..k-1, and standard normals below; so Sigma_g = B B^T, B =
+    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal."""
+    k = len(post.keep)
+    factors = np.empty_like(post.scale)
+    lower = np.tril_indices(k, -1)
+    for g, (scale, nu) in enumerate(zip(post.scale, post.nu)):
+        A = np.zeros((k, k))
+        A[lower] = rng.standard_normal(len(lower[0]))
+        A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))
+        factors[g] = np.linalg.cholesky(scale) @ solve_triangular(A, np.eye(k), lower=True).T
+    covs = factors @ factors.transpose(0, 2, 1)
+    z = rng.standard_normal(post.mean.shape)
+    means = post.mean + np.einsum("cij,cj->ci", factors[post.block], z) / np.sqrt(
+        post.kappa)[:, None]
+    return (covs + covs.transpose(0, 2, 1)) / 2, means
+
+
+class _Predictive(NamedTuple):
+    """What predictive scoring reads. Class c's posterior predictive is the multivariate Student
+    t of ``dof[c]`` = nu_g - k + 1 degrees of freedom, location m_c and scale ``factor[c]`` Psi_g,
+    factor = (kappa_c + 1) / (kappa_c dof) (Murphy 2007, eq. 258). ``full`` whitens each Psi_g
+    (its const is 0: the block scorer gives J = -||z - offset_c||^2 / 2 = -q_c / 2, with q_c the
+    distance under Psi_g), so that a complete row's jll is ``const[c] - power[c] log1p(rate[c]
+    J)``, rate = -2 / (factor dof), power = (dof + k) / 2."""
+
+    full: _Full
+    dof: np.ndarray  # (C,)
+    factor: np.ndarray  # (C,)
+    rate: np.ndarray  # (C,)
+    power: np.ndarray  # (C,)
+    const: np.ndarray  # (C,) log prior + the log normaliser of the t on the k features
+    log_prior: np.ndarray  # (C,)
+
+
+def _t_log_density(pred, q, logdet, n_observed):
+    """log P(c) + the log density of the t of class c on n observed features (rows, C), from the
+    distances ``q`` and log-determinants ``logdet`` of the observed sub-vectors under Psi_g: the
+    marginal of a t on a sub-vector is the t of the same dof, the sub-vector of the location and
+    the sub-matrix of the scale."""
+    nu, factor = pred.dof, pred.factor
+    n = np.asarray(n_observed, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore"):  # -inf log prior plus finite terms
+        return (pred.log_prior + gammaln((nu + n) / 2) - gammaln(nu / 2)
+                - 0.5 * n * np.log(np.pi * nu * factor) - 0.5 * logdet
+                - (nu + n) / 2 * np.log1p(q / (factor * nu)))
+
+
+def _predictive(post, class_count, log_prior, n_features):
+    """The ``_Predictive`` of a posterior (on the features it keeps: the others carry no
+    information)."""
+    keep, k = post.keep, len(post.keep)
+    n_classes, n_groups = len(post.kappa), len(post.nu)
+    support = Support(keep, None)
+    dof = post.nu[post.block] - k + 1
+    factor = (post.kappa + 1) / (post.kappa * dof)
+    scale = np.zeros((n_groups, n_features, n_features))
+    scale[np.ix_(range(n_groups), keep, keep)] = post.scale
+    mean = np.zeros((n_classes, n_features))
+    mean[:, keep] = post.mean
+    full = _whitened(class_count, mean, whitening(scale, support), post.block, log_prior, support)
+    full = full._replace(const=np.zeros(n_classes))
+    pred = _Predictive(full, dof, factor, -2.0 / (factor * dof), (dof + k) / 2,
+                       np.zeros(n_classes), log_prior)
+    const = _t_log_density(pred, np.zeros((1, n_classes)), full.logdets[post.block][None],
+                           [k])[0]
+    return pred._replace(const=const)
+
+
+def _score_predictive(pred, X, kind, out, has_nan, n_threads):
+    """Rows scored by their posterior predictive t: complete ones from the block scorer's
+    distances (one log1p a class), rows with missing values by the t of their observed
+    sub-vector (``observed_terms``, each pattern's sub-matrices factored once)."""
+    full = pred.full
+    jll = np.empty((X.shape[0], len(pred.dof)))
+    failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
+    with np.errstate(invalid="ignore"):  # (-inf log prior)
+        jll *= pred.rate
+        np.log1p(jll, out=jll)
+        jll *= -pred.power
+        jll += pred.const
+    if has_nan:
+        rows = np.flatnonzero(np.isnan(X).any(axis=1))
+        X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
+        jll[rows] = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
+                                                         full.logdets, full.block, n_threads))
+    failed += _jll.normalize_rows_inplace(jll, kind, 1)
+    out[...] = jll
+    return failed
+
+
+def _check_prior_mean(model, n_features):
+    value = model.prior_mean
+    if value is None:
+        return None
+    try:
+        mean = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid_parameter(model, "prior_mean", "None or an array-like of floats") from None
+    if mean.shape != (n_features,):
+        raise ValueError(f"prior_mean must have shape ({n_features},), one value a feature; got "
+                         f"shape {mean.shape}.")
+    if not (np.abs(mean) <= MAX_ABS).all():
+        raise ValueError(f"prior_mean must be finite and at most {MAX_ABS:g} in magnitude.")
+    mean.flags.writeable = False
+    return mean
+
+
+def _check_prior_covariance(model, n_features):
+    """None, positive variances (n_features,) or a symmetric positive definite matrix."""
+    value = model.prior_covariance
+    if value is None:
+        return None
+    try:
+        cov = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid_parameter(model, "prior_covariance", "None or an array-like of floats") \
+            from None
+    if cov.shape not in ((n_features,), (n_features, n_features)):
+        raise ValueError(f"prior_covariance must have shape ({n_features}, {n_features}) or "
+                         f"({n_features},) (a diagonal); got shape {cov.shape}.")
+    if not np.isfinite(cov).all():
+        raise ValueError("prior_covariance must be finite.")
+    if cov.ndim == 1:
+        if not (cov > 0).all():
+            raise ValueError("prior_covariance, a diagonal, must hold positive variances.")
+    else:
+        if not (np.abs(cov - cov.T) <= STATS_RTOL * np.abs(cov).max()).all():
+            raise ValueError("prior_covariance must be symmetric.")
+        cov = (cov + cov.T) / 2
+        try:
+            np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            raise ValueError("prior_covariance must be positive definite.") from None
+    cov.flags.writeable = False
+    return cov
+
+
+def _check_prior_strength(model, n_features):
+    """A number n0 > 0, a pair (kappa0 > 0, nu0 > n_features - 1), or "evidence"."""
+    value = model.prior_strength
+    allowed = (f"a float in the range (0, {MAX_STRENGTH:g}], a pair (kappa0, nu0) or "
+               '"evidence"')
+    if isinstance(value, str):
+        if value != "evidence":
+            raise invalid_parameter(model, "prior_strength", allowed)
+        return value
+
+    def real(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= MAX_STRENGTH
+
+    if real(value):
+        return float(value)
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(map(real, value))):
+        raise invalid_parameter(model, "prior_strength", allowed)
+    kappa0, nu0 = map(float, value)
+    if not nu0 > n_features - 1:
+        raise ValueError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 = "
+                         f"{n_features - 1} (the Inverse-Wishart's degrees of freedom); got "
+                         f"nu0={nu0:g}.")
+    return kappa0, nu0
+
+
+def prior_strength(model, fitted):
+    """The prior strength the posterior uses: the hyperparameter, or for "evidence" the n0 in
+    EVIDENCE_STRENGTH_RANGE maximising the log evidence, computed once per snapshot."""
+    model._check_conjugate(fitted.hyper, AttributeError)
+    value = fitted.hyper["prior_strength"]
+    if not isinstance(value, str):
+        return value
+    chosen = fitted.memo.get("chosen_strength")
+    if chosen is None:
+        with fitted.lock:  # (statistics are read whole, not while a batch is added)
+            stats = dict(fitted.stats)
+        total = stats["class_count_"].sum()
+        chosen = fitted.memo.setdefault("chosen_strength", maximise(
+            lambda n0: _niw_log_evidence(_niw_posterior(stats, fitted.hyper, n0,
+                                                        model._shared), total),
+            EVIDENCE_STRENGTH_RANGE))
+    return chosen
+
+
 class _LDAParams(NamedTuple):
     priors: np.ndarray
     log_prior: np.ndarray
@@ -124,6 +407,7 @@ class _LDAParams(NamedTuple):
     # scoring skips the overflow checks (they cost a third of a single-row predict_proba)
     linear_safe: bool
     support: Support
+    predictive: _Predictive | None  # predictive=True
 
 
 def _linear_safe(*forms):
@@ -142,6 +426,7 @@ class _QDAParams(NamedTuple):
     covariance: np.ndarray  # (C, d, d)
     full: _Full
     support: Support
+    predictive: _Predictive | None  # predictive=True
 
 
 # Derived arrays that are -inf where a class has prior 0 (and LDA's two-class intercept_, a
@@ -262,9 +547,12 @@ def _score_missing(full, X, kind, out, n_threads, regulariser):
     return failed
 
 
-class _BaseDiscriminant(BaseClassifier):
+class _BaseDiscriminant(Conjugate, BaseClassifier):
     """Statistics, EM and scoring shared by LDA and QDA (full covariances; LDA adds the diagonal
-    kinds)."""
+    kinds), and their Normal-Inverse-Wishart prior: LDA's ``_shared`` covariance has one."""
+
+    _shared: bool
+    _unregularised: dict  # the constructor parameters of a model without regularisation
 
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
                             "max_abs": MAX_ABS}  # beyond, the squared deviations overflow
@@ -276,6 +564,8 @@ class _BaseDiscriminant(BaseClassifier):
     n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
                                "int: EM iterations (E-step and M-step passes) of the last "
                                "batch with missing values.")
+    prior_strength_ = parameter(prior_strength, "float or tuple: the prior strength the "
+                                "posterior uses (for prior_strength='evidence', the chosen n0).")
 
     def _fits_partitions_alone(self):
         return False  # a partition may hold a single class, which has no within-class scatter
@@ -301,6 +591,58 @@ class _BaseDiscriminant(BaseClassifier):
             raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
+
+    def _prior_params(self, n_features, regularised):
+        """The prior's hyperparameters and ``predictive``, validated; the predictive takes no
+        other regularisation than the prior's (``regularised``: the model's is set)."""
+        prior = {"prior_mean": _check_prior_mean(self, n_features),
+                 "prior_covariance": _check_prior_covariance(self, n_features),
+                 "prior_strength": _check_prior_strength(self, n_features),
+                 "predictive": check_bool(self, "predictive")}
+        if prior["predictive"] and regularised:
+            raise ValueError(f"predictive=True takes no {self._regulariser.split()[0]}: the prior "
+                             "regularises the posterior predictive (set prior_strength or "
+                             "prior_covariance instead).")
+        return prior
+
+    def _check_conjugate(self, hyper, error):
+        """Raise ``error`` where the model has no conjugate prior (LDA's diagonal kinds)."""
+
+    # ----------------------------------------------------------------- the posterior
+    def _posterior(self, fitted):
+        """The ``_Posterior`` of a snapshot."""
+        strength = prior_strength(self, fitted)
+        with fitted.lock:
+            return _niw_posterior(fitted.stats, fitted.hyper, strength, self._shared)
+
+    def _log_evidence(self, fitted):
+        return _niw_log_evidence(self._posterior(fitted), fitted.stats["class_count_"].sum())
+
+    def _draw(self, fitted, rng):
+        """A plug-in model's statistics whose means and (maximum-likelihood) covariances are one
+        posterior draw: each class keeps its weight (so the class prior stays this model's) and
+        gets the drawn mean, and the scatter matrix of weight times the drawn covariance. A
+        feature left out by the prior (constant) keeps its constant and no variance, so the
+        plug-in model leaves it out too."""
+        self._check_conjugate(fitted.hyper, ValueError)
+        post = self._posterior(fitted)
+        covs, means = _draw_niw(post, rng)
+        count = fitted.stats["class_count_"]
+        present = count > 0
+        mean = fitted.stats["mean"].copy()
+        mean[np.ix_(present, post.keep)] = means[present]
+        scatter = np.zeros_like(fitted.stats["scatter"])
+        scatter[np.ix_(present, post.keep, post.keep)] = (count[present, None, None]
+                                                          * covs[post.block[present]])
+        return {"class_count_": count.copy(), "mean": mean, "scatter": scatter}, \
+            self._unregularised
+
+    def _predictive_params(self, fitted, log_prior):
+        """The ``_Predictive`` of a snapshot, if its model predicts with it (else None)."""
+        if not fitted.hyper["predictive"]:
+            return None
+        return _predictive(self._posterior(fitted), fitted.stats["class_count_"], log_prior,
+                           fitted.n_features)
 
     # ----------------------------------------------------------------- parameters
     def _support(self, cov, means, variances, missing=False):
@@ -396,13 +738,15 @@ class _BaseDiscriminant(BaseClassifier):
     # ----------------------------------------------------------------- scoring and sampling
     def _score(self, params, X, kind, out, has_nan):
         """The quadratic form of each class (complete rows), the observed sub-vector's Gaussian
-        for rows with missing values."""
+        for rows with missing values; or the posterior predictive's t."""
         full = params.full
-        failed = _score_full(full, X, kind, out)
-        if has_nan:
-            failed += _score_missing(full, X, kind, out,
-                                     self._n_threads_for(X.size * len(full.log_prior)),
-                                     self._regulariser)
+        n_threads = self._n_threads_for(X.size * len(params.log_prior))
+        if params.predictive is not None:
+            failed = _score_predictive(params.predictive, X, kind, out, has_nan, n_threads)
+        else:
+            failed = _score_full(full, X, kind, out)
+            if has_nan:
+                failed += _score_missing(full, X, kind, out, n_threads, self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
@@ -573,15 +917,25 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                    "degenerate Gaussians on parallel subspaces. Set {}, or use "
                    "covariance='identity'.")
 
+    _shared = True
+    _unregularised = {"shrinkage": None}
+
     def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
                  shrinkage: float | str | None = None, n_components: int | None = None,
-                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, prior_mean: ArrayLike | None = None,
+                 prior_covariance: ArrayLike | None = None,
+                 prior_strength: float | tuple | str = 1.0, predictive: bool = False,
+                 n_threads: int | None = None):
         self.covariance = covariance
         self.priors = priors
         self.shrinkage = shrinkage
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
+        self.prior_mean = prior_mean
+        self.prior_covariance = prior_covariance
+        self.prior_strength = prior_strength
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def __sklearn_tags__(self):
@@ -643,8 +997,22 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                              f" Here that is {most}; got {n_components!r}.")
         iteration = self._iteration_params(fitted)
         priors = check_priors(self, n_classes)
-        return {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
-                "n_components": n_components, **iteration}
+        hyper = {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
+                 "n_components": n_components, **iteration}
+        hyper.update(self._prior_params(n_features, self._regularised(hyper)))
+        self._check_conjugate(hyper, ValueError)
+        return hyper
+
+    @staticmethod
+    def _check_conjugate(hyper, error):
+        """The prior is on a full covariance: the other kinds have no posterior (``error``:
+        for a fitted attribute, AttributeError)."""
+        if hyper["covariance"] != "full" and (
+                error is not ValueError or hyper["predictive"]
+                or hyper["prior_strength"] == "evidence"):
+            raise error("predictive=True, prior_strength='evidence', log_evidence_ and "
+                        "sample_posterior need covariance='full' (the prior is a "
+                        "Normal-Inverse-Wishart on the full covariance).")
 
     # ----------------------------------------------------------------- statistics
     def _fields(self, hyper):
@@ -745,7 +1113,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         params = _LDAParams(priors, log_prior, means, cov, coef_all, intercept_all, coef_,
                             intercept_, xbar, W @ evecs[:, order], ratio[:n_components],
                             n_components, full, diagonal,
-                            _linear_safe((coef_all, intercept_all), (coef_, intercept_)), support)
+                            _linear_safe((coef_all, intercept_all), (coef_, intercept_)), support,
+                            self._predictive_params(fitted, log_prior))
         _check_derived(params)
         return params
 
@@ -757,7 +1126,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             score_diagonal(params.diagonal, X, kind, out,
                            self._n_threads_for(X.size * len(params.log_prior)))
             return
-        if kind == OUT_JLL:
+        if kind == OUT_JLL or params.predictive is not None:
             return super()._score(params, X, kind, out, has_nan)
         # posteriors of the full model: the linear form (the quadratic term is common)
         if params.linear_safe:
@@ -802,7 +1171,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         """
         X, has_nan, fitted, params = self._snapshot(X)
         two = len(fitted.classes) == 2
-        if has_nan:
+        if has_nan or params.predictive is not None:
             log_proba = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X, OUT_LOG_PROBA, log_proba, has_nan)
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
@@ -950,12 +1319,22 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                    "classes): the classes are degenerate Gaussians on parallel subspaces. Set "
                    "{}.")
 
+    _shared = False
+    _unregularised = {"reg_param": 0.0}
+
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
-                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, prior_mean: ArrayLike | None = None,
+                 prior_covariance: ArrayLike | None = None,
+                 prior_strength: float | tuple | str = 1.0, predictive: bool = False,
+                 n_threads: int | None = None):
         self.priors = priors
         self.reg_param = reg_param
         self.max_iter = max_iter
         self.tol = tol
+        self.prior_mean = prior_mean
+        self.prior_covariance = prior_covariance
+        self.prior_strength = prior_strength
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def _check_params(self, n_classes, X, fitted):
@@ -965,7 +1344,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)
         priors = check_priors(self, n_classes)
-        return {"priors": priors, "reg_param": r, "higher": False, **iteration}
+        n_features = fitted.n_features if X is None else X.shape[1]
+        return {"priors": priors, "reg_param": r, "higher": False, **iteration,
+                **self._prior_params(n_features, r != 0)}
 
     @staticmethod
     def _regularised(hyper):
@@ -1017,6 +1398,6 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
                             _whitened(stats["class_count_"], stats["mean"],
                                       whitening(covs, support), block, log_prior, support),
-                            support)
+                            support, self._predictive_params(fitted, log_prior))
         _check_derived(params)
         return params
