@@ -272,6 +272,24 @@ def _predictive(post, class_count, log_prior, n_features):
     return pred._replace(const=const)
 
 
+def _sample_t(post, mean, y_idx, rng):
+    """Draws from the classes' posterior predictive t (see ``_Predictive``): m_c + sqrt(factor_c
+    dof_c / g) L z, Psi = L L^T, z standard normal, g ~ chi2(dof_c); a feature the prior leaves
+    out keeps its constant, ``mean``'s."""
+    X = mean[y_idx]
+    k = len(post.keep)
+    dof = post.nu[post.block] - k + 1
+    factor = (post.kappa + 1) / (post.kappa * dof)
+    z = rng.standard_normal((len(y_idx), k))
+    radius = np.sqrt(factor[y_idx] * dof[y_idx] / rng.chisquare(dof[y_idx]))
+    group = post.block[y_idx]
+    for g, scale in enumerate(post.scale):
+        rows = np.flatnonzero(group == g)
+        X[np.ix_(rows, post.keep)] = (post.mean[y_idx[rows]] + radius[rows, None]
+                                      * (z[rows] @ np.linalg.cholesky(scale).T))
+    return X
+
+
 def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     """Rows scored by their posterior predictive t: complete ones from the block scorer's
     distances (one log1p a class), rows with missing values by the t of their observed
@@ -645,16 +663,17 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
                            fitted.n_features)
 
     # ----------------------------------------------------------------- parameters
-    def _support(self, cov, means, variances, missing=False):
+    def _support(self, cov, means, variances, missing=False, check=True):
         """The ``Support`` of the covariance whose null directions every class shares (LDA's
         shared one, the class-weighted mean of QDA's). It must be finite; where it is
         singular, the class means must agree (else the classes are separated by a direction of
-        no variance, and their densities are degenerate: ``_degenerate``); with ``missing``
+        no variance, and their densities are degenerate: ``_degenerate``), unless not
+        ``check`` (a predictive model only shows the plug-in's parameters); with ``missing``
         (EM), the singular directions must be constant features. ``variances``: the data's
         variances before any regularisation (``support_of``)."""
         _check_finite(cov)
         support, agree = support_of(cov, means, variances)
-        if not agree:
+        if check and not agree:
             raise ValueError(self._degenerate.format(self._regulariser))
         if missing and support.basis is not None:
             raise _collinear_missing(self._regulariser)
@@ -756,8 +775,11 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
 
     def _sample_X(self, fitted, y_idx, rng):
         """Multivariate normal draws: mean_c + E L_c z with E^T covariance_c E = L_c L_c^T on
-        the support (basis E): nothing varies along the null directions."""
+        the support (basis E): nothing varies along the null directions. With predictive, draws
+        from the classes' posterior predictive t (``_sample_t``)."""
         params = self._params_of(fitted)
+        if params.predictive is not None:
+            return _sample_t(self._posterior(fitted), fitted.stats["mean"], y_idx, rng)
         covs = params.covariance if params.covariance.ndim == 3 else params.covariance[None]
         support = params.support
         X = np.empty((len(y_idx), fitted.n_features))
@@ -1000,16 +1022,15 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         hyper = {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
                  "n_components": n_components, **iteration}
         hyper.update(self._prior_params(n_features, self._regularised(hyper)))
-        self._check_conjugate(hyper, ValueError)
+        if hyper["predictive"] or hyper["prior_strength"] == "evidence":
+            self._check_conjugate(hyper, ValueError)
         return hyper
 
     @staticmethod
     def _check_conjugate(hyper, error):
         """The prior is on a full covariance: the other kinds have no posterior (``error``:
         for a fitted attribute, AttributeError)."""
-        if hyper["covariance"] != "full" and (
-                error is not ValueError or hyper["predictive"]
-                or hyper["prior_strength"] == "evidence"):
+        if hyper["covariance"] != "full":
             raise error("predictive=True, prior_strength='evidence', log_evidence_ and "
                         "sample_posterior need covariance='full' (the prior is a "
                         "Normal-Inverse-Wishart on the full covariance).")
@@ -1025,9 +1046,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         ascend the likelihood (``em_full``)."""
         return hyper["shrinkage"] not in (None, 0)
 
-    def _covariances(self, stats, hyper, classes=None, missing=False):
+    def _covariances(self, stats, hyper, classes=None, missing=False, check=True):
         """The shared covariance (1, d, d) of statistics, shrunk; every class uses it; and its
-        ``Support`` (see ``_support``).
+        ``Support`` (see ``_support``; ``check``: whether the classes must not be degenerate).
 
         Pooled by class weight (maximum likelihood). With "auto", each class's covariance is
         shrunk by Ledoit-Wolf on its standardised data first, as scikit-learn's lsqr solver does.
@@ -1047,7 +1068,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             cov = without_noise(cov, flat)
             if s is not None and s != "auto":
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        support = self._support(cov, mean[weight > 0], variances, missing)
+        support = self._support(cov, mean[weight > 0], variances, missing, check)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
     def _derive(self, fitted):
@@ -1055,8 +1076,10 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         n_classes, n_features = stats["mean"].shape
         priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         kind = hyper["covariance"]
-        if kind == "full":
-            covs, _, support = self._covariances(_full_stats(stats), hyper)
+        if kind == "full":  # (the predictive scores with the posterior: the plug-in's
+            # parameters are shown only, its pseudo-inverse where the classes are degenerate)
+            covs, _, support = self._covariances(_full_stats(stats), hyper,
+                                                 check=not hyper["predictive"])
             cov = covs[0]
             means = readonly(stats["mean"])
         else:
@@ -1354,13 +1377,14 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         not ascend the likelihood (``em_full``)."""
         return hyper["reg_param"] != 0
 
-    def _covariances(self, stats, hyper, classes=None, missing=False):
+    def _covariances(self, stats, hyper, classes=None, missing=False, check=True):
         """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param, and
         their common ``Support``: the directions of no variance in every class (those of the
         weighted mean covariance), where the class means must agree. On the support each
         class's covariance must be non-singular; with ``missing`` (EM), the common singular
         directions must be constant features. ``classes`` names the classes in errors (EM,
-        which knows only their indices, omits it).
+        which knows only their indices, omits it). Without ``check`` (the predictive scores
+        with the posterior, and only shows these), singular covariances are no error.
         """
         weight, mean, scatter, _, _ = stats
         n_classes, n_features = scatter.shape[:2]
@@ -1380,8 +1404,8 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        support = self._support(pooled, mean[present], variances, missing)
-        for c in np.flatnonzero(present):
+        support = self._support(pooled, mean[present], variances, missing, check)
+        for c in np.flatnonzero(present) if check else ():
             if singular(support.restrict(covs[c]), None if r else support.sizes(mean[c])):
                 name = f"class {classes[c]}" if classes is not None else f"class number {c}"
                 raise np.linalg.LinAlgError(
@@ -1394,10 +1418,13 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
         priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
-        covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes)
-        params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
-                            _whitened(stats["class_count_"], stats["mean"],
-                                      whitening(covs, support), block, log_prior, support),
-                            support, self._predictive_params(fitted, log_prior))
+        predictive = self._predictive_params(fitted, log_prior)
+        covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes,
+                                                 check=predictive is None)
+        full = predictive.full if predictive is not None else _whitened(
+            stats["class_count_"], stats["mean"], whitening(covs, support), block, log_prior,
+            support)
+        params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs, full, support,
+                            predictive)
         _check_derived(params)
         return params
