@@ -8,6 +8,11 @@ singular covariance whose null directions the class means share (constant or col
 gives the Gaussian on its support (``_gaussian.support_of``): constant features are left out by
 index, the other null directions by a basis of the covariance's range.
 
+Both have a conjugate Normal-Inverse-Wishart prior (``_bayes``): ``predictive=True`` scores with
+the posterior predictive Student t, ``log_evidence_`` is the marginal likelihood,
+``prior_strength="evidence"`` maximises it, and ``sample_posterior`` draws plug-in models; all
+from the same statistics (``_niw_posterior``).
+
 Where things are (on the declared state of ``_state``): the statistics are declared by
 ``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
 ``_BaseDiscriminant`` (for both models, and LDA's diagonal kinds); everything derived from them --
@@ -225,17 +230,23 @@ class _Predictive(NamedTuple):
     """What predictive scoring reads. Class c's posterior predictive is the multivariate Student
     t of ``dof[c]`` = nu_g - k + 1 degrees of freedom, location m_c and scale ``factor[c]`` Psi_g,
     factor = (kappa_c + 1) / (kappa_c dof) (Murphy 2007, eq. 258). ``full`` whitens each Psi_g
-    (its const is 0: the block scorer gives J = -||z - offset_c||^2 / 2 = -q_c / 2, with q_c the
-    distance under Psi_g), so that a complete row's jll is ``const[c] - power[c] log1p(rate[c]
-    J)``, rate = -2 / (factor dof), power = (dof + k) / 2."""
+    (its const is 0: the block scorer gives -||z - offset_c||^2 / 2 = -q_c / 2, with q_c the
+    distance under Psi_g), so that a complete row's jll is ``const[c] + slope[c] log1p(rate[c]
+    q_c)``, rate = 1 / (factor dof), slope = -(dof + k) / 2.
+
+    With one shared Psi (LDA), ``linear`` = [W | -2 rate_c W offset_c] (d, k + C) gives z and
+    the cross terms of rate_c q_c = rate_c ||z||^2 - 2 rate_c z.offset_c + ``offset_term[c]``
+    in one product (the posteriors' route, see ``_shared_distances``)."""
 
     full: _Full
     dof: np.ndarray  # (C,)
     factor: np.ndarray  # (C,)
     rate: np.ndarray  # (C,)
-    power: np.ndarray  # (C,)
+    slope: np.ndarray  # (C,)
     const: np.ndarray  # (C,) log prior + the log normaliser of the t on the k features
     log_prior: np.ndarray  # (C,)
+    linear: np.ndarray | None  # (d, k + C), one shared Psi only
+    offset_term: np.ndarray  # (C,) rate_c ||offset_c||^2
 
 
 def _t_log_density(pred, q, logdet, n_observed):
@@ -248,7 +259,7 @@ def _t_log_density(pred, q, logdet, n_observed):
     with np.errstate(invalid="ignore"):  # -inf log prior plus finite terms
         return (pred.log_prior + gammaln((nu + n) / 2) - gammaln(nu / 2)
                 - 0.5 * n * np.log(np.pi * nu * factor) - 0.5 * logdet
-                - (nu + n) / 2 * np.log1p(q / (factor * nu)))
+                - (nu + n) / 2 * np.log1p(q * pred.rate))
 
 
 def _predictive(post, class_count, log_prior, n_features):
@@ -265,8 +276,10 @@ def _predictive(post, class_count, log_prior, n_features):
     mean[:, keep] = post.mean
     full = _whitened(class_count, mean, whitening(scale, support), post.block, log_prior, support)
     full = full._replace(const=np.zeros(n_classes))
-    pred = _Predictive(full, dof, factor, -2.0 / (factor * dof), (dof + k) / 2,
-                       np.zeros(n_classes), log_prior)
+    rate = 1.0 / (factor * dof)
+    linear = None if n_groups > 1 else np.hstack([full.W, full.W @ (full.offset.T * (-2 * rate))])
+    pred = _Predictive(full, dof, factor, rate, -(dof + k) / 2, np.zeros(n_classes), log_prior,
+                       linear, rate * np.einsum("ij,ij->i", full.offset, full.offset))
     const = _t_log_density(pred, np.zeros((1, n_classes)), full.logdets[post.block][None],
                            [k])[0]
     return pred._replace(const=const)
@@ -290,25 +303,53 @@ def _sample_t(post, mean, y_idx, rng):
     return X
 
 
+def _shared_distances(pred, X, out):
+    """rate_c q_c of every row and class under LDA's shared scale (into ``out``), by blocks of
+    rows: z and the cross terms from one product by ``linear`` (see ``_Predictive``), then
+    ||z||^2. The cost of the plug-in's quadratic form with C more columns in the product, and
+    no pass per class; the expansion loses ||offset_c||^2 eps to rounding, negligible next to
+    the distances that matter unless the classes lie millions of standard deviations apart
+    (the posteriors are then 0 and 1 anyway), which is why the joint log-likelihood takes the
+    direct form, as the plug-in's posteriors take the linear form."""
+    k = pred.full.W.shape[1]
+    n_rows = min(ROW_BLOCK, X.shape[0])  # (buffers reused: no page faults a block)
+    centred, Y = np.empty((n_rows, X.shape[1])), np.empty((n_rows, pred.linear.shape[1]))
+    for start in range(0, X.shape[0], ROW_BLOCK):
+        stop = min(start + ROW_BLOCK, X.shape[0])
+        m = stop - start
+        np.subtract(X[start:stop], pred.full.shift, out=centred[:m])
+        np.matmul(centred[:m], pred.linear, out=Y[:m])
+        Z = Y[:m, :k]
+        part = out[start:stop]
+        np.multiply(np.einsum("ij,ij->i", Z, Z)[:, None], pred.rate, out=part)
+        part += Y[:m, k:]
+        part += pred.offset_term
+
+
 def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     """Rows scored by their posterior predictive t: complete ones from the block scorer's
-    distances (one log1p a class), rows with missing values by the t of their observed
-    sub-vector (``observed_terms``, each pattern's sub-matrices factored once)."""
+    distances, or for LDA's posteriors ``_shared_distances`` (one log1p a class either way),
+    rows with missing values by the t of their observed sub-vector (``observed_terms``, each
+    pattern's sub-matrices factored once)."""
     full = pred.full
-    jll = np.empty((X.shape[0], len(pred.dof)))
-    failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
-    with np.errstate(invalid="ignore"):  # (-inf log prior)
-        jll *= pred.rate
-        np.log1p(jll, out=jll)
-        jll *= -pred.power
-        jll += pred.const
+    failed = 0
+    jll = out if out.dtype == np.float64 else np.empty(out.shape)
+    if pred.linear is not None and kind != OUT_JLL:
+        _shared_distances(pred, X, jll)
+    else:
+        failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
+        jll *= -2.0 * pred.rate
+    np.log1p(jll, out=jll)  # (a -inf log prior in const stays -inf: no invalid operation)
+    jll *= pred.slope
+    jll += pred.const
     if has_nan:
         rows = np.flatnonzero(np.isnan(X).any(axis=1))
         X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
         jll[rows] = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
                                                          full.logdets, full.block, n_threads))
-    failed += _jll.normalize_rows_inplace(jll, kind, 1)
-    out[...] = jll
+    failed += _jll.normalize_rows_inplace(jll, kind, n_threads)
+    if jll is not out:
+        out[...] = jll
     return failed
 
 
@@ -826,6 +867,31 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when an iteration moves no mean or covariance entry by more than ``tol``
         times the largest one.
+    prior_mean : array-like of shape (n_features,), default=None
+        Location m0 of the conjugate Normal-Inverse-Wishart prior of the class means and
+        their shared covariance (see Notes). None: the weighted mean of all the training
+        data, computed from the statistics (so that ``partial_fit``, ``merge`` and a loaded
+        model derive the same).
+    prior_covariance : array-like of shape (n_features, n_features) or (n_features,), \
+default=None
+        The prior's typical covariance Sigma0: symmetric positive definite, or its diagonal
+        (positive). The Inverse-Wishart scale is Psi0 = nu0 Sigma0, so that the prior's expected
+        precision E[Sigma^-1] is Sigma0^-1 whatever its strength (the strength changes how
+        tightly the prior holds, not where). None: each feature's variance in all the training
+        data (classes together) on the diagonal; a feature constant in all of it is then left
+        out, as the plug-in model leaves it out.
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
+        nu0 = n0 + d - 1 for the covariance (d features). A pair ``(kappa0, nu0)`` sets both
+        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (type-II maximum likelihood), shown in ``prior_strength_``.
+    predictive : bool, default=False
+        Score with the posterior predictive P(x | c, D), a multivariate Student t per class
+        (see Notes), instead of the plug-in Gaussian: ``predict``, ``predict_proba``,
+        ``predict_log_proba``, ``predict_joint_log_proba``, ``score``, decisions under a
+        loss, ``decision_function`` and ``sample`` follow it; the class prior stays
+        ``priors_``. The prior is then the only regulariser: ``shrinkage`` must be left at
+        None, and the covariance "full".
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -863,6 +929,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
         of the last batch with missing values (1: closed form, none missing). Model files
         and pickles do not keep it (1 after loading).
+    log_evidence_ : float
+        log P(X | y): the marginal likelihood of the training features given their labels
+        under the prior (see Notes) (covariance "full" only).
+    prior_strength_ : float or tuple
+        The prior strength the posterior uses: ``prior_strength``, or the n0 chosen for
+        "evidence".
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -911,6 +983,33 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     missing values in fit, EM on collinear features approaches their singular maximum-likelihood
     covariance without reaching it, and stops at a nearly singular one: set ``shrinkage`` there
     too.
+
+    Bayesian prediction (covariance "full"). The conjugate prior has one covariance for all
+    classes, Sigma ~ Inverse-Wishart(Psi0, nu0), and each class mean mu_c | Sigma ~ N(m0, Sigma
+    / kappa0) (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian distribution"; Gelman
+    et al. 2013, Bayesian Data Analysis, sec. 3.6). From the statistics -- the class weights n_c
+    (N in all), means xbar_c and scatter matrices S_c -- its posterior has kappa_c = kappa0 +
+    n_c, m_c = (kappa0 m0 + n_c xbar_c) / kappa_c, nu_n = nu0 + N and Psi_n = Psi0 + sum_c [S_c
+    + kappa0 n_c / kappa_c (xbar_c - m0)(xbar_c - m0)^T]. With ``predictive=True`` class c
+    scores with the multivariate Student t of nu_n - d + 1 degrees of freedom, location m_c and
+    scale Psi_n (kappa_c + 1) / (kappa_c (nu_n - d + 1)): one whitening shared by the classes
+    and a factor per class, so the quadratic term no longer cancels between classes (the
+    posteriors cost one product by a (d, d + C) matrix instead of the plug-in's (d, C)). A row
+    with missing values is scored by the t of its observed sub-vector (same degrees of freedom,
+    sub-matrix of the scale). ``log_evidence_`` is -N d/2 log pi + log Gamma_d(nu_n / 2) - log
+    Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_n/2 log|Psi_n| + d/2 sum_c log(kappa0 / kappa_c).
+    ``sample_posterior`` draws Sigma by the Bartlett decomposition (Anderson 2003, An
+    Introduction to Multivariate Statistical Analysis, sec. 7.2) and each mu_c given it, as
+    plug-in models without shrinkage whose ``means_`` and ``covariance_`` are the draw. The
+    posterior's scale is positive definite, so the predictive needs no shrinkage and scores
+    where the plug-in cannot (more features than samples, missing values on collinear features);
+    ``covariance_``, ``coef_``, ``intercept_``, ``scalings_`` and ``transform`` remain the
+    maximum-likelihood model's (its pseudo-inverse solution where its classes are degenerate).
+    The class prior is ``priors_`` in the predictive and in every draw. With missing values in
+    the training data, the posterior is that of EM's completed statistics: an approximation that
+    counts each imputed value as observed (the exact posterior of the observed values has no
+    closed form), so that ``log_evidence_`` is then the evidence of the completed data, not of
+    the observed values alone.
 
     EM is accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3): two EM iterations give
     a direction and a step length, an extrapolation along it is followed by one more EM
@@ -1267,6 +1366,30 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when an iteration moves no mean or covariance entry by more than ``tol``
         times the largest one.
+    prior_mean : array-like of shape (n_features,), default=None
+        Location m0 of the conjugate Normal-Inverse-Wishart prior of each class's mean and
+        covariance (see Notes). None: the weighted mean of all the training data, computed
+        from the statistics (so that ``partial_fit``, ``merge`` and a loaded model derive the
+        same).
+    prior_covariance : array-like of shape (n_features, n_features) or (n_features,), \
+default=None
+        The prior's typical covariance Sigma0: symmetric positive definite, or its diagonal
+        (positive). The Inverse-Wishart scale is Psi0 = nu0 Sigma0, so that the prior's expected
+        precision E[Sigma^-1] is Sigma0^-1 whatever its strength (the strength changes how
+        tightly the prior holds, not where). None: each feature's variance in all the training
+        data (classes together) on the diagonal; a feature constant in all of it is then left
+        out, as the plug-in model leaves it out.
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
+        nu0 = n0 + d - 1 for the covariances (d features). A pair ``(kappa0, nu0)`` sets both
+        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (type-II maximum likelihood), shown in ``prior_strength_``.
+    predictive : bool, default=False
+        Score with the posterior predictive P(x | c, D), a multivariate Student t per class
+        (see Notes), instead of the plug-in Gaussian: ``predict``, ``predict_proba``,
+        ``predict_log_proba``, ``predict_joint_log_proba``, ``score``, decisions under a
+        loss and ``sample`` follow it; the class prior stays ``priors_``. The prior is then
+        the only regulariser: ``reg_param`` must be left at 0.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -1290,6 +1413,12 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
         of the last batch with missing values (1: closed form, none missing). Model files
         and pickles do not keep it (1 after loading).
+    log_evidence_ : float
+        log P(X | y): the marginal likelihood of the training features given their labels
+        under the prior (see Notes).
+    prior_strength_ : float or tuple
+        The prior strength the posterior uses: ``prior_strength``, or the n0 chosen for
+        "evidence".
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -1324,6 +1453,27 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     Missing values at fit time are handled by EM, accelerated by SQUAREM with the safeguards
     described in ``LinearDiscriminantAnalysis``: without ``reg_param`` the observed-data
     log-likelihood never decreases from one iterate to the next.
+
+    Bayesian prediction. Each class has the conjugate prior Sigma_c ~ Inverse-Wishart(Psi0,
+    nu0), mu_c | Sigma_c ~ N(m0, Sigma_c / kappa0) (Murphy 2007, "Conjugate Bayesian analysis of
+    the Gaussian distribution"; Gelman et al. 2013, Bayesian Data Analysis, sec. 3.6). From the
+    class weight n_c, mean xbar_c and scatter S_c its posterior has kappa_c = kappa0 + n_c, m_c
+    = (kappa0 m0 + n_c xbar_c) / kappa_c, nu_c = nu0 + n_c and Psi_c = Psi0 + S_c + kappa0 n_c /
+    kappa_c (xbar_c - m0)(xbar_c - m0)^T. With ``predictive=True`` class c scores with the
+    multivariate Student t of nu_c - d + 1 degrees of freedom, location m_c and scale Psi_c
+    (kappa_c + 1) / (kappa_c (nu_c - d + 1)), on the observed sub-vector for a row with missing
+    values. ``log_evidence_`` is the sum over the classes of -n_c d/2 log pi + log Gamma_d(nu_c
+    / 2) - log Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_c/2 log|Psi_c| + d/2 log(kappa0 /
+    kappa_c). ``sample_posterior`` draws each Sigma_c by the Bartlett decomposition (Anderson
+    2003, An Introduction to Multivariate Statistical Analysis, sec. 7.2) and mu_c given it, as
+    plug-in models (``reg_param=0``) whose ``means_`` and ``covariance_`` are the draw. The
+    posterior's scales are positive definite, so the predictive needs no ``reg_param`` and
+    scores a class with fewer samples than features (``covariance_`` then shows its singular
+    maximum-likelihood covariance). The class prior is ``priors_`` in the predictive and in
+    every draw. With missing values in the training data, the posterior is that of EM's
+    completed statistics: an approximation that counts each imputed value as observed, so that
+    ``log_evidence_`` is then the evidence of the completed data, not of the observed values
+    alone.
 
     Examples
     --------
