@@ -27,7 +27,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import solve_triangular
 from scipy.special import gammaln, multigammaln
 
 from ._base import (
@@ -157,7 +156,7 @@ def _prior_moments(stats, hyper):
 
 def _niw_posterior(stats, hyper, strength, shared):
     """The posterior of the prior of ``prior_strength`` ``strength`` (n0, or (kappa0, nu0))
-    given the statistics (Murphy 2007, sec. 9; for ``shared``, one Sigma for all classes, each
+    given the statistics (Murphy 2007; for ``shared``, one Sigma for all classes, each
     class mean with its own Gaussian given it): kappa_c = kappa0 + n_c, m_c = (kappa0 m0 + n_c
     xbar_c) / kappa_c, and per group Psi = Psi0 + sum_c [S_c + kappa0 n_c / kappa_c (xbar_c - m0)
     (xbar_c - m0)^T], nu = nu0 + sum_c n_c, the sums over the group's classes."""
@@ -190,7 +189,7 @@ def _logdet(spd):
 
 
 def _niw_log_evidence(post, total):
-    """log P(X | y) under the prior (Murphy 2007, eq. 266, and its shared-Sigma form): with
+    """log P(X | y) under the prior (Murphy 2007, and its shared-Sigma form): with
     N = ``total`` weight, k features, a sum over the groups g and classes c,
     -N k/2 log pi + sum_g [log Gamma_k(nu_g/2) - log Gamma_k(nu0/2) + nu0/2 log|Psi0|
     - nu_g/2 log|Psi_g|] + k/2 sum_c log(kappa0 / kappa_c). (A group without data adds 0.)"""
@@ -218,7 +217,7 @@ def _draw_niw(post, rng):
         A = np.zeros((k, k))
         A[lower] = rng.standard_normal(len(lower[0]))
         A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))
-        factors[g] = np.linalg.cholesky(scale) @ solve_triangular(A, np.eye(k), lower=True).T
+        factors[g] = np.linalg.cholesky(scale) @ np.linalg.inv(A).T
     covs = factors @ factors.transpose(0, 2, 1)
     z = rng.standard_normal(post.mean.shape)
     means = post.mean + np.einsum("cij,cj->ci", factors[post.block], z) / np.sqrt(
@@ -229,14 +228,14 @@ def _draw_niw(post, rng):
 class _Predictive(NamedTuple):
     """What predictive scoring reads. Class c's posterior predictive is the multivariate Student
     t of ``dof[c]`` = nu_g - k + 1 degrees of freedom, location m_c and scale ``factor[c]`` Psi_g,
-    factor = (kappa_c + 1) / (kappa_c dof) (Murphy 2007, eq. 258). ``full`` whitens each Psi_g
+    factor = (kappa_c + 1) / (kappa_c dof) (Murphy 2007). ``full`` whitens each Psi_g
     (its const is 0: the block scorer gives -||z - offset_c||^2 / 2 = -q_c / 2, with q_c the
     distance under Psi_g), so that a complete row's jll is ``const[c] + slope[c] log1p(rate[c]
     q_c)``, rate = 1 / (factor dof), slope = -(dof + k) / 2.
 
     With one shared Psi (LDA), ``linear`` = [W | -2 rate_c W offset_c] (d, k + C) gives z and
     the cross terms of rate_c q_c = rate_c ||z||^2 - 2 rate_c z.offset_c + ``offset_term[c]``
-    in one product (the posteriors' route, see ``_shared_distances``)."""
+    in one product (the posteriors' route, see ``_shared_jll``)."""
 
     full: _Full
     dof: np.ndarray  # (C,)
@@ -285,16 +284,14 @@ def _predictive(post, class_count, log_prior, n_features):
     return pred._replace(const=const)
 
 
-def _sample_t(post, mean, y_idx, rng):
-    """Draws from the classes' posterior predictive t (see ``_Predictive``): m_c + sqrt(factor_c
+def _sample_t(post, pred, mean, y_idx, rng):
+    """Draws from the classes' posterior predictive t (``pred`` of ``post``): m_c + sqrt(factor_c
     dof_c / g) L z, Psi = L L^T, z standard normal, g ~ chi2(dof_c); a feature the prior leaves
     out keeps its constant, ``mean``'s."""
     X = mean[y_idx]
-    k = len(post.keep)
-    dof = post.nu[post.block] - k + 1
-    factor = (post.kappa + 1) / (post.kappa * dof)
-    z = rng.standard_normal((len(y_idx), k))
-    radius = np.sqrt(factor[y_idx] * dof[y_idx] / rng.chisquare(dof[y_idx]))
+    dof = pred.dof[y_idx]
+    z = rng.standard_normal((len(y_idx), len(post.keep)))
+    radius = np.sqrt(pred.factor[y_idx] * dof / rng.chisquare(dof))
     group = post.block[y_idx]
     for g, scale in enumerate(post.scale):
         rows = np.flatnonzero(group == g)
@@ -303,14 +300,22 @@ def _sample_t(post, mean, y_idx, rng):
     return X
 
 
-def _shared_distances(pred, X, out):
-    """rate_c q_c of every row and class under LDA's shared scale (into ``out``), by blocks of
-    rows: z and the cross terms from one product by ``linear`` (see ``_Predictive``), then
-    ||z||^2. The cost of the plug-in's quadratic form with C more columns in the product, and
-    no pass per class; the expansion loses ||offset_c||^2 eps to rounding, negligible next to
-    the distances that matter unless the classes lie millions of standard deviations apart
-    (the posteriors are then 0 and 1 anyway), which is why the joint log-likelihood takes the
-    direct form, as the plug-in's posteriors take the linear form."""
+def _t_finish(distances, pred):
+    """The t's jll from rate_c q_c, in place."""
+    np.log1p(distances, out=distances)  # (a -inf log prior in const stays -inf)
+    distances *= pred.slope
+    distances += pred.const
+
+
+def _shared_jll(pred, X, out):
+    """The jll of every row and class under LDA's shared scale (into ``out``), by blocks of
+    rows: z and the cross terms of rate_c q_c from one product by ``linear`` (see
+    ``_Predictive``), then ||z||^2, and the t of each block while it is in cache. The cost of
+    the plug-in's quadratic form with C more columns in the product, and no pass per class.
+    The expansion loses ||offset_c||^2 eps to rounding, negligible next to the distances that
+    matter unless the classes lie millions of standard deviations apart (the posteriors are
+    then 0 and 1 anyway), which is why the joint log-likelihood takes the direct form, as the
+    plug-in's posteriors take the linear form."""
     k = pred.full.W.shape[1]
     n_rows = min(ROW_BLOCK, X.shape[0])  # (buffers reused: no page faults a block)
     centred, Y = np.empty((n_rows, X.shape[1])), np.empty((n_rows, pred.linear.shape[1]))
@@ -324,24 +329,23 @@ def _shared_distances(pred, X, out):
         np.multiply(np.einsum("ij,ij->i", Z, Z)[:, None], pred.rate, out=part)
         part += Y[:m, k:]
         part += pred.offset_term
+        _t_finish(part, pred)
 
 
 def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     """Rows scored by their posterior predictive t: complete ones from the block scorer's
-    distances, or for LDA's posteriors ``_shared_distances`` (one log1p a class either way),
+    distances, or for LDA's posteriors ``_shared_jll`` (one log1p a class either way),
     rows with missing values by the t of their observed sub-vector (``observed_terms``, each
     pattern's sub-matrices factored once)."""
     full = pred.full
     failed = 0
     jll = out if out.dtype == np.float64 else np.empty(out.shape)
     if pred.linear is not None and kind != OUT_JLL:
-        _shared_distances(pred, X, jll)
+        _shared_jll(pred, X, jll)
     else:
         failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
         jll *= -2.0 * pred.rate
-    np.log1p(jll, out=jll)  # (a -inf log prior in const stays -inf: no invalid operation)
-    jll *= pred.slope
-    jll += pred.const
+        _t_finish(jll, pred)
     if has_nan:
         rows = np.flatnonzero(np.isnan(X).any(axis=1))
         X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
@@ -820,7 +824,8 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         from the classes' posterior predictive t (``_sample_t``)."""
         params = self._params_of(fitted)
         if params.predictive is not None:
-            return _sample_t(self._posterior(fitted), fitted.stats["mean"], y_idx, rng)
+            return _sample_t(self._posterior(fitted), params.predictive, fitted.stats["mean"],
+                             y_idx, rng)
         covs = params.covariance if params.covariance.ndim == 3 else params.covariance[None]
         support = params.support
         X = np.empty((len(y_idx), fitted.n_features))
@@ -999,7 +1004,7 @@ default=None
     sub-matrix of the scale). ``log_evidence_`` is -N d/2 log pi + log Gamma_d(nu_n / 2) - log
     Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_n/2 log|Psi_n| + d/2 sum_c log(kappa0 / kappa_c).
     ``sample_posterior`` draws Sigma by the Bartlett decomposition (Anderson 2003, An
-    Introduction to Multivariate Statistical Analysis, sec. 7.2) and each mu_c given it, as
+    Introduction to Multivariate Statistical Analysis, ch. 7) and each mu_c given it, as
     plug-in models without shrinkage whose ``means_`` and ``covariance_`` are the draw. The
     posterior's scale is positive definite, so the predictive needs no shrinkage and scores
     where the plug-in cannot (more features than samples, missing values on collinear features);
@@ -1465,7 +1470,7 @@ default=None
     values. ``log_evidence_`` is the sum over the classes of -n_c d/2 log pi + log Gamma_d(nu_c
     / 2) - log Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_c/2 log|Psi_c| + d/2 log(kappa0 /
     kappa_c). ``sample_posterior`` draws each Sigma_c by the Bartlett decomposition (Anderson
-    2003, An Introduction to Multivariate Statistical Analysis, sec. 7.2) and mu_c given it, as
+    2003, An Introduction to Multivariate Statistical Analysis, ch. 7) and mu_c given it, as
     plug-in models (``reg_param=0``) whose ``means_`` and ``covariance_`` are the draw. The
     posterior's scales are positive definite, so the predictive needs no ``reg_param`` and
     scores a class with fewer samples than features (``covariance_`` then shows its singular
