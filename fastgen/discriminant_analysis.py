@@ -317,17 +317,12 @@ def _shared_jll(pred, X, out):
     then 0 and 1 anyway), which is why the joint log-likelihood takes the direct form, as the
     plug-in's posteriors take the linear form."""
     k = pred.full.W.shape[1]
-    n_rows = min(ROW_BLOCK, X.shape[0])  # (buffers reused: no page faults a block)
-    centred, Y = np.empty((n_rows, X.shape[1])), np.empty((n_rows, pred.linear.shape[1]))
     for start in range(0, X.shape[0], ROW_BLOCK):
-        stop = min(start + ROW_BLOCK, X.shape[0])
-        m = stop - start
-        np.subtract(X[start:stop], pred.full.shift, out=centred[:m])
-        np.matmul(centred[:m], pred.linear, out=Y[:m])
-        Z = Y[:m, :k]
-        part = out[start:stop]
-        np.multiply(np.einsum("ij,ij->i", Z, Z)[:, None], pred.rate, out=part)
-        part += Y[:m, k:]
+        Y = (X[start:start + ROW_BLOCK] - pred.full.shift) @ pred.linear
+        Z = Y[:, :k]
+        part = out[start:start + ROW_BLOCK]
+        np.multiply(np.vecdot(Z, Z)[:, None], pred.rate, out=part)
+        part += Y[:, k:]
         part += pred.offset_term
         _t_finish(part, pred)
 
