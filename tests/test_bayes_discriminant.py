@@ -440,7 +440,7 @@ def test_predictive_refuses_other_regularisation_and_kinds():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1e-6, 1.0, 1e6]),
+@given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1e-90, 1e-6, 1.0, 1e6, 1e120]),
        d=st.integers(1, 4), n=st.integers(4, 20), model=st.sampled_from(MODELS))
 def test_predictive_posteriors_are_finite_and_normalised(seed, scale, d, n, model):
     rng = np.random.default_rng(seed)
