@@ -353,6 +353,7 @@ def _score_predictive(pred, X, kind, out, has_nan, n_threads):
 
 
 def _check_prior_mean(model, n_features):
+    """None, or n_features finite values."""
     value = model.prior_mean
     if value is None:
         return None

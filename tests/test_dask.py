@@ -145,7 +145,7 @@ def test_bad_dask_input(client):
     (fastgen.CategoricalNB, {}, True),
     (fastgen.LinearDiscriminantAnalysis, {}, False),
     (fastgen.QuadraticDiscriminantAnalysis, {}, False),
-    (fastgen.LinearDiscriminantAnalysis, {"predictive": True, "prior_strength": "evidence"},
+    (fastgen.LinearDiscriminantAnalysis, {"predictive": True, "prior_strength": (2.0, 5.0)},
      False),
     (fastgen.QuadraticDiscriminantAnalysis, {"predictive": True}, False),
 ])
