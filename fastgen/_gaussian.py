@@ -367,24 +367,34 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
 
     X (m, d) with NaN for missing; class c has mean ``means[c]`` and covariance ``S_g`` with
     precision ``precisions[g]`` and ``log det S_g = logdets[g]``, g = ``block[c]``. A row's
-    density is the Gaussian of its observed sub-vector o, computed from the precision without
-    factoring S_oo (``_missing_terms``; ``log det S_oo = log det S + log det P_mm``), batched
-    over rows with the same number of missing features. A row with nothing observed gets the
-    log prior. Where d^T P d overflows (rows very far from a class), the distance is taken of
-    the row scaled to unit size and scaled back (it is quadratic): -inf only if it overflows.
+    density is the Gaussian of its observed sub-vector o (``observed_terms``). A row with
+    nothing observed gets the log prior.
+    """
+    q, logdet, n_observed = observed_terms(X, means, precisions, logdets, block, n_threads)
+    return log_prior - 0.5 * (n_observed[:, None] * LOG_2PI + logdet + q)
+
+
+def observed_terms(X, means, precisions, logdets, block, n_threads):
+    """What the density of each row's observed sub-vector o needs, under matrices of the form
+    of ``full_jll_missing``'s covariances: the Mahalanobis distance d_o^T S_oo^-1 d_o (m, C),
+    log det S_oo (m, C) and the number of observed features (m,). Both are computed from the
+    precision without factoring S_oo (``_missing_terms``; ``log det S_oo = log det S + log det
+    P_mm``), batched over rows with the same number of missing features; both are 0 for a row
+    with nothing observed. Where d^T P d overflows (rows very far from a class), the distance is
+    taken of the row scaled to unit size and scaled back (it is quadratic): inf only if it
+    overflows.
     """
     mask = np.isnan(X)
     X0 = np.where(mask, 0.0, X)
     n_features = X.shape[1]
-    out = np.empty((X.shape[0], means.shape[0]))
+    shape = (X.shape[0], means.shape[0])
+    q_out, logdet_out = np.zeros(shape), np.zeros(shape)
     for rows, missing in _batches(mask):
         m = missing.shape[1]
         if m == n_features:
-            out[rows] = log_prior
             continue
         observed = ~mask[rows]
         X_rows = X0[rows]
-        part = np.empty((len(rows), len(block)))
         for c, g in enumerate(block):
             D = X_rows - means[c]
             D *= observed
@@ -397,10 +407,9 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
                                         n_threads)[0]
                 with np.errstate(over="ignore"):
                     q[far] = scale * scale * q_unit
-            part[:, c] = log_prior[c] - 0.5 * ((n_features - m) * LOG_2PI + logdets[g]
-                                               + logdet + q)
-        out[rows] = part
-    return out
+            q_out[rows, c] = q
+            logdet_out[rows, c] = logdets[g] + logdet
+    return q_out, logdet_out, n_features - mask.sum(axis=1)
 
 
 def _complete_loglik(stats, mean, precisions, logdets, block, keep):

@@ -8,6 +8,11 @@ singular covariance whose null directions the class means share (constant or col
 gives the Gaussian on its support (``_gaussian.support_of``): constant features are left out by
 index, the other null directions by a basis of the covariance's range.
 
+Both have a conjugate Normal-Inverse-Wishart prior (``_bayes``): ``predictive=True`` scores with
+the posterior predictive Student t, ``log_evidence_`` is the marginal likelihood,
+``prior_strength="evidence"`` maximises it, and ``sample_posterior`` draws plug-in models; all
+from the same statistics (``_niw_posterior``).
+
 Where things are (on the declared state of ``_state``): the statistics are declared by
 ``_fields`` and accumulated, merged and checked by ``_add``, ``_combine`` and ``_agree`` of
 ``_BaseDiscriminant`` (for both models, and LDA's diagonal kinds); everything derived from them --
@@ -22,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln, multigammaln
 
 from ._base import (
     OUT_JLL,
@@ -33,6 +39,7 @@ from ._base import (
     maps_dask,
     spread,
 )
+from ._bayes import Conjugate, maximise
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -47,6 +54,7 @@ from ._gaussian import (
     full_jll_missing,
     full_moments,
     ledoit_wolf,
+    observed_terms,
     score_diagonal,
     singular,
     support_of,
@@ -54,7 +62,7 @@ from ._gaussian import (
     without_noise,
 )
 from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
-from ._validation import check_is_fitted, invalid_parameter
+from ._validation import check_bool, check_is_fitted, invalid_parameter
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -102,6 +110,340 @@ class _Full(NamedTuple):
     keep: np.ndarray  # (k,) intp: the features that are not constant
 
 
+# ---------------------------------------------------------------------------- the conjugate prior
+# prior_strength="evidence" searches n0 (pseudo-observations) over this range: below it the prior
+# weighs less than a thousandth of one sample, above it it swamps the data of any usual set
+EVIDENCE_STRENGTH_RANGE = (1e-3, 1e6)
+MAX_STRENGTH = 1e200  # as a class weight: sums of pseudo-counts and weights stay in float64
+
+
+class _Posterior(NamedTuple):
+    """A Normal-Inverse-Wishart posterior on the features ``keep`` (k of them): the class means
+    mu_c | Sigma_g ~ N(mean[c], Sigma_g / kappa[c]) and Sigma_g ~ IW(scale[g], nu[g]), g =
+    block[c] (one group for LDA's shared covariance, one a class for QDA); ``prior`` is the
+    (m0, Psi0, kappa0, nu0) it was updated from."""
+
+    keep: np.ndarray  # (k,) intp
+    mean: np.ndarray  # (C, k)
+    kappa: np.ndarray  # (C,)
+    scale: np.ndarray  # (G, k, k)
+    nu: np.ndarray  # (G,)
+    block: np.ndarray  # (C,) intp
+    prior: tuple
+
+
+def _prior_moments(stats, hyper):
+    """The prior's features, location and typical covariance on them: ``prior_mean`` (default:
+    the weighted mean of all the data) and ``prior_covariance`` (default: each feature's variance
+    in all the data, classes together, on the features that are not constant in all of it: a
+    constant feature is left out, as the plug-in model leaves it out)."""
+    weight, mean = stats["class_count_"], stats["mean"]
+    xbar = _shift(weight, mean)
+    m0 = xbar if hyper["prior_mean"] is None else hyper["prior_mean"]
+    cov0 = hyper["prior_covariance"]
+    if cov0 is None:
+        dev = mean - xbar
+        with np.errstate(over="ignore", invalid="ignore"):  # (_niw_posterior refuses inf)
+            variances = (np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0)
+                         + weight @ (dev * dev)) / weight.sum()
+        keep = np.flatnonzero(~constant(variances, np.abs(mean[weight > 0]).max(axis=0)))
+        cov0 = np.diag(variances[keep])
+    else:
+        keep = np.arange(len(m0))
+        cov0 = np.diag(cov0) if cov0.ndim == 1 else cov0
+    return keep, m0[keep], cov0
+
+
+def _niw_posterior(stats, hyper, strength, shared):
+    """The posterior of the prior of ``prior_strength`` ``strength`` (n0, or (kappa0, nu0))
+    given the statistics (Murphy 2007; for ``shared``, one Sigma for all classes, each
+    class mean with its own Gaussian given it): kappa_c = kappa0 + n_c, m_c = (kappa0 m0 + n_c
+    xbar_c) / kappa_c, and per group Psi = Psi0 + sum_c [S_c + kappa0 n_c / kappa_c (xbar_c - m0)
+    (xbar_c - m0)^T], nu = nu0 + sum_c n_c, the sums over the group's classes."""
+    keep, m0, cov0 = _prior_moments(stats, hyper)
+    k = len(keep)
+    kappa0, nu0 = (strength, strength + k - 1) if np.ndim(strength) == 0 else strength
+    n = stats["class_count_"]
+    n_classes = len(n)
+    xbar = stats["mean"][:, keep]
+    with np.errstate(over="ignore", invalid="ignore"):
+        psi0 = nu0 * cov0
+        kappa = kappa0 + n
+        mean = (kappa0 * m0 + n[:, None] * xbar) / kappa[:, None]
+        dev = xbar - m0
+        spread = (stats["scatter"][np.ix_(range(n_classes), keep, keep)]
+                  + (kappa0 * n / kappa)[:, None, None] * dev[:, :, None] * dev[:, None, :])
+        if shared:
+            scale, nu = (psi0 + spread.sum(axis=0))[None], np.array([nu0 + n.sum()])
+            block = np.zeros(n_classes, np.intp)
+        else:
+            scale, nu, block = psi0 + spread, nu0 + n, np.arange(n_classes)
+    if not (np.isfinite(scale).all() and np.isfinite(mean).all()):
+        raise ValueError("The posterior's scale matrix overflows float64: lower prior_strength "
+                         "or prior_covariance, or rescale X.")
+    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0))
+
+
+def _logdet(spd):
+    return 2.0 * float(np.log(np.diag(np.linalg.cholesky(spd))).sum())
+
+
+def _niw_log_evidence(post, total):
+    """log P(X | y) under the prior (Murphy 2007, and its shared-Sigma form): with
+    N = ``total`` weight, k features, a sum over the groups g and classes c,
+    -N k/2 log pi + sum_g [log Gamma_k(nu_g/2) - log Gamma_k(nu0/2) + nu0/2 log|Psi0|
+    - nu_g/2 log|Psi_g|] + k/2 sum_c log(kappa0 / kappa_c). (A group without data adds 0.)"""
+    m0, psi0, kappa0, nu0 = post.prior
+    k = len(post.keep)
+    if k == 0:
+        return 0.0
+    logdets = np.array([_logdet(scale) for scale in post.scale])
+    return float(-0.5 * total * k * np.log(np.pi)
+                 + (multigammaln(post.nu / 2, k) - multigammaln(nu0 / 2, k)).sum()
+                 + 0.5 * (nu0 * _logdet(psi0) * len(post.nu) - post.nu @ logdets)
+                 + 0.5 * k * (np.log(kappa0) - np.log(post.kappa)).sum())
+
+
+def _draw_niw(post, rng):
+    """One draw of the covariances (G, k, k) and class means (C, k) from the posterior:
+    Sigma_g ~ IW(Psi_g, nu_g) by the Bartlett decomposition of its inverse (Sigma_g^-1 = L A
+    A^T L^T ~ Wishart(Psi_g^-1, nu_g) with L = U^-T, Psi_g = U U^T, A lower triangular with
+    A_ii^2 ~ chi2(nu_g - i), i = 0..k-1, and standard normals below; so Sigma_g = B B^T, B =
+    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal."""
+    k = len(post.keep)
+    factors = np.empty_like(post.scale)
+    lower = np.tril_indices(k, -1)
+    for g, (scale, nu) in enumerate(zip(post.scale, post.nu)):
+        A = np.zeros((k, k))
+        A[lower] = rng.standard_normal(len(lower[0]))
+        A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))
+        factors[g] = np.linalg.cholesky(scale) @ np.linalg.inv(A).T
+    covs = factors @ factors.transpose(0, 2, 1)
+    z = rng.standard_normal(post.mean.shape)
+    means = post.mean + np.einsum("cij,cj->ci", factors[post.block], z) / np.sqrt(
+        post.kappa)[:, None]
+    return (covs + covs.transpose(0, 2, 1)) / 2, means
+
+
+class _Predictive(NamedTuple):
+    """What predictive scoring reads. Class c's posterior predictive is the multivariate Student
+    t of ``dof[c]`` = nu_g - k + 1 degrees of freedom, location m_c and scale ``factor[c]`` Psi_g,
+    factor = (kappa_c + 1) / (kappa_c dof) (Murphy 2007). ``full`` whitens each Psi_g
+    (its const is 0: the block scorer gives -||z - offset_c||^2 / 2 = -q_c / 2, with q_c the
+    distance under Psi_g), so that a complete row's jll is ``const[c] + slope[c] log1p(rate[c]
+    q_c)``, rate = 1 / (factor dof), slope = -(dof + k) / 2.
+
+    With one shared Psi (LDA), ``linear`` = [W | -2 rate_c W offset_c] (d, k + C) gives z and
+    the cross terms of rate_c q_c = rate_c ||z||^2 - 2 rate_c z.offset_c + ``offset_term[c]``
+    in one product (the posteriors' route, see ``_shared_jll``)."""
+
+    full: _Full
+    dof: np.ndarray  # (C,)
+    factor: np.ndarray  # (C,)
+    rate: np.ndarray  # (C,)
+    slope: np.ndarray  # (C,)
+    const: np.ndarray  # (C,) log prior + the log normaliser of the t on the k features
+    log_prior: np.ndarray  # (C,)
+    linear: np.ndarray | None  # (d, k + C), one shared Psi only
+    offset_term: np.ndarray  # (C,) rate_c ||offset_c||^2
+
+
+def _t_log_density(pred, q, logdet, n_observed):
+    """log P(c) + the log density of the t of class c on n observed features (rows, C), from the
+    distances ``q`` and log-determinants ``logdet`` of the observed sub-vectors under Psi_g: the
+    marginal of a t on a sub-vector is the t of the same dof, the sub-vector of the location and
+    the sub-matrix of the scale."""
+    nu, factor = pred.dof, pred.factor
+    n = np.asarray(n_observed, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore"):  # -inf log prior plus finite terms
+        return (pred.log_prior + gammaln((nu + n) / 2) - gammaln(nu / 2)
+                - 0.5 * n * np.log(np.pi * nu * factor) - 0.5 * logdet
+                - (nu + n) / 2 * np.log1p(q * pred.rate))
+
+
+def _predictive(post, class_count, log_prior, n_features):
+    """The ``_Predictive`` of a posterior (on the features it keeps: the others carry no
+    information)."""
+    keep, k = post.keep, len(post.keep)
+    n_classes, n_groups = len(post.kappa), len(post.nu)
+    support = Support(keep, None)
+    dof = post.nu[post.block] - k + 1
+    factor = (post.kappa + 1) / (post.kappa * dof)
+    scale = np.zeros((n_groups, n_features, n_features))
+    scale[np.ix_(range(n_groups), keep, keep)] = post.scale
+    mean = np.zeros((n_classes, n_features))
+    mean[:, keep] = post.mean
+    full = _whitened(class_count, mean, whitening(scale, support), post.block, log_prior, support)
+    full = full._replace(const=np.zeros(n_classes))
+    rate = 1.0 / (factor * dof)
+    linear = None if n_groups > 1 else np.hstack([full.W, full.W @ (full.offset.T * (-2 * rate))])
+    pred = _Predictive(full, dof, factor, rate, -(dof + k) / 2, np.zeros(n_classes), log_prior,
+                       linear, rate * np.einsum("ij,ij->i", full.offset, full.offset))
+    const = _t_log_density(pred, np.zeros((1, n_classes)), full.logdets[post.block][None],
+                           [k])[0]
+    return pred._replace(const=const)
+
+
+def _sample_t(post, pred, mean, y_idx, rng):
+    """Draws from the classes' posterior predictive t (``pred`` of ``post``): m_c + sqrt(factor_c
+    dof_c / g) L z, Psi = L L^T, z standard normal, g ~ chi2(dof_c); a feature the prior leaves
+    out keeps its constant, ``mean``'s."""
+    X = mean[y_idx]
+    dof = pred.dof[y_idx]
+    z = rng.standard_normal((len(y_idx), len(post.keep)))
+    radius = np.sqrt(pred.factor[y_idx] * dof / rng.chisquare(dof))
+    group = post.block[y_idx]
+    for g, scale in enumerate(post.scale):
+        rows = np.flatnonzero(group == g)
+        X[np.ix_(rows, post.keep)] = (post.mean[y_idx[rows]] + radius[rows, None]
+                                      * (z[rows] @ np.linalg.cholesky(scale).T))
+    return X
+
+
+def _t_finish(distances, pred):
+    """The t's jll from rate_c q_c, in place."""
+    np.log1p(distances, out=distances)  # (a -inf log prior in const stays -inf)
+    distances *= pred.slope
+    distances += pred.const
+
+
+def _shared_jll(pred, X, out):
+    """The jll of every row and class under LDA's shared scale (into ``out``), by blocks of
+    rows: z and the cross terms of rate_c q_c from one product by ``linear`` (see
+    ``_Predictive``), then ||z||^2, and the t of each block while it is in cache. The cost of
+    the plug-in's quadratic form with C more columns in the product, and no pass per class.
+    The expansion loses ||offset_c||^2 eps to rounding, negligible next to the distances that
+    matter unless the classes lie millions of standard deviations apart (the posteriors are
+    then 0 and 1 anyway), which is why the joint log-likelihood takes the direct form, as the
+    plug-in's posteriors take the linear form."""
+    k = pred.full.W.shape[1]
+    for start in range(0, X.shape[0], ROW_BLOCK):
+        Y = (X[start:start + ROW_BLOCK] - pred.full.shift) @ pred.linear
+        Z = Y[:, :k]
+        part = out[start:start + ROW_BLOCK]
+        np.multiply(np.vecdot(Z, Z)[:, None], pred.rate, out=part)
+        part += Y[:, k:]
+        part += pred.offset_term
+        _t_finish(part, pred)
+
+
+def _score_predictive(pred, X, kind, out, has_nan, n_threads):
+    """Rows scored by their posterior predictive t: complete ones from the block scorer's
+    distances, or for LDA's posteriors ``_shared_jll`` (one log1p a class either way),
+    rows with missing values by the t of their observed sub-vector (``observed_terms``, each
+    pattern's sub-matrices factored once)."""
+    full = pred.full
+    failed = 0
+    jll = out if out.dtype == np.float64 else np.empty(out.shape)
+    if pred.linear is not None and kind != OUT_JLL:
+        _shared_jll(pred, X, jll)
+    else:
+        failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
+        jll *= -2.0 * pred.rate
+        _t_finish(jll, pred)
+    if has_nan:
+        rows = np.flatnonzero(np.isnan(X).any(axis=1))
+        X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
+        jll[rows] = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
+                                                         full.logdets, full.block, n_threads))
+    failed += _jll.normalize_rows_inplace(jll, kind, n_threads)
+    if jll is not out:
+        out[...] = jll
+    return failed
+
+
+def _check_prior_mean(model, n_features):
+    """None, or n_features finite values."""
+    value = model.prior_mean
+    if value is None:
+        return None
+    try:
+        mean = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid_parameter(model, "prior_mean", "None or an array-like of floats") from None
+    if mean.shape != (n_features,):
+        raise ValueError(f"prior_mean must have shape ({n_features},), one value a feature; got "
+                         f"shape {mean.shape}.")
+    if not (np.abs(mean) <= MAX_ABS).all():
+        raise ValueError(f"prior_mean must be finite and at most {MAX_ABS:g} in magnitude.")
+    mean.flags.writeable = False
+    return mean
+
+
+def _check_prior_covariance(model, n_features):
+    """None, positive variances (n_features,) or a symmetric positive definite matrix."""
+    value = model.prior_covariance
+    if value is None:
+        return None
+    try:
+        cov = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid_parameter(model, "prior_covariance", "None or an array-like of floats") \
+            from None
+    if cov.shape not in ((n_features,), (n_features, n_features)):
+        raise ValueError(f"prior_covariance must have shape ({n_features}, {n_features}) or "
+                         f"({n_features},) (a diagonal); got shape {cov.shape}.")
+    if not np.isfinite(cov).all():
+        raise ValueError("prior_covariance must be finite.")
+    if cov.ndim == 1:
+        if not (cov > 0).all():
+            raise ValueError("prior_covariance, a diagonal, must hold positive variances.")
+    else:
+        if not (np.abs(cov - cov.T) <= STATS_RTOL * np.abs(cov).max()).all():
+            raise ValueError("prior_covariance must be symmetric.")
+        cov = (cov + cov.T) / 2
+        try:
+            np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            raise ValueError("prior_covariance must be positive definite.") from None
+    cov.flags.writeable = False
+    return cov
+
+
+def _check_prior_strength(model, n_features):
+    """A number n0 > 0, a pair (kappa0 > 0, nu0 > n_features - 1), or "evidence"."""
+    value = model.prior_strength
+    allowed = (f"a float in the range (0, {MAX_STRENGTH:g}], a pair (kappa0, nu0) or "
+               '"evidence"')
+    if isinstance(value, str):
+        if value != "evidence":
+            raise invalid_parameter(model, "prior_strength", allowed)
+        return value
+
+    def real(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= MAX_STRENGTH
+
+    if real(value):
+        return float(value)
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(map(real, value))):
+        raise invalid_parameter(model, "prior_strength", allowed)
+    kappa0, nu0 = map(float, value)
+    if not nu0 > n_features - 1:
+        raise ValueError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 = "
+                         f"{n_features - 1} (the Inverse-Wishart's degrees of freedom); got "
+                         f"nu0={nu0:g}.")
+    return kappa0, nu0
+
+
+def prior_strength(model, fitted):
+    """The prior strength the posterior uses: the hyperparameter, or for "evidence" the n0 in
+    EVIDENCE_STRENGTH_RANGE maximising the log evidence, computed once per snapshot."""
+    model._check_conjugate(fitted.hyper, AttributeError)
+    value = fitted.hyper["prior_strength"]
+    if not isinstance(value, str):
+        return value
+    chosen = fitted.memo.get("chosen_strength")
+    if chosen is None:
+        with fitted.lock:  # (statistics are read whole, not while a batch is added)
+            stats = dict(fitted.stats)
+        total = stats["class_count_"].sum()
+        chosen = fitted.memo.setdefault("chosen_strength", maximise(
+            lambda n0: _niw_log_evidence(_niw_posterior(stats, fitted.hyper, n0,
+                                                        model._shared), total),
+            EVIDENCE_STRENGTH_RANGE))
+    return chosen
+
+
 class _LDAParams(NamedTuple):
     priors: np.ndarray
     log_prior: np.ndarray
@@ -124,6 +466,7 @@ class _LDAParams(NamedTuple):
     # scoring skips the overflow checks (they cost a third of a single-row predict_proba)
     linear_safe: bool
     support: Support
+    predictive: _Predictive | None  # predictive=True
 
 
 def _linear_safe(*forms):
@@ -142,6 +485,7 @@ class _QDAParams(NamedTuple):
     covariance: np.ndarray  # (C, d, d)
     full: _Full
     support: Support
+    predictive: _Predictive | None  # predictive=True
 
 
 # Derived arrays that are -inf where a class has prior 0 (and LDA's two-class intercept_, a
@@ -262,9 +606,12 @@ def _score_missing(full, X, kind, out, n_threads, regulariser):
     return failed
 
 
-class _BaseDiscriminant(BaseClassifier):
+class _BaseDiscriminant(Conjugate, BaseClassifier):
     """Statistics, EM and scoring shared by LDA and QDA (full covariances; LDA adds the diagonal
-    kinds)."""
+    kinds), and their Normal-Inverse-Wishart prior: LDA's ``_shared`` covariance has one."""
+
+    _shared: bool
+    _unregularised: dict  # the constructor parameters of a model without regularisation
 
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
                             "max_abs": MAX_ABS}  # beyond, the squared deviations overflow
@@ -276,6 +623,8 @@ class _BaseDiscriminant(BaseClassifier):
     n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
                                "int: EM iterations (E-step and M-step passes) of the last "
                                "batch with missing values.")
+    prior_strength_ = parameter(prior_strength, "float or tuple: the prior strength the "
+                                "posterior uses (for prior_strength='evidence', the chosen n0).")
 
     def _fits_partitions_alone(self):
         return False  # a partition may hold a single class, which has no within-class scatter
@@ -302,17 +651,70 @@ class _BaseDiscriminant(BaseClassifier):
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
 
+    def _prior_params(self, n_features, regularised):
+        """The prior's hyperparameters and ``predictive``, validated; the predictive takes no
+        other regularisation than the prior's (``regularised``: the model's is set)."""
+        prior = {"prior_mean": _check_prior_mean(self, n_features),
+                 "prior_covariance": _check_prior_covariance(self, n_features),
+                 "prior_strength": _check_prior_strength(self, n_features),
+                 "predictive": check_bool(self, "predictive")}
+        if prior["predictive"] and regularised:
+            raise ValueError(f"predictive=True takes no {self._regulariser.split()[0]}: the prior "
+                             "regularises the posterior predictive (set prior_strength or "
+                             "prior_covariance instead).")
+        return prior
+
+    def _check_conjugate(self, hyper, error):
+        """Raise ``error`` where the model has no conjugate prior (LDA's diagonal kinds)."""
+
+    # ----------------------------------------------------------------- the posterior
+    def _posterior(self, fitted):
+        """The ``_Posterior`` of a snapshot."""
+        strength = prior_strength(self, fitted)
+        with fitted.lock:
+            return _niw_posterior(fitted.stats, fitted.hyper, strength, self._shared)
+
+    def _log_evidence(self, fitted):
+        return _niw_log_evidence(self._posterior(fitted), fitted.stats["class_count_"].sum())
+
+    def _draw(self, fitted, rng):
+        """A plug-in model's statistics whose means and (maximum-likelihood) covariances are one
+        posterior draw: each class keeps its weight (so the class prior stays this model's) and
+        gets the drawn mean, and the scatter matrix of weight times the drawn covariance. A
+        feature left out by the prior (constant) keeps its constant and no variance, so the
+        plug-in model leaves it out too."""
+        self._check_conjugate(fitted.hyper, ValueError)
+        post = self._posterior(fitted)
+        covs, means = _draw_niw(post, rng)
+        count = fitted.stats["class_count_"]
+        present = count > 0
+        mean = fitted.stats["mean"].copy()
+        mean[np.ix_(present, post.keep)] = means[present]
+        scatter = np.zeros_like(fitted.stats["scatter"])
+        scatter[np.ix_(present, post.keep, post.keep)] = (count[present, None, None]
+                                                          * covs[post.block[present]])
+        return {"class_count_": count.copy(), "mean": mean, "scatter": scatter}, \
+            self._unregularised
+
+    def _predictive_params(self, fitted, log_prior):
+        """The ``_Predictive`` of a snapshot, if its model predicts with it (else None)."""
+        if not fitted.hyper["predictive"]:
+            return None
+        return _predictive(self._posterior(fitted), fitted.stats["class_count_"], log_prior,
+                           fitted.n_features)
+
     # ----------------------------------------------------------------- parameters
-    def _support(self, cov, means, variances, missing=False):
+    def _support(self, cov, means, variances, missing=False, check=True):
         """The ``Support`` of the covariance whose null directions every class shares (LDA's
         shared one, the class-weighted mean of QDA's). It must be finite; where it is
         singular, the class means must agree (else the classes are separated by a direction of
-        no variance, and their densities are degenerate: ``_degenerate``); with ``missing``
+        no variance, and their densities are degenerate: ``_degenerate``), unless not
+        ``check`` (a predictive model only shows the plug-in's parameters); with ``missing``
         (EM), the singular directions must be constant features. ``variances``: the data's
         variances before any regularisation (``support_of``)."""
         _check_finite(cov)
         support, agree = support_of(cov, means, variances)
-        if not agree:
+        if check and not agree:
             raise ValueError(self._degenerate.format(self._regulariser))
         if missing and support.basis is not None:
             raise _collinear_missing(self._regulariser)
@@ -396,13 +798,15 @@ class _BaseDiscriminant(BaseClassifier):
     # ----------------------------------------------------------------- scoring and sampling
     def _score(self, params, X, kind, out, has_nan):
         """The quadratic form of each class (complete rows), the observed sub-vector's Gaussian
-        for rows with missing values."""
+        for rows with missing values; or the posterior predictive's t."""
         full = params.full
-        failed = _score_full(full, X, kind, out)
-        if has_nan:
-            failed += _score_missing(full, X, kind, out,
-                                     self._n_threads_for(X.size * len(full.log_prior)),
-                                     self._regulariser)
+        n_threads = self._n_threads_for(X.size * len(params.log_prior))
+        if params.predictive is not None:
+            failed = _score_predictive(params.predictive, X, kind, out, has_nan, n_threads)
+        else:
+            failed = _score_full(full, X, kind, out)
+            if has_nan:
+                failed += _score_missing(full, X, kind, out, n_threads, self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
 
@@ -412,8 +816,12 @@ class _BaseDiscriminant(BaseClassifier):
 
     def _sample_X(self, fitted, y_idx, rng):
         """Multivariate normal draws: mean_c + E L_c z with E^T covariance_c E = L_c L_c^T on
-        the support (basis E): nothing varies along the null directions."""
+        the support (basis E): nothing varies along the null directions. With predictive, draws
+        from the classes' posterior predictive t (``_sample_t``)."""
         params = self._params_of(fitted)
+        if params.predictive is not None:
+            return _sample_t(self._posterior(fitted), params.predictive, fitted.stats["mean"],
+                             y_idx, rng)
         covs = params.covariance if params.covariance.ndim == 3 else params.covariance[None]
         support = params.support
         X = np.empty((len(y_idx), fitted.n_features))
@@ -460,6 +868,31 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when an iteration moves no mean or covariance entry by more than ``tol``
         times the largest one.
+    prior_mean : array-like of shape (n_features,), default=None
+        Location m0 of the conjugate Normal-Inverse-Wishart prior of the class means and
+        their shared covariance (see Notes). None: the weighted mean of all the training
+        data, computed from the statistics (so that ``partial_fit``, ``merge`` and a loaded
+        model derive the same).
+    prior_covariance : array-like of shape (n_features, n_features) or (n_features,), \
+default=None
+        The prior's typical covariance Sigma0: symmetric positive definite, or its diagonal
+        (positive). The Inverse-Wishart scale is Psi0 = nu0 Sigma0, so that the prior's expected
+        precision E[Sigma^-1] is Sigma0^-1 whatever its strength (the strength changes how
+        tightly the prior holds, not where). None: each feature's variance in all the training
+        data (classes together) on the diagonal; a feature constant in all of it is then left
+        out, as the plug-in model leaves it out.
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
+        nu0 = n0 + d - 1 for the covariance (d features). A pair ``(kappa0, nu0)`` sets both
+        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (type-II maximum likelihood), shown in ``prior_strength_``.
+    predictive : bool, default=False
+        Score with the posterior predictive P(x | c, D), a multivariate Student t per class
+        (see Notes), instead of the plug-in Gaussian: ``predict``, ``predict_proba``,
+        ``predict_log_proba``, ``predict_joint_log_proba``, ``score``, decisions under a
+        loss, ``decision_function`` and ``sample`` follow it; the class prior stays
+        ``priors_``. The prior is then the only regulariser: ``shrinkage`` must be left at
+        None, and the covariance "full".
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -497,6 +930,12 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
         of the last batch with missing values (1: closed form, none missing). Model files
         and pickles do not keep it (1 after loading).
+    log_evidence_ : float
+        log P(X | y): the marginal likelihood of the training features given their labels
+        under the prior (see Notes) (covariance "full" only).
+    prior_strength_ : float or tuple
+        The prior strength the posterior uses: ``prior_strength``, or the n0 chosen for
+        "evidence".
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -546,6 +985,33 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
     covariance without reaching it, and stops at a nearly singular one: set ``shrinkage`` there
     too.
 
+    Bayesian prediction (covariance "full"). The conjugate prior has one covariance for all
+    classes, Sigma ~ Inverse-Wishart(Psi0, nu0), and each class mean mu_c | Sigma ~ N(m0, Sigma
+    / kappa0) (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian distribution"; Gelman
+    et al. 2013, Bayesian Data Analysis, sec. 3.6). From the statistics -- the class weights n_c
+    (N in all), means xbar_c and scatter matrices S_c -- its posterior has kappa_c = kappa0 +
+    n_c, m_c = (kappa0 m0 + n_c xbar_c) / kappa_c, nu_n = nu0 + N and Psi_n = Psi0 + sum_c [S_c
+    + kappa0 n_c / kappa_c (xbar_c - m0)(xbar_c - m0)^T]. With ``predictive=True`` class c
+    scores with the multivariate Student t of nu_n - d + 1 degrees of freedom, location m_c and
+    scale Psi_n (kappa_c + 1) / (kappa_c (nu_n - d + 1)): one whitening shared by the classes
+    and a factor per class, so the quadratic term no longer cancels between classes (the
+    posteriors cost one product by a (d, d + C) matrix instead of the plug-in's (d, C)). A row
+    with missing values is scored by the t of its observed sub-vector (same degrees of freedom,
+    sub-matrix of the scale). ``log_evidence_`` is -N d/2 log pi + log Gamma_d(nu_n / 2) - log
+    Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_n/2 log|Psi_n| + d/2 sum_c log(kappa0 / kappa_c).
+    ``sample_posterior`` draws Sigma by the Bartlett decomposition (Anderson 2003, An
+    Introduction to Multivariate Statistical Analysis, ch. 7) and each mu_c given it, as
+    plug-in models without shrinkage whose ``means_`` and ``covariance_`` are the draw. The
+    posterior's scale is positive definite, so the predictive needs no shrinkage and scores
+    where the plug-in cannot (more features than samples, missing values on collinear features);
+    ``covariance_``, ``coef_``, ``intercept_``, ``scalings_`` and ``transform`` remain the
+    maximum-likelihood model's (its pseudo-inverse solution where its classes are degenerate).
+    The class prior is ``priors_`` in the predictive and in every draw. With missing values in
+    the training data, the posterior is that of EM's completed statistics: an approximation that
+    counts each imputed value as observed (the exact posterior of the observed values has no
+    closed form), so that ``log_evidence_`` is then the evidence of the completed data, not of
+    the observed values alone.
+
     EM is accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3): two EM iterations give
     a direction and a step length, an extrapolation along it is followed by one more EM
     iteration, and its fixed points are those of EM. An extrapolation that is not a valid
@@ -573,15 +1039,25 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                    "degenerate Gaussians on parallel subspaces. Set {}, or use "
                    "covariance='identity'.")
 
+    _shared = True
+    _unregularised = {"shrinkage": None}
+
     def __init__(self, covariance: str = "full", *, priors: ArrayLike | None = None,
                  shrinkage: float | str | None = None, n_components: int | None = None,
-                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, prior_mean: ArrayLike | None = None,
+                 prior_covariance: ArrayLike | None = None,
+                 prior_strength: float | tuple | str = 1.0, predictive: bool = False,
+                 n_threads: int | None = None):
         self.covariance = covariance
         self.priors = priors
         self.shrinkage = shrinkage
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
+        self.prior_mean = prior_mean
+        self.prior_covariance = prior_covariance
+        self.prior_strength = prior_strength
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def __sklearn_tags__(self):
@@ -643,8 +1119,21 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
                              f" Here that is {most}; got {n_components!r}.")
         iteration = self._iteration_params(fitted)
         priors = check_priors(self, n_classes)
-        return {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
-                "n_components": n_components, **iteration}
+        hyper = {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
+                 "n_components": n_components, **iteration}
+        hyper.update(self._prior_params(n_features, self._regularised(hyper)))
+        if hyper["predictive"] or hyper["prior_strength"] == "evidence":
+            self._check_conjugate(hyper, ValueError)
+        return hyper
+
+    @staticmethod
+    def _check_conjugate(hyper, error):
+        """The prior is on a full covariance: the other kinds have no posterior (``error``:
+        for a fitted attribute, AttributeError)."""
+        if hyper["covariance"] != "full":
+            raise error("predictive=True, prior_strength='evidence', log_evidence_ and "
+                        "sample_posterior need covariance='full' (the prior is a "
+                        "Normal-Inverse-Wishart on the full covariance).")
 
     # ----------------------------------------------------------------- statistics
     def _fields(self, hyper):
@@ -657,9 +1146,9 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         ascend the likelihood (``em_full``)."""
         return hyper["shrinkage"] not in (None, 0)
 
-    def _covariances(self, stats, hyper, classes=None, missing=False):
+    def _covariances(self, stats, hyper, classes=None, missing=False, check=True):
         """The shared covariance (1, d, d) of statistics, shrunk; every class uses it; and its
-        ``Support`` (see ``_support``).
+        ``Support`` (see ``_support``; ``check``: whether the classes must not be degenerate).
 
         Pooled by class weight (maximum likelihood). With "auto", each class's covariance is
         shrunk by Ledoit-Wolf on its standardised data first, as scikit-learn's lsqr solver does.
@@ -679,7 +1168,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             cov = without_noise(cov, flat)
             if s is not None and s != "auto":
                 cov = (1 - s) * cov + s * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
-        support = self._support(cov, mean[weight > 0], variances, missing)
+        support = self._support(cov, mean[weight > 0], variances, missing, check)
         return cov[None], np.zeros(len(weight), dtype=np.intp), support
 
     def _derive(self, fitted):
@@ -687,8 +1176,10 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         n_classes, n_features = stats["mean"].shape
         priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
         kind = hyper["covariance"]
-        if kind == "full":
-            covs, _, support = self._covariances(_full_stats(stats), hyper)
+        if kind == "full":  # (the predictive scores with the posterior: the plug-in's
+            # parameters are shown only, its pseudo-inverse where the classes are degenerate)
+            covs, _, support = self._covariances(_full_stats(stats), hyper,
+                                                 check=not hyper["predictive"])
             cov = covs[0]
             means = readonly(stats["mean"])
         else:
@@ -745,7 +1236,8 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         params = _LDAParams(priors, log_prior, means, cov, coef_all, intercept_all, coef_,
                             intercept_, xbar, W @ evecs[:, order], ratio[:n_components],
                             n_components, full, diagonal,
-                            _linear_safe((coef_all, intercept_all), (coef_, intercept_)), support)
+                            _linear_safe((coef_all, intercept_all), (coef_, intercept_)), support,
+                            self._predictive_params(fitted, log_prior))
         _check_derived(params)
         return params
 
@@ -757,7 +1249,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
             score_diagonal(params.diagonal, X, kind, out,
                            self._n_threads_for(X.size * len(params.log_prior)))
             return
-        if kind == OUT_JLL:
+        if kind == OUT_JLL or params.predictive is not None:
             return super()._score(params, X, kind, out, has_nan)
         # posteriors of the full model: the linear form (the quadratic term is common)
         if params.linear_safe:
@@ -802,7 +1294,7 @@ class LinearDiscriminantAnalysis(_BaseDiscriminant):
         """
         X, has_nan, fitted, params = self._snapshot(X)
         two = len(fitted.classes) == 2
-        if has_nan:
+        if has_nan or params.predictive is not None:
             log_proba = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
             self._score(params, X, OUT_LOG_PROBA, log_proba, has_nan)
             return log_proba[:, 1] - log_proba[:, 0] if two else log_proba
@@ -875,6 +1367,30 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     tol : float, default=1e-6
         EM stops when an iteration moves no mean or covariance entry by more than ``tol``
         times the largest one.
+    prior_mean : array-like of shape (n_features,), default=None
+        Location m0 of the conjugate Normal-Inverse-Wishart prior of each class's mean and
+        covariance (see Notes). None: the weighted mean of all the training data, computed
+        from the statistics (so that ``partial_fit``, ``merge`` and a loaded model derive the
+        same).
+    prior_covariance : array-like of shape (n_features, n_features) or (n_features,), \
+default=None
+        The prior's typical covariance Sigma0: symmetric positive definite, or its diagonal
+        (positive). The Inverse-Wishart scale is Psi0 = nu0 Sigma0, so that the prior's expected
+        precision E[Sigma^-1] is Sigma0^-1 whatever its strength (the strength changes how
+        tightly the prior holds, not where). None: each feature's variance in all the training
+        data (classes together) on the diagonal; a feature constant in all of it is then left
+        out, as the plug-in model leaves it out.
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
+        nu0 = n0 + d - 1 for the covariances (d features). A pair ``(kappa0, nu0)`` sets both
+        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (type-II maximum likelihood), shown in ``prior_strength_``.
+    predictive : bool, default=False
+        Score with the posterior predictive P(x | c, D), a multivariate Student t per class
+        (see Notes), instead of the plug-in Gaussian: ``predict``, ``predict_proba``,
+        ``predict_log_proba``, ``predict_joint_log_proba``, ``score``, decisions under a
+        loss and ``sample`` follow it; the class prior stays ``priors_``. The prior is then
+        the only regulariser: ``reg_param`` must be left at 0.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -898,6 +1414,12 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         EM iterations (E-step and M-step passes, those of SQUAREM's extrapolations included)
         of the last batch with missing values (1: closed form, none missing). Model files
         and pickles do not keep it (1 after loading).
+    log_evidence_ : float
+        log P(X | y): the marginal likelihood of the training features given their labels
+        under the prior (see Notes).
+    prior_strength_ : float or tuple
+        The prior strength the posterior uses: ``prior_strength``, or the n0 chosen for
+        "evidence".
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -933,6 +1455,27 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     described in ``LinearDiscriminantAnalysis``: without ``reg_param`` the observed-data
     log-likelihood never decreases from one iterate to the next.
 
+    Bayesian prediction. Each class has the conjugate prior Sigma_c ~ Inverse-Wishart(Psi0,
+    nu0), mu_c | Sigma_c ~ N(m0, Sigma_c / kappa0) (Murphy 2007, "Conjugate Bayesian analysis of
+    the Gaussian distribution"; Gelman et al. 2013, Bayesian Data Analysis, sec. 3.6). From the
+    class weight n_c, mean xbar_c and scatter S_c its posterior has kappa_c = kappa0 + n_c, m_c
+    = (kappa0 m0 + n_c xbar_c) / kappa_c, nu_c = nu0 + n_c and Psi_c = Psi0 + S_c + kappa0 n_c /
+    kappa_c (xbar_c - m0)(xbar_c - m0)^T. With ``predictive=True`` class c scores with the
+    multivariate Student t of nu_c - d + 1 degrees of freedom, location m_c and scale Psi_c
+    (kappa_c + 1) / (kappa_c (nu_c - d + 1)), on the observed sub-vector for a row with missing
+    values. ``log_evidence_`` is the sum over the classes of -n_c d/2 log pi + log Gamma_d(nu_c
+    / 2) - log Gamma_d(nu0 / 2) + nu0/2 log|Psi0| - nu_c/2 log|Psi_c| + d/2 log(kappa0 /
+    kappa_c). ``sample_posterior`` draws each Sigma_c by the Bartlett decomposition (Anderson
+    2003, An Introduction to Multivariate Statistical Analysis, ch. 7) and mu_c given it, as
+    plug-in models (``reg_param=0``) whose ``means_`` and ``covariance_`` are the draw. The
+    posterior's scales are positive definite, so the predictive needs no ``reg_param`` and
+    scores a class with fewer samples than features (``covariance_`` then shows its singular
+    maximum-likelihood covariance). The class prior is ``priors_`` in the predictive and in
+    every draw. With missing values in the training data, the posterior is that of EM's
+    completed statistics: an approximation that counts each imputed value as observed, so that
+    ``log_evidence_`` is then the evidence of the completed data, not of the observed values
+    alone.
+
     Examples
     --------
     >>> import numpy as np
@@ -950,12 +1493,22 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
                    "classes): the classes are degenerate Gaussians on parallel subspaces. Set "
                    "{}.")
 
+    _shared = False
+    _unregularised = {"reg_param": 0.0}
+
     def __init__(self, *, priors: ArrayLike | None = None, reg_param: float = 0.0,
-                 max_iter: int = 300, tol: float = 1e-6, n_threads: int | None = None):
+                 max_iter: int = 300, tol: float = 1e-6, prior_mean: ArrayLike | None = None,
+                 prior_covariance: ArrayLike | None = None,
+                 prior_strength: float | tuple | str = 1.0, predictive: bool = False,
+                 n_threads: int | None = None):
         self.priors = priors
         self.reg_param = reg_param
         self.max_iter = max_iter
         self.tol = tol
+        self.prior_mean = prior_mean
+        self.prior_covariance = prior_covariance
+        self.prior_strength = prior_strength
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def _check_params(self, n_classes, X, fitted):
@@ -965,7 +1518,9 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)
         priors = check_priors(self, n_classes)
-        return {"priors": priors, "reg_param": r, "higher": False, **iteration}
+        n_features = fitted.n_features if X is None else X.shape[1]
+        return {"priors": priors, "reg_param": r, "higher": False, **iteration,
+                **self._prior_params(n_features, r != 0)}
 
     @staticmethod
     def _regularised(hyper):
@@ -973,13 +1528,14 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
         not ascend the likelihood (``em_full``)."""
         return hyper["reg_param"] != 0
 
-    def _covariances(self, stats, hyper, classes=None, missing=False):
+    def _covariances(self, stats, hyper, classes=None, missing=False, check=True):
         """Per-class maximum-likelihood covariances (C, d, d), regularised by reg_param, and
         their common ``Support``: the directions of no variance in every class (those of the
         weighted mean covariance), where the class means must agree. On the support each
         class's covariance must be non-singular; with ``missing`` (EM), the common singular
         directions must be constant features. ``classes`` names the classes in errors (EM,
-        which knows only their indices, omits it).
+        which knows only their indices, omits it). Without ``check`` (the predictive scores
+        with the posterior, and only shows these), singular covariances are no error.
         """
         weight, mean, scatter, _, _ = stats
         n_classes, n_features = scatter.shape[:2]
@@ -999,8 +1555,8 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
             if r:
                 covs[c] = (1 - r) * covs[c] + r * np.eye(n_features)
         pooled = np.tensordot(weight[present] / weight[present].sum(), covs[present], axes=1)
-        support = self._support(pooled, mean[present], variances, missing)
-        for c in np.flatnonzero(present):
+        support = self._support(pooled, mean[present], variances, missing, check)
+        for c in np.flatnonzero(present) if check else ():
             if singular(support.restrict(covs[c]), None if r else support.sizes(mean[c])):
                 name = f"class {classes[c]}" if classes is not None else f"class number {c}"
                 raise np.linalg.LinAlgError(
@@ -1013,10 +1569,13 @@ class QuadraticDiscriminantAnalysis(_BaseDiscriminant):
     def _derive(self, fitted):
         stats, hyper = fitted.stats, fitted.hyper
         priors, log_prior = class_prior(stats["class_count_"], hyper["priors"])
-        covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes)
-        params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs,
-                            _whitened(stats["class_count_"], stats["mean"],
-                                      whitening(covs, support), block, log_prior, support),
-                            support)
+        predictive = self._predictive_params(fitted, log_prior)
+        covs, block, support = self._covariances(_full_stats(stats), hyper, fitted.classes,
+                                                 check=predictive is None)
+        full = predictive.full if predictive is not None else _whitened(
+            stats["class_count_"], stats["mean"], whitening(covs, support), block, log_prior,
+            support)
+        params = _QDAParams(priors, log_prior, readonly(stats["mean"]), covs, full, support,
+                            predictive)
         _check_derived(params)
         return params

@@ -145,6 +145,9 @@ def test_bad_dask_input(client):
     (fastgen.CategoricalNB, {}, True),
     (fastgen.LinearDiscriminantAnalysis, {}, False),
     (fastgen.QuadraticDiscriminantAnalysis, {}, False),
+    (fastgen.LinearDiscriminantAnalysis, {"predictive": True, "prior_strength": (2.0, 5.0)},
+     False),
+    (fastgen.QuadraticDiscriminantAnalysis, {"predictive": True}, False),
 ])
 def test_partitions_that_see_different_classes(client, cls, params, alone):
     """Partitions that each see one class still give the model fitted on all of them: fitted with

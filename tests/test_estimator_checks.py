@@ -66,6 +66,8 @@ with warnings.catch_warnings():
         LinearDiscriminantAnalysis("diagonal", shrinkage=0.01),
         QuadraticDiscriminantAnalysis(reg_param=0.01), CategoricalNB(), MixedNB(),
         BaselineClassifier(),
+        LinearDiscriminantAnalysis(predictive=True, prior_strength="evidence"),
+        QuadraticDiscriminantAnalysis(predictive=True),
     ], expected_failed_checks=_expected_failures)
 
 

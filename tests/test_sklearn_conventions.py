@@ -114,6 +114,7 @@ STATISTICS = {"class_count_", "feature_count_", "feature_all_", "observed_count_
               "category_count_", "n_categories_"}
 TEXT_PARAMETERS = {"class_log_prior_", "feature_log_prob_"}
 EVIDENCE = {"alpha_", "log_evidence_"}
+GAUSSIAN_EVIDENCE = {"prior_strength_", "log_evidence_"}
 PARAMETERS = {
     fastgen.MultinomialNB: TEXT_PARAMETERS | EVIDENCE,
     fastgen.BernoulliNB: TEXT_PARAMETERS | EVIDENCE, fastgen.ComplementNB: TEXT_PARAMETERS,
@@ -123,8 +124,9 @@ PARAMETERS = {
     fastgen.PoissonNB: {"class_log_prior_", "lambda_"} | EVIDENCE,
     fastgen.LinearDiscriminantAnalysis: {"means_", "priors_", "covariance_", "coef_",
                                          "intercept_", "scalings_", "xbar_",
-                                         "explained_variance_ratio_"},
-    fastgen.QuadraticDiscriminantAnalysis: {"means_", "priors_", "covariance_"},
+                                         "explained_variance_ratio_"} | GAUSSIAN_EVIDENCE,
+    fastgen.QuadraticDiscriminantAnalysis: {"means_", "priors_", "covariance_"}
+    | GAUSSIAN_EVIDENCE,
     fastgen.MixedNB: {"class_prior_"},
     fastgen.BaselineClassifier: {"class_prior_"},
 }
