@@ -13,9 +13,15 @@
 #  c) Threads own disjoint output rows, so results do not depend on n_threads.
 #  d) Zero values contribute nothing: skipped when the table has infinities (never 0 * -inf),
 #     multiplied through otherwise (no branch per nonzero). Inputs were validated by the caller.
+#  e) The same row loops score the Dirichlet-compound-multinomial (Polya) predictive of a
+#     multinomial model, which is not linear in the counts: jll[i, c] = bias[c] + sum_j
+#     R(a_jc, x_ij) - R(A_c, n_i), R(a, x) = log Gamma(a + x) - log Gamma(a), n_i the row's total
+#     count. Its table holds, per feature, n_slots blocks of n_classes: block k - 1 is R(a, k)
+#     (block 0 is log a), so a count up to n_slots is one row addition like a linear term; other
+#     counts cost R(a, x) per class, from a = exp(block 0).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport floor
+from libc.math cimport exp, floor, lgamma, log, log1p
 from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
@@ -75,16 +81,19 @@ cdef inline void _prefetch_rows(const index_t[::1] X_indices, intp_t first, intp
                                 intp_t nnz, const floating[:, ::1] table,
                                 intp_t n_classes) noexcept nogil:
     """Prefetch the table rows of nonzeros first .. first + count - 1 (those that exist)."""
-    cdef intp_t k, q
+    cdef intp_t k
     cdef intp_t stop = first + count if first + count < nnz else nnz
-    cdef intp_t per_line = 64 // sizeof(floating)  # table entries per cache line
-    cdef const floating *row
     for k in range(first, stop):
-        row = &table[X_indices[k], 0]
-        q = 0
-        while q < n_classes:
-            fastgen_prefetch(row + q)
-            q += per_line
+        _prefetch_span(&table[X_indices[k], 0], n_classes)
+
+
+cdef inline void _prefetch_span(const floating *row, intp_t n) noexcept nogil:
+    """Prefetch row[0:n]."""
+    cdef intp_t q = 0
+    cdef intp_t per_line = 64 // sizeof(floating)  # table entries per cache line
+    while q < n:
+        fastgen_prefetch(row + q)
+        q += per_line
 
 
 cdef inline void _accumulate_dense(
@@ -110,6 +119,112 @@ cdef inline void _accumulate_dense(
         _axpy1(acc, rows[q], vals[q], n_classes)
 
 
+# R(a, x) = log Gamma(a + x) - log Gamma(a): a difference of lgammas below this a, Stirling's
+# series from it (the difference of lgammas of a large a and a small x would lose about
+# log10(a / x) digits; the series' terms to z**-9 leave an error below 1e-19 here).
+cdef double STIRLING_FROM = 30.0
+
+
+cdef inline double _stirling_tail(double z) noexcept nogil:
+    """log Gamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2] for z >= 30 (Abramowitz & Stegun
+    6.1.41): 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) - 1/(1680 z^7) + 1/(1188 z^9)."""
+    cdef double t = 1.0 / z
+    cdef double t2 = t * t
+    return t * (1.0 / 12 - t2 * (1.0 / 360 - t2 * (1.0 / 1260 - t2 * (1.0 / 1680 - t2 / 1188))))
+
+
+cdef inline double _log_rising(double a, double x) noexcept nogil:
+    """R(a, x) = log Gamma(a + x) - log Gamma(a), for a > 0 and x >= 0, to a few ulps of the
+    result also when a is huge beside x."""
+    if a < STIRLING_FROM:
+        return lgamma(a + x) - lgamma(a)
+    # (a + x - 1/2) log(a + x) - (a - 1/2) log(a) - x, arranged so that no term of size
+    # a log(a) cancels
+    return ((a - 0.5) * log1p(x / a) + x * (log(a + x) - 1.0)
+            + (_stirling_tail(a + x) - _stirling_tail(a)))
+
+
+cdef inline intp_t _polya_block(double x, intp_t n_slots) noexcept nogil:
+    """The block of a Polya table row that a count x reads: x - 1 for a whole x in 1 .. n_slots
+    (R(a, x) itself), otherwise 0 (log a, from which R(a, x) is computed)."""
+    if 1.0 <= x <= n_slots and x == floor(x):
+        return <intp_t> x - 1
+    return 0
+
+
+cdef inline intp_t _add_polya(double *acc, const floating *row, double x, intp_t n_classes,
+                              intp_t n_slots, const floating **rows, const double *ones,
+                              intp_t m) noexcept nogil:
+    """acc += R(a, x) of one nonzero, row holding its feature's blocks: a whole count up to
+    n_slots queues its block in rows (added four at a time, m of them queued); any other value
+    costs R(a, x) per class. Returns the number of queued blocks."""
+    cdef intp_t c
+    if x == 0:
+        return m
+    if x <= n_slots and x == floor(x):
+        rows[m] = row + (<intp_t> x - 1) * n_classes
+        m += 1
+        if m == 4:
+            _axpy4(acc, rows, ones, n_classes)
+            m = 0
+        return m
+    for c in range(n_classes):
+        acc[c] += _log_rising(exp(<double> row[c]), x)
+    return m
+
+
+cdef inline double _accumulate_polya_csr(
+    double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
+    intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes,
+) noexcept nogil:
+    """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
+    count. The block each upcoming nonzero reads is prefetched."""
+    cdef const floating *rows[4]
+    cdef double ones[4]
+    cdef intp_t k, q, m = 0
+    cdef intp_t n_slots = table.shape[1] // n_classes
+    cdef double x, n = 0.0
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
+    for k in range(start, end):
+        q = k + PREFETCH_AHEAD
+        if q < nnz:
+            _prefetch_span(&table[X_indices[q], 0]
+                           + _polya_block(<double> X_data[q], n_slots) * n_classes, n_classes)
+        x = <double> X_data[k]
+        n += x
+        m = _add_polya(acc, &table[X_indices[k], 0], x, n_classes, n_slots, rows, ones, m)
+    for q in range(m):
+        _axpy1(acc, rows[q], 1.0, n_classes)
+    return n
+
+
+cdef inline double _accumulate_polya_dense(
+    double *acc, const data_t *x, intp_t n_features, const floating[:, ::1] table,
+    intp_t n_classes,
+) noexcept nogil:
+    """Dense twin of _accumulate_polya_csr."""
+    cdef const floating *rows[4]
+    cdef double ones[4]
+    cdef intp_t j, q, m = 0
+    cdef intp_t n_slots = table.shape[1] // n_classes
+    cdef double n = 0.0
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
+    for j in range(n_features):
+        n += <double> x[j]
+        m = _add_polya(acc, &table[j, 0], <double> x[j], n_classes, n_slots, rows, ones, m)
+    for q in range(m):
+        _axpy1(acc, rows[q], 1.0, n_classes)
+    return n
+
+
+cdef inline void _subtract_lengths(double *acc, const float64_t[::1] total, double n,
+                                   intp_t n_classes) noexcept nogil:
+    """acc -= R(A_c, n): the Polya normaliser of a row of total count n."""
+    cdef intp_t c
+    for c in range(n_classes):
+        acc[c] -= _log_rising(total[c], n)
+
+
 def jll_linear_csr(
     const data_t[::1] X_data not None,          # IN
     const index_t[::1] X_indices not None,      # IN
@@ -122,14 +237,19 @@ def jll_linear_csr(
     int kind,                          # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
+    const float64_t[::1] polya_total=None,      # IN (n_classes,) A_c: score the Polya predictive
 ):
-    """Score CSR rows with a linear table; returns the number of rows that could not get scratch
-    memory (0 on success). Validated by the caller; thread-safe."""
+    """Score CSR rows with a linear table, or with polya_total given, a Polya table (n_features,
+    n_slots * n_classes) by the Dirichlet-compound-multinomial (design e; binarize, threshold
+    and skip_zeros unused); returns the number of rows that could not get scratch memory (0 on
+    success). Validated by the caller; thread-safe."""
     cdef intp_t n_samples = X_indptr.shape[0] - 1
-    cdef intp_t n_classes = table.shape[1]
+    cdef intp_t n_classes = out.shape[1]
     cdef intp_t nnz = X_indptr[n_samples]
     cdef intp_t i, c
     cdef intp_t failed = 0
+    cdef bint polya = polya_total is not None
+    cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc(n_classes * sizeof(double))
@@ -139,8 +259,13 @@ def jll_linear_csr(
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
-            _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz, table,
-                            n_classes, binarize, threshold, skip_zeros)
+            if polya:
+                length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
+                                               X_indptr[i + 1], nnz, table, n_classes)
+                _subtract_lengths(acc, polya_total, length, n_classes)
+            else:
+                _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
+                                table, n_classes, binarize, threshold, skip_zeros)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed
@@ -155,13 +280,16 @@ def jll_linear_dense(
     int kind,
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
+    const float64_t[::1] polya_total=None,      # IN (n_classes,)
 ):
     """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
     cdef intp_t n_samples = X.shape[0]
     cdef intp_t n_features = X.shape[1]
-    cdef intp_t n_classes = table.shape[1]
+    cdef intp_t n_classes = out.shape[1]
     cdef intp_t i, c
     cdef intp_t failed = 0
+    cdef bint polya = polya_total is not None
+    cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc(n_classes * sizeof(double))
@@ -171,7 +299,12 @@ def jll_linear_dense(
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
-            _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize, threshold)
+            if polya:
+                length = _accumulate_polya_dense(acc, &X[i, 0], n_features, table, n_classes)
+                _subtract_lengths(acc, polya_total, length, n_classes)
+            else:
+                _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
+                                  threshold)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed
