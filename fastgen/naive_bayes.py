@@ -1201,7 +1201,7 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
         must = np.isneginf(log_absent) & ~np.isneginf(log_present)
         empty = np.isneginf(log_total).any(axis=1) | (np.isneginf(log_present)
                                                        & np.isneginf(log_absent)).any(axis=1)
-        for c in np.flatnonzero(must.any(axis=1) | empty):
+        for c in np.flatnonzero(must.any(axis=1) & ~empty):  # (empty ones: below)
             log_q = np.where(must[c], log_present[c], log_absent[c]) - log_total[c]
             table[:, c] = np.where(must[c], 0.0, log_present[c] - log_absent[c])
             bias[c] = log_prior[c] + log_q.sum()
