@@ -103,19 +103,21 @@ class _Params:
     """What scoring needs, derived from the statistics: the feature-major table, the per-class
     bias, the (rare) required features of BernoulliNB with alpha = 0, whether the table holds
     infinities (then the kernels skip zero values), the binarization, and for MultinomialNB's
-    predictive the Dirichlet totals A_c of its Polya table (None: the table is linear). Built
+    predictive its Polya table and Dirichlet totals A_c (None: the model is linear). Built
     complete, never changed afterwards."""
 
     __slots__ = ("table", "bias", "log_prior", "must", "nonfinite", "binarize", "threshold",
-                 "polya_total")
+                 "polya_blocks", "polya_total")
 
-    def __init__(self, table, bias, log_prior, nonfinite, hyper, must=None, polya_total=None):
+    def __init__(self, table, bias, log_prior, nonfinite, hyper, must=None, polya_blocks=None,
+                 polya_total=None):
         self.table = table
         self.bias = np.ascontiguousarray(bias, dtype=np.float64)
         self.log_prior = log_prior
         self.nonfinite = bool(nonfinite)
         self.must = must
         self.binarize, self.threshold = hyper.get("binarize", (False, 0.0))
+        self.polya_blocks = polya_blocks
         self.polya_total = polya_total
 
 
@@ -514,8 +516,7 @@ class _BaseDiscreteNB(BaseClassifier):
         params = self._params_of(fitted)
         if params.polya_total is None:
             return params.table.T
-        n_classes = len(params.polya_total)
-        return (params.table[:, :n_classes] - np.log(params.polya_total)).T
+        return (params.table - params.polya_total[1]).T
 
     feature_log_prob_ = parameter(
         lambda model, fitted: model._feature_log_prob(fitted),
@@ -555,12 +556,13 @@ class _BaseDiscreteNB(BaseClassifier):
             n_threads = self._n_threads_for(X.indptr[-1] * n_classes)
             failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.table, params.bias,
                                          params.binarize, params.threshold, params.nonfinite,
-                                         first_kind, out, n_threads, params.polya_total)
+                                         first_kind, out, n_threads, params.polya_blocks,
+                                         params.polya_total)
         else:
             n_threads = self._n_threads_for(X.size * n_classes)
             failed = _jll.jll_linear_dense(X, params.table, params.bias, params.binarize,
                                            params.threshold, first_kind, out, n_threads,
-                                           params.polya_total)
+                                           params.polya_blocks, params.polya_total)
         if params.must is not None:
             _apply_required_features(params, X, out)
             if kind != OUT_JLL:
@@ -796,21 +798,22 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
         return _Params(table, bias, log_prior, nonfinite, hyper)
 
     def _polya_params(self, fitted, alpha):
-        """The predictive's Polya table (design e of fastgen/_core/_jll.pxi): per feature,
-        POLYA_BLOCKS blocks of n_classes, block k - 1 holding lgamma(a + k) - lgamma(a) = sum_{m <
-        k} log(a + m) for a = a_cj = alpha_j + N_cj; and the totals A_c."""
+        """The predictive's Polya table (design e of fastgen/_core/_jll.pxi): POLYA_BLOCKS
+        feature-major blocks, block k - 1 holding lgamma(a + k) - lgamma(a) = sum_{m < k}
+        log(a + m) for a = a_cj = alpha_j + N_cj (block 0, log a, is also the table); and the
+        totals A_c with their logs."""
         alpha = np.asarray(alpha, dtype=np.float64)
         a = self._dense_counts(fitted).T + (alpha[:, None] if alpha.ndim else alpha)
-        n_features, n_classes = a.shape
-        table = np.empty((n_features, POLYA_BLOCKS, n_classes), dtype=fitted.dtype)
+        blocks = np.empty((POLYA_BLOCKS, *a.shape), dtype=fitted.dtype)
         rising = np.log(a)
-        table[:, 0] = rising
+        blocks[0] = rising
         for k in range(1, POLYA_BLOCKS):
             rising += np.log(a + k)
-            table[:, k] = rising
+            blocks[k] = rising
+        total = a.sum(axis=0)
         log_prior = class_log_prior(fitted.stats["class_count_"], fitted.hyper)
-        return _Params(table.reshape(n_features, -1), log_prior, log_prior, False, fitted.hyper,
-                       polya_total=a.sum(axis=0))
+        return _Params(blocks[0], log_prior, log_prior, False, fitted.hyper, polya_blocks=blocks,
+                       polya_total=np.array([total, np.log(total)]))
 
     def _draw(self, fitted, rng):
         # theta_c ~ Dirichlet(alpha + N_c), held as the counts of an unsmoothed model

@@ -16,9 +16,10 @@
 #  e) The same row loops score the Dirichlet-compound-multinomial (Polya) predictive of a
 #     multinomial model, which is not linear in the counts: jll[i, c] = bias[c] + sum_j
 #     R(a_jc, x_ij) - R(A_c, n_i), R(a, x) = log Gamma(a + x) - log Gamma(a), n_i the row's total
-#     count. Its table holds, per feature, n_slots blocks of n_classes: block k - 1 is R(a, k)
-#     (block 0 is log a), so a count up to n_slots is one row addition like a linear term; other
-#     counts cost R(a, x) per class, from a = exp(block 0).
+#     count. Its table is n_blocks tables like a linear one, (n_blocks, n_features, n_classes):
+#     block k - 1 holds R(a, k) (block 0 is log a), so a whole count up to n_blocks is one row
+#     addition as in a linear model, and block 0, read by most nonzeros, is as compact as a
+#     linear table; other counts cost R(a, x) per class, from log a.
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport exp, floor, lgamma, log, log1p
@@ -133,96 +134,96 @@ cdef inline double _stirling_tail(double z) noexcept nogil:
     return t * (1.0 / 12 - t2 * (1.0 / 360 - t2 * (1.0 / 1260 - t2 * (1.0 / 1680 - t2 / 1188))))
 
 
-cdef inline double _log_rising(double a, double x) noexcept nogil:
-    """R(a, x) = log Gamma(a + x) - log Gamma(a), for a > 0 and x >= 0, to a few ulps of the
-    result also when a is huge beside x."""
+cdef inline double _log_rising(double a, double log_a, double x) noexcept nogil:
+    """R(a, x) = log Gamma(a + x) - log Gamma(a), for a > 0 (log_a its log) and x >= 0, to a
+    few ulps of the result also when a is huge beside x."""
     if a < STIRLING_FROM:
         return lgamma(a + x) - lgamma(a)
-    # (a + x - 1/2) log(a + x) - (a - 1/2) log(a) - x, arranged so that no term of size
-    # a log(a) cancels
-    return ((a - 0.5) * log1p(x / a) + x * (log(a + x) - 1.0)
+    # (a + x - 1/2) log(a + x) - (a - 1/2) log(a) - x with log(a + x) = log(a) + log1p(x / a):
+    # no term of size a log(a) cancels, and one logarithm is computed
+    return ((a + x - 0.5) * log1p(x / a) + x * (log_a - 1.0)
             + (_stirling_tail(a + x) - _stirling_tail(a)))
 
 
-cdef inline intp_t _polya_block(double x, intp_t n_slots) noexcept nogil:
-    """The block of a Polya table row that a count x reads: x - 1 for a whole x in 1 .. n_slots
+cdef inline intp_t _polya_block(double x, intp_t n_blocks) noexcept nogil:
+    """The block of the Polya table that a count x reads: x - 1 for a whole x in 1 .. n_blocks
     (R(a, x) itself), otherwise 0 (log a, from which R(a, x) is computed)."""
-    if 1.0 <= x <= n_slots and x == floor(x):
+    if 1.0 <= x <= n_blocks and x == floor(x):
         return <intp_t> x - 1
     return 0
 
 
-cdef inline intp_t _add_polya(double *acc, const floating *row, double x, intp_t n_classes,
-                              intp_t n_slots, const floating **rows, const double *ones,
+cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, intp_t j, double x,
+                              intp_t n_classes, const floating **rows, const double *ones,
                               intp_t m) noexcept nogil:
-    """acc += R(a, x) of one nonzero, row holding its feature's blocks: a whole count up to
-    n_slots queues its block in rows (added four at a time, m of them queued); any other value
-    costs R(a, x) per class. Returns the number of queued blocks."""
+    """acc += R(a_j, x) of one nonzero: a whole count up to n_blocks queues its block's row in
+    rows (added four at a time, m of them queued); any other value costs R(a, x) per class.
+    Returns the number of queued rows."""
     cdef intp_t c
+    cdef double log_a
     if x == 0:
         return m
-    if x <= n_slots and x == floor(x):
-        rows[m] = row + (<intp_t> x - 1) * n_classes
+    if x <= blocks.shape[0] and x == floor(x):
+        rows[m] = &blocks[<intp_t> x - 1, j, 0]
         m += 1
         if m == 4:
             _axpy4(acc, rows, ones, n_classes)
             m = 0
         return m
     for c in range(n_classes):
-        acc[c] += _log_rising(exp(<double> row[c]), x)
+        log_a = blocks[0, j, c]
+        acc[c] += _log_rising(exp(log_a), log_a, x)
     return m
 
 
 cdef inline double _accumulate_polya_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
-    intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes,
+    intp_t end, intp_t nnz, const floating[:, :, ::1] blocks, intp_t n_classes,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
-    count. The block each upcoming nonzero reads is prefetched."""
+    count. The row each upcoming nonzero reads is prefetched."""
     cdef const floating *rows[4]
     cdef double ones[4]
     cdef intp_t k, q, m = 0
-    cdef intp_t n_slots = table.shape[1] // n_classes
     cdef double x, n = 0.0
     ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for k in range(start, end):
         q = k + PREFETCH_AHEAD
         if q < nnz:
-            _prefetch_span(&table[X_indices[q], 0]
-                           + _polya_block(<double> X_data[q], n_slots) * n_classes, n_classes)
+            _prefetch_span(&blocks[_polya_block(<double> X_data[q], blocks.shape[0]),
+                                   X_indices[q], 0], n_classes)
         x = <double> X_data[k]
         n += x
-        m = _add_polya(acc, &table[X_indices[k], 0], x, n_classes, n_slots, rows, ones, m)
+        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
 
 
 cdef inline double _accumulate_polya_dense(
-    double *acc, const data_t *x, intp_t n_features, const floating[:, ::1] table,
+    double *acc, const data_t *x, intp_t n_features, const floating[:, :, ::1] blocks,
     intp_t n_classes,
 ) noexcept nogil:
     """Dense twin of _accumulate_polya_csr."""
     cdef const floating *rows[4]
     cdef double ones[4]
     cdef intp_t j, q, m = 0
-    cdef intp_t n_slots = table.shape[1] // n_classes
     cdef double n = 0.0
     ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for j in range(n_features):
         n += <double> x[j]
-        m = _add_polya(acc, &table[j, 0], <double> x[j], n_classes, n_slots, rows, ones, m)
+        m = _add_polya(acc, blocks, j, <double> x[j], n_classes, rows, ones, m)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
 
 
-cdef inline void _subtract_lengths(double *acc, const float64_t[::1] total, double n,
+cdef inline void _subtract_lengths(double *acc, const float64_t[:, ::1] total, double n,
                                    intp_t n_classes) noexcept nogil:
     """acc -= R(A_c, n): the Polya normaliser of a row of total count n."""
     cdef intp_t c
     for c in range(n_classes):
-        acc[c] -= _log_rising(total[c], n)
+        acc[c] -= _log_rising(total[0, c], total[1, c], n)
 
 
 def jll_linear_csr(
@@ -237,11 +238,12 @@ def jll_linear_csr(
     int kind,                          # OUT_JLL, OUT_LOG_PROBA or OUT_PROBA (_lse.pxd)
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
-    const float64_t[::1] polya_total=None,      # IN (n_classes,) A_c: score the Polya predictive
+    const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
+    const float64_t[:, ::1] polya_total=None,   # IN (2, n_classes): A_c and log A_c
 ):
-    """Score CSR rows with a linear table, or with polya_total given, a Polya table (n_features,
-    n_slots * n_classes) by the Dirichlet-compound-multinomial (design e; binarize, threshold
-    and skip_zeros unused); returns the number of rows that could not get scratch memory (0 on
+    """Score CSR rows with a linear table, or with the Polya arguments given, by the
+    Dirichlet-compound-multinomial predictive (design e; table, binarize, threshold and
+    skip_zeros unused); returns the number of rows that could not get scratch memory (0 on
     success). Validated by the caller; thread-safe."""
     cdef intp_t n_samples = X_indptr.shape[0] - 1
     cdef intp_t n_classes = out.shape[1]
@@ -261,7 +263,7 @@ def jll_linear_csr(
                 acc[c] = bias[c]
             if polya:
                 length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
-                                               X_indptr[i + 1], nnz, table, n_classes)
+                                               X_indptr[i + 1], nnz, polya_blocks, n_classes)
                 _subtract_lengths(acc, polya_total, length, n_classes)
             else:
                 _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
@@ -280,7 +282,8 @@ def jll_linear_dense(
     int kind,
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
-    const float64_t[::1] polya_total=None,      # IN (n_classes,)
+    const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
+    const float64_t[:, ::1] polya_total=None,   # IN (2, n_classes)
 ):
     """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
     cdef intp_t n_samples = X.shape[0]
@@ -300,7 +303,8 @@ def jll_linear_dense(
             for c in range(n_classes):
                 acc[c] = bias[c]
             if polya:
-                length = _accumulate_polya_dense(acc, &X[i, 0], n_features, table, n_classes)
+                length = _accumulate_polya_dense(acc, &X[i, 0], n_features, polya_blocks,
+                                                 n_classes)
                 _subtract_lengths(acc, polya_total, length, n_classes)
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
