@@ -183,8 +183,10 @@ def check_alpha(model, n_features, evidence=True):
     return alpha
 
 
-# MultinomialNB's predictive: whole counts up to this many are looked up in its Polya table
-# (chosen by measurement on 20 Newsgroups, where 98% of the nonzero counts are at most 8)
+# MultinomialNB's predictive: whole counts up to this many are looked up in its Polya table, of
+# this many times the plug-in table's size. Measured on the 20 Newsgroups test set (98% of the
+# nonzero counts are at most 8), predict_proba takes 5.4x the plug-in's time with 4 blocks, 3.4x
+# with 8 and 2.8x with 16 (each count beyond costs a logarithm per class).
 POLYA_BLOCKS = 8
 
 # alpha="evidence" searches log(alpha) over this range: below it the smoothing is negligible

@@ -23,6 +23,7 @@ from scipy.stats import dirichlet_multinomial
 
 import fastgen
 from fastgen import BernoulliNB, CategoricalNB, ComplementNB, MultinomialNB
+from fastgen._core import builds
 
 RNG = np.random.default_rng(20261125)
 N_CLASSES = 3
@@ -86,11 +87,31 @@ def test_multinomial_predictive_fractional_and_integer_counts():
     model = MultinomialNB(alpha=0.3, predictive=True).fit(X, y)
     X_test = np.array([[0.5, 2.5, 0, 1, 7.25, 0], [1e-3, 0, 0, 3, 0, 9]])
     expected = _polya_reference(model, X_test, 0.3)
-    for X_in in (X_test, X_test.astype(np.int64) * 0 + X_test, sp.csr_matrix(X_test)):
+    for X_in in (X_test, sp.csr_matrix(X_test)):
         assert_allclose(model.predict_joint_log_proba(X_in), expected, rtol=1e-12)
     counts = np.array([[3, 0, 12, 1, 0, 2]])
     assert_array_equal(model.predict_joint_log_proba(counts),  # integer X scored as is
                        model.predict_joint_log_proba(counts.astype(np.float64)))
+
+
+@pytest.mark.parametrize("module", builds("_jll"), ids=lambda m: m.__name__.split(".")[-1])
+def test_polya_kernel_of_every_build(module):
+    """The baseline and AVX2 builds of the kernel score the predictive alike (CSR and dense)."""
+    X, y = _counts()
+    model = MultinomialNB(alpha=0.3, predictive=True).fit(X, y)
+    params = model._params_of(model._fitted)
+    X_test = X[:10].copy()
+    X_test[0, 1] = 20.5
+    expected = _polya_reference(model, X_test, 0.3)
+    out, out_dense = np.empty((10, N_CLASSES)), np.empty((10, N_CLASSES))
+    X_csr = sp.csr_matrix(X_test)
+    assert module.jll_linear_csr(X_csr.data, X_csr.indices, X_csr.indptr, params.table,
+                                 params.bias, False, 0.0, False, 0, out, 2, params.polya_blocks,
+                                 params.polya_total) == 0
+    assert module.jll_linear_dense(X_test, params.table, params.bias, False, 0.0, 0, out_dense,
+                                   1, params.polya_blocks, params.polya_total) == 0
+    assert_allclose(out, expected, rtol=1e-12)
+    assert_allclose(out_dense, expected, rtol=1e-12)
 
 
 def _log_rising_mp(a, x):
