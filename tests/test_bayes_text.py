@@ -107,9 +107,9 @@ def test_polya_kernel_of_every_build(module):
     X_csr = sp.csr_matrix(X_test)
     assert module.jll_linear_csr(X_csr.data, X_csr.indices, X_csr.indptr, params.table,
                                  params.bias, False, 0.0, False, 0, out, 2, params.polya_blocks,
-                                 params.polya_total) == 0
+                                 params.polya_lengths) == 0
     assert module.jll_linear_dense(X_test, params.table, params.bias, False, 0.0, 0, out_dense,
-                                   1, params.polya_blocks, params.polya_total) == 0
+                                   1, params.polya_blocks, params.polya_lengths) == 0
     assert_allclose(out, expected, rtol=1e-12)
     assert_allclose(out_dense, expected, rtol=1e-12)
 

@@ -19,7 +19,8 @@
 #     count. Its table is n_blocks tables like a linear one, (n_blocks, n_features, n_classes):
 #     block k - 1 holds R(a, k) (block 0 is log a), so a whole count up to n_blocks is one row
 #     addition as in a linear model, and block 0, read by most nonzeros, is as compact as a
-#     linear table; other counts cost R(a, x) per class, from log a.
+#     linear table; other counts cost R(a, x) per class, from log a. The normaliser has its
+#     table too, (n_lengths, n_classes), row n - 1 holding R(A_c, n).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport exp, floor, lgamma, log, log1p
@@ -126,10 +127,9 @@ cdef inline void _accumulate_dense(
 cdef double STIRLING_FROM = 30.0
 
 
-cdef inline double _stirling_tail(double z) noexcept nogil:
-    """log Gamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2] for z >= 30 (Abramowitz & Stegun
-    6.1.41): 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) - 1/(1680 z^7) + 1/(1188 z^9)."""
-    cdef double t = 1.0 / z
+cdef inline double _stirling_tail(double t) noexcept nogil:
+    """log Gamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2] for z = 1 / t >= 30 (Abramowitz &
+    Stegun 6.1.41): 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) - 1/(1680 z^7) + 1/(1188 z^9)."""
     cdef double t2 = t * t
     return t * (1.0 / 12 - t2 * (1.0 / 360 - t2 * (1.0 / 1260 - t2 * (1.0 / 1680 - t2 / 1188))))
 
@@ -137,12 +137,14 @@ cdef inline double _stirling_tail(double z) noexcept nogil:
 cdef inline double _log_rising(double a, double log_a, double x) noexcept nogil:
     """R(a, x) = log Gamma(a + x) - log Gamma(a), for a > 0 (log_a its log) and x >= 0, to a
     few ulps of the result also when a is huge beside x."""
+    cdef double inv_a
     if a < STIRLING_FROM:
         return lgamma(a + x) - lgamma(a)
     # (a + x - 1/2) log(a + x) - (a - 1/2) log(a) - x with log(a + x) = log(a) + log1p(x / a):
     # no term of size a log(a) cancels, and one logarithm is computed
-    return ((a + x - 0.5) * log1p(x / a) + x * (log_a - 1.0)
-            + (_stirling_tail(a + x) - _stirling_tail(a)))
+    inv_a = 1.0 / a
+    return ((a + x - 0.5) * log1p(x * inv_a) + x * (log_a - 1.0)
+            + (_stirling_tail(1.0 / (a + x)) - _stirling_tail(inv_a)))
 
 
 cdef inline intp_t _polya_block(double x, intp_t n_blocks) noexcept nogil:
@@ -218,12 +220,23 @@ cdef inline double _accumulate_polya_dense(
     return n
 
 
-cdef inline void _subtract_lengths(double *acc, const float64_t[:, ::1] total, double n,
+cdef inline void _subtract_lengths(double *acc, const float64_t[:, ::1] lengths, double n,
                                    intp_t n_classes) noexcept nogil:
-    """acc -= R(A_c, n): the Polya normaliser of a row of total count n."""
+    """acc -= R(A_c, n), the Polya normaliser of a row of total count n: row n - 1 of lengths
+    for a whole n up to its rows, else computed from log A_c (row 0)."""
     cdef intp_t c
+    cdef const float64_t *row
+    cdef double log_total
+    if n == 0:
+        return
+    if n <= lengths.shape[0] and n == floor(n):
+        row = &lengths[<intp_t> n - 1, 0]
+        for c in range(n_classes):
+            acc[c] -= row[c]
+        return
     for c in range(n_classes):
-        acc[c] -= _log_rising(total[0, c], total[1, c], n)
+        log_total = lengths[0, c]
+        acc[c] -= _log_rising(exp(log_total), log_total, n)
 
 
 def jll_linear_csr(
@@ -239,7 +252,7 @@ def jll_linear_csr(
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
     const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
-    const float64_t[:, ::1] polya_total=None,   # IN (2, n_classes): A_c and log A_c
+    const float64_t[:, ::1] polya_lengths=None,  # IN (n_lengths, n_classes): R(A_c, n)
 ):
     """Score CSR rows with a linear table, or with the Polya arguments given, by the
     Dirichlet-compound-multinomial predictive (design e; table, binarize, threshold and
@@ -250,7 +263,7 @@ def jll_linear_csr(
     cdef intp_t nnz = X_indptr[n_samples]
     cdef intp_t i, c
     cdef intp_t failed = 0
-    cdef bint polya = polya_total is not None
+    cdef bint polya = polya_blocks is not None
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -264,7 +277,7 @@ def jll_linear_csr(
             if polya:
                 length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
                                                X_indptr[i + 1], nnz, polya_blocks, n_classes)
-                _subtract_lengths(acc, polya_total, length, n_classes)
+                _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
                                 table, n_classes, binarize, threshold, skip_zeros)
@@ -283,7 +296,7 @@ def jll_linear_dense(
     floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
     int n_threads,
     const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
-    const float64_t[:, ::1] polya_total=None,   # IN (2, n_classes)
+    const float64_t[:, ::1] polya_lengths=None,  # IN (n_lengths, n_classes)
 ):
     """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
     cdef intp_t n_samples = X.shape[0]
@@ -291,7 +304,7 @@ def jll_linear_dense(
     cdef intp_t n_classes = out.shape[1]
     cdef intp_t i, c
     cdef intp_t failed = 0
-    cdef bint polya = polya_total is not None
+    cdef bint polya = polya_blocks is not None
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -305,7 +318,7 @@ def jll_linear_dense(
             if polya:
                 length = _accumulate_polya_dense(acc, &X[i, 0], n_features, polya_blocks,
                                                  n_classes)
-                _subtract_lengths(acc, polya_total, length, n_classes)
+                _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
                                   threshold)
