@@ -114,6 +114,22 @@ def test_polya_kernel_of_every_build(module):
     assert_allclose(out_dense, expected, rtol=1e-12)
 
 
+def test_multinomial_predictive_large_counts_recurring():
+    """Counts beyond the table recur across rows (the kernel keeps them per thread in a small
+    cache, where different counts collide): each row is still its own Polya probability."""
+    X, y = _counts()
+    model = MultinomialNB(alpha=0.5, predictive=True).fit(X, y)
+    rng = np.random.default_rng(5)
+    X_test = rng.integers(9, 60, (300, X.shape[1])).astype(np.float64)
+    X_test[rng.random(X_test.shape) < 0.3] = 0
+    X_test[::7, 0] = 12.5
+    expected = _polya_reference(model, X_test, 0.5)
+    for X_in in (X_test, sp.csr_matrix(X_test)):
+        assert_allclose(model.predict_joint_log_proba(X_in), expected, rtol=1e-12)
+    assert_array_equal(model.predict_joint_log_proba(X_test[299:]),
+                       model.predict_joint_log_proba(X_test)[299:])
+
+
 def _log_rising_mp(a, x):
     with mpmath.workdps(50):
         return mpmath.loggamma(mpmath.mpf(a) + mpmath.mpf(x)) - mpmath.loggamma(mpmath.mpf(a))

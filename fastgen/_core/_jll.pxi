@@ -19,8 +19,9 @@
 #     count. Its table is n_blocks tables like a linear one, (n_blocks, n_features, n_classes):
 #     block k - 1 holds R(a, k) (block 0 is log a), so a whole count up to n_blocks is one row
 #     addition as in a linear model, and block 0, read by most nonzeros, is as compact as a
-#     linear table; other counts cost R(a, x) per class, from log a. The normaliser has its
-#     table too, (n_lengths, n_classes), row n - 1 holding R(A_c, n).
+#     linear table; other counts cost R(a, x) per class, from log a, computed once per thread
+#     and (feature, count) as long as the thread's cache keeps it. The normaliser has its table
+#     too, (n_lengths, n_classes), row n - 1 holding R(A_c, n).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport exp, floor, lgamma, log, log1p
@@ -28,7 +29,9 @@ from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
 from ._lse cimport OUT_JLL, OUT_LOG_PROBA, OUT_PROBA, _finish_row
-from ._typedefs cimport data_t, fastgen_prefetch, float32_t, float64_t, index_t, intp_t
+from ._typedefs cimport (
+    data_t, fastgen_prefetch, float32_t, float64_t, index_t, int64_t, intp_t, uint64_t,
+)
 
 # Prefetch distance in nonzeros.
 cdef intp_t PREFETCH_AHEAD = 32
@@ -155,14 +158,54 @@ cdef inline intp_t _polya_block(double x, intp_t n_blocks) noexcept nogil:
     return 0
 
 
-cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, intp_t j, double x,
-                              intp_t n_classes, const floating **rows, const double *ones,
-                              intp_t m) noexcept nogil:
-    """acc += R(a_j, x) of one nonzero: a whole count up to n_blocks queues its block's row in
-    rows (added four at a time, m of them queued); any other value costs R(a, x) per class.
-    Returns the number of queued rows."""
+# Counts beyond the blocks: each thread keeps the rows R(a_j, x) it computed in a
+# direct-mapped cache of (feature, count) entries, n_classes + 2 doubles each (the feature, the
+# count, the row), since a word's large counts recur across documents (20 Newsgroups' test set:
+# 19,406 such nonzeros, 6,359 distinct). Its size, a power of two, grows with the batch; the
+# largest cache (2.9 MB with 20 classes) took the predictive from 3.2x to 2.6x the plug-in's time.
+cdef intp_t MAX_CACHE_SLOTS = 16384
+
+
+cdef inline intp_t _cache_slots(intp_t n_values) noexcept nogil:
+    """About n_values / 16 slots, a power of two in [16, MAX_CACHE_SLOTS]."""
+    cdef intp_t n = 16
+    while n < MAX_CACHE_SLOTS and 16 * n < n_values:
+        n *= 2
+    return n
+
+
+cdef inline void _clear_cache(double *cache, intp_t n_slots, intp_t n_classes) noexcept nogil:
+    cdef intp_t s
+    for s in range(n_slots):
+        cache[s * (n_classes + 2)] = -1.0  # no feature
+
+
+cdef inline const double *_cached_rising(
+    double *cache, intp_t n_slots, const floating[:, :, ::1] blocks, intp_t j, double x,
+    intp_t n_classes,
+) noexcept nogil:
+    """The row R(a_jc, x) over the classes, from the cache (computed on a miss)."""
     cdef intp_t c
     cdef double log_a
+    cdef uint64_t key = <uint64_t> j * 2654435761ULL + <uint64_t> (<int64_t> x) * 40503ULL
+    cdef double *slot = cache + <intp_t> (key & <uint64_t> (n_slots - 1)) * (n_classes + 2)
+    if slot[0] != <double> j or slot[1] != x:
+        slot[0] = <double> j
+        slot[1] = x
+        for c in range(n_classes):
+            log_a = blocks[0, j, c]
+            slot[2 + c] = _log_rising(exp(log_a), log_a, x)
+    return slot + 2
+
+
+cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, intp_t j, double x,
+                              intp_t n_classes, const floating **rows, const double *ones,
+                              intp_t m, double *cache, intp_t n_slots) noexcept nogil:
+    """acc += R(a_j, x) of one nonzero: a whole count up to n_blocks queues its block's row in
+    rows (added four at a time, m of them queued); any other value adds its row from the cache.
+    Returns the number of queued rows."""
+    cdef intp_t c
+    cdef const double *row
     if x == 0:
         return m
     if x <= blocks.shape[0] and x == floor(x):
@@ -172,15 +215,16 @@ cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, int
             _axpy4(acc, rows, ones, n_classes)
             m = 0
         return m
+    row = _cached_rising(cache, n_slots, blocks, j, x, n_classes)
     for c in range(n_classes):
-        log_a = blocks[0, j, c]
-        acc[c] += _log_rising(exp(log_a), log_a, x)
+        acc[c] += row[c]
     return m
 
 
 cdef inline double _accumulate_polya_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
-    intp_t end, intp_t nnz, const floating[:, :, ::1] blocks, intp_t n_classes,
+    intp_t end, intp_t nnz, const floating[:, :, ::1] blocks, intp_t n_classes, double *cache,
+    intp_t n_slots,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
     count. The row each upcoming nonzero reads is prefetched."""
@@ -196,7 +240,7 @@ cdef inline double _accumulate_polya_csr(
                                    X_indices[q], 0], n_classes)
         x = <double> X_data[k]
         n += x
-        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m)
+        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m, cache, n_slots)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -204,7 +248,7 @@ cdef inline double _accumulate_polya_csr(
 
 cdef inline double _accumulate_polya_dense(
     double *acc, const data_t *x, intp_t n_features, const floating[:, :, ::1] blocks,
-    intp_t n_classes,
+    intp_t n_classes, double *cache, intp_t n_slots,
 ) noexcept nogil:
     """Dense twin of _accumulate_polya_csr."""
     cdef const floating *rows[4]
@@ -214,7 +258,8 @@ cdef inline double _accumulate_polya_dense(
     ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for j in range(n_features):
         n += <double> x[j]
-        m = _add_polya(acc, blocks, j, <double> x[j], n_classes, rows, ones, m)
+        m = _add_polya(acc, blocks, j, <double> x[j], n_classes, rows, ones, m, cache,
+                       n_slots)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -264,10 +309,14 @@ def jll_linear_csr(
     cdef intp_t i, c
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
+    cdef intp_t n_slots = _cache_slots(nnz) if polya else 0
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc(n_classes * sizeof(double))
+        # the row's accumulator, then (Polya) the thread's cache
+        acc = <double *> malloc((n_classes + n_slots * (n_classes + 2)) * sizeof(double))
+        if acc != NULL:
+            _clear_cache(acc + n_classes, n_slots, n_classes)
         for i in prange(n_samples, schedule="guided"):
             if acc == NULL:
                 failed += 1
@@ -276,7 +325,8 @@ def jll_linear_csr(
                 acc[c] = bias[c]
             if polya:
                 length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
-                                               X_indptr[i + 1], nnz, polya_blocks, n_classes)
+                                               X_indptr[i + 1], nnz, polya_blocks, n_classes,
+                                               acc + n_classes, n_slots)
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
@@ -305,10 +355,14 @@ def jll_linear_dense(
     cdef intp_t i, c
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
+    cdef intp_t n_slots = _cache_slots(X.size) if polya else 0
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
-        acc = <double *> malloc(n_classes * sizeof(double))
+        # the row's accumulator, then (Polya) the thread's cache
+        acc = <double *> malloc((n_classes + n_slots * (n_classes + 2)) * sizeof(double))
+        if acc != NULL:
+            _clear_cache(acc + n_classes, n_slots, n_classes)
         for i in prange(n_samples, schedule="guided"):
             if acc == NULL:
                 failed += 1
@@ -317,7 +371,7 @@ def jll_linear_dense(
                 acc[c] = bias[c]
             if polya:
                 length = _accumulate_polya_dense(acc, &X[i, 0], n_features, polya_blocks,
-                                                 n_classes)
+                                                 n_classes, acc + n_classes, n_slots)
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
