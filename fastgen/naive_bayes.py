@@ -771,6 +771,9 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
     the same as the plug-in's (the posterior mean). ``sample_posterior`` draws each theta_c
     from Dirichlet(a_c); a drawn model (alpha=0) holds the drawn probabilities in
     ``feature_count_`` and this model's document lengths (for ``sample``).
+    The predictive scores a count of k <= 8 from a table of lgamma(a_cj + k) - lgamma(a_cj)
+    (8 times the plug-in table's memory), other counts computed; on 20 Newsgroups its
+    ``predict_proba`` takes about 2.6 times the plug-in's time.
 
     Examples
     --------

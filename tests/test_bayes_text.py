@@ -204,6 +204,21 @@ def test_predictive_through_partial_fit_merge_files_and_pickle(tmp_path):
     assert_allclose(switched.predict_joint_log_proba(X_test), expected, rtol=1e-11)
 
 
+def test_predictive_on_dask():
+    """A dask fit and lazy dask predictions (the local scheduler) equal the in-memory ones."""
+    da = pytest.importorskip("dask.array")
+    X, y = _counts(n=60, n_features=12)
+    expected = MultinomialNB(predictive=True).fit(X, y)
+    dX, dy = da.from_array(X, chunks=(20, X.shape[1])), da.from_array(y, chunks=20)
+    ours = MultinomialNB(predictive=True).fit(dX, dy)
+    assert_allclose(ours.predict_joint_log_proba(X), expected.predict_joint_log_proba(X),
+                    rtol=1e-12)
+    lazy = expected.predict_proba(dX)
+    assert isinstance(lazy, da.Array)
+    assert_allclose(lazy.compute(scheduler="synchronous"), expected.predict_proba(X),
+                    rtol=1e-12)
+
+
 @settings(deadline=None, max_examples=40)
 @given(arrays(np.float64, (6, 5), elements=st.sampled_from([0.0, 1.0, 2.0, 9.0, 0.5, 1e7,
                                                             2.0**52])),
