@@ -1859,8 +1859,6 @@ class CategoricalNB(_Evidence, BaseClassifier):
         n_categories, count = stats["n_categories_"], stats["category_count"]
         nonempty = n_categories > 0
         starts = _offsets(n_categories)[:-1][nonempty]
-        if not len(starts):
-            return dict(stats), {"alpha": 0.0, "force_alpha": True}
         observed = _feature_sums(count, n_categories)
         scale = np.where(observed > 0, observed, class_count[:, None])
         theta = dirichlet_draws(count + alpha, rng, starts)

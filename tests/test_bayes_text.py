@@ -380,6 +380,19 @@ def test_draws_with_tiny_alpha_are_valid_models():
             assert_allclose(proba.sum(axis=1), 1.0)
 
 
+def test_categorical_draws_with_a_feature_never_observed():
+    """A feature with no categories (always missing) has nothing to draw; one a class never
+    observed is drawn from the prior, held at the class's weight."""
+    X = np.array([[0, np.nan, np.nan], [1, np.nan, 2], [1, np.nan, np.nan], [0, np.nan, np.nan]])
+    y = np.array([0, 0, 1, 1])
+    model = CategoricalNB(alpha=1.0).fit(X, y)
+    (drawn,) = model.sample_posterior(random_state=0)
+    assert_array_equal(drawn.n_categories_, [2, 0, 3])
+    assert_allclose([count.sum(axis=1) for count in drawn.category_count_],
+                    [[2, 2], [0, 0], [1, 2]])
+    assert np.isfinite(drawn.predict_proba(X)).all()
+
+
 def test_drawn_models_are_independent_fitted_models(tmp_path):
     model, X, y = _models()[0]
     model.fit(X, y)
