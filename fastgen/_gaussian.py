@@ -615,7 +615,12 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
 
 
 # --------------------------------------------------------------------------------------------
-# Conjugate priors of the diagonal Gaussian models (GaussianNB).
+# Conjugate priors of the Gaussian models.
+
+# prior_strength="evidence" searches n0 (pseudo-observations) over this range: below it the prior
+# weighs less than a ten-thousandth of one sample, above it it swamps the data of any usual set
+EVIDENCE_STRENGTH_RANGE = (1e-4, 1e6)
+MAX_STRENGTH = 1e100  # a pseudo-count: its sums with weights, and its products, stay in float64
 
 
 class NormalInverseGamma(NamedTuple):
@@ -683,31 +688,41 @@ def check_prior_vector(model, name, n_features, positive):
     try:
         array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        array = None
-    if array is None or array.shape != (n_features,):
-        raise ValueError(f"{name} must be None or an array-like of n_features = {n_features} "
-                         f"numbers; got {value!r}.")
-    if not np.isfinite(array).all() or (positive and not (array > 0).all()):
-        raise ValueError(f"{name} must hold finite{' positive' if positive else ''} numbers; "
-                         f"got {value!r}.")
+        raise invalid_parameter(model, name, "None or an array-like of floats") from None
+    if array.shape != (n_features,):
+        raise ValueError(f"{name} must have shape ({n_features},), one value a feature; got "
+                         f"shape {array.shape}.")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite.")
+    if positive and not (array > 0).all():
+        raise ValueError(f"{name} must hold positive numbers.")
     array.flags.writeable = False
     return array
 
 
-def check_prior_strength(model, largest):
-    """``prior_strength``: a positive number n0 (at most ``largest``), a pair of them (kappa0,
-    nu0), or "evidence"; as a float, a tuple of two floats or the string."""
+def check_prior_strength(model, n_features):
+    """``prior_strength``: a number n0 in (0, MAX_STRENGTH], a pair (kappa0, nu0) of them with
+    nu0 > n_features - 1 (the degrees of freedom of an Inverse-Wishart on n_features
+    dimensions; an Inverse-Gamma's for one), or "evidence"; as a float, a tuple or the string."""
     value = model.prior_strength
-    if isinstance(value, str) and value == "evidence":
+    allowed = (f"a float in the range (0, {MAX_STRENGTH:g}], a pair (kappa0, nu0) of them or "
+               '"evidence"')
+    if isinstance(value, str):
+        if value != "evidence":
+            raise invalid_parameter(model, "prior_strength", allowed)
         return value
 
-    def positive(v):
-        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= largest
+    def real(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= MAX_STRENGTH
 
-    if positive(value):
+    if real(value):
         return float(value)
-    if isinstance(value, (tuple, list, np.ndarray)) and np.ndim(value) == 1 and \
-            len(value) == 2 and all(positive(v) for v in value):
-        return (float(value[0]), float(value[1]))
-    raise invalid_parameter(model, "prior_strength", f"a float in the range (0.0, {largest:g}], "
-                            'a pair (kappa0, nu0) of them or "evidence"')
+    if not (isinstance(value, (tuple, list, np.ndarray)) and np.ndim(value) == 1
+            and len(value) == 2 and all(map(real, value))):
+        raise invalid_parameter(model, "prior_strength", allowed)
+    kappa0, nu0 = map(float, value)
+    if not nu0 > n_features - 1:
+        raise ValueError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 = "
+                         f"{n_features - 1} (the Inverse-Wishart's degrees of freedom); got "
+                         f"nu0={nu0:g}.")
+    return kappa0, nu0

@@ -43,6 +43,7 @@ from ._bayes import Conjugate, maximise
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
+    EVIDENCE_STRENGTH_RANGE,
     LOG_2PI,
     Support,
     combine_full,
@@ -53,6 +54,8 @@ from ._gaussian import (
     em_full,
     full_jll_missing,
     full_moments,
+    check_prior_strength,
+    check_prior_vector,
     ledoit_wolf,
     observed_terms,
     score_diagonal,
@@ -111,11 +114,6 @@ class _Full(NamedTuple):
 
 
 # ---------------------------------------------------------------------------- the conjugate prior
-# prior_strength="evidence" searches n0 (pseudo-observations) over this range: below it the prior
-# weighs less than a thousandth of one sample, above it it swamps the data of any usual set
-EVIDENCE_STRENGTH_RANGE = (1e-3, 1e6)
-MAX_STRENGTH = 1e200  # as a class weight: sums of pseudo-counts and weights stay in float64
-
 
 class _Posterior(NamedTuple):
     """A Normal-Inverse-Wishart posterior on the features ``keep`` (k of them): the class means
@@ -352,24 +350,6 @@ def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     return failed
 
 
-def _check_prior_mean(model, n_features):
-    """None, or n_features finite values."""
-    value = model.prior_mean
-    if value is None:
-        return None
-    try:
-        mean = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid_parameter(model, "prior_mean", "None or an array-like of floats") from None
-    if mean.shape != (n_features,):
-        raise ValueError(f"prior_mean must have shape ({n_features},), one value a feature; got "
-                         f"shape {mean.shape}.")
-    if not (np.abs(mean) <= MAX_ABS).all():
-        raise ValueError(f"prior_mean must be finite and at most {MAX_ABS:g} in magnitude.")
-    mean.flags.writeable = False
-    return mean
-
-
 def _check_prior_covariance(model, n_features):
     """None, positive variances (n_features,) or a symmetric positive definite matrix."""
     value = model.prior_covariance
@@ -398,31 +378,6 @@ def _check_prior_covariance(model, n_features):
             raise ValueError("prior_covariance must be positive definite.") from None
     cov.flags.writeable = False
     return cov
-
-
-def _check_prior_strength(model, n_features):
-    """A number n0 > 0, a pair (kappa0 > 0, nu0 > n_features - 1), or "evidence"."""
-    value = model.prior_strength
-    allowed = (f"a float in the range (0, {MAX_STRENGTH:g}], a pair (kappa0, nu0) or "
-               '"evidence"')
-    if isinstance(value, str):
-        if value != "evidence":
-            raise invalid_parameter(model, "prior_strength", allowed)
-        return value
-
-    def real(v):
-        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= MAX_STRENGTH
-
-    if real(value):
-        return float(value)
-    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(map(real, value))):
-        raise invalid_parameter(model, "prior_strength", allowed)
-    kappa0, nu0 = map(float, value)
-    if not nu0 > n_features - 1:
-        raise ValueError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 = "
-                         f"{n_features - 1} (the Inverse-Wishart's degrees of freedom); got "
-                         f"nu0={nu0:g}.")
-    return kappa0, nu0
 
 
 def prior_strength(model, fitted):
@@ -654,9 +609,9 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
     def _prior_params(self, n_features, regularised):
         """The prior's hyperparameters and ``predictive``, validated; the predictive takes no
         other regularisation than the prior's (``regularised``: the model's is set)."""
-        prior = {"prior_mean": _check_prior_mean(self, n_features),
+        prior = {"prior_mean": check_prior_vector(self, "prior_mean", n_features, False),
                  "prior_covariance": _check_prior_covariance(self, n_features),
-                 "prior_strength": _check_prior_strength(self, n_features),
+                 "prior_strength": check_prior_strength(self, n_features),
                  "predictive": check_bool(self, "predictive")}
         if prior["predictive"] and regularised:
             raise ValueError(f"predictive=True takes no {self._regulariser.split()[0]}: the prior "
@@ -695,6 +650,30 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
                                                           * covs[post.block[present]])
         return {"class_count_": count.copy(), "mean": mean, "scatter": scatter}, \
             self._unregularised
+
+    def _em_covariances(self, moments, hyper):
+        """The covariances EM completes missing values with: the model's (maximum likelihood,
+        regularised as set), or for a predictive model each covariance's posterior mode under
+        the prior, Psi_g / (nu_g + k + 2) (the Normal-Inverse-Wishart's), so that EM needs no
+        more data than the predictive does (a class may have fewer rows than features). With
+        prior_strength="evidence" EM's prior has one pseudo-observation: the evidence is
+        maximised afterwards, over the completed statistics."""
+        if not hyper["predictive"]:
+            return self._covariances(moments, hyper, missing=True)
+        weight, mean, scatter, _, _ = moments
+        strength = hyper["prior_strength"]
+        post = _niw_posterior({"class_count_": weight, "mean": mean, "scatter": scatter}, hyper,
+                              1.0 if isinstance(strength, str) else strength, self._shared)
+        keep, k = post.keep, len(post.keep)
+        modes = np.zeros((len(post.nu),) + scatter.shape[1:])
+        modes[:, keep[:, None], keep] = post.scale / (post.nu + k + 2)[:, None, None]
+        present = weight > 0
+        share = weight[present] / weight[present].sum()
+        variances = np.diagonal(scatter[present], axis1=1, axis2=2).sum(axis=0) \
+            / weight[present].sum()
+        support = self._support(np.tensordot(share, modes[post.block[present]], axes=1),
+                                mean[present], variances, missing=True, check=False)
+        return modes, post.block, support
 
     def _predictive_params(self, fitted, log_prior):
         """The ``_Predictive`` of a snapshot, if its model predicts with it (else None)."""
@@ -739,9 +718,9 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             if has_nan:
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
                     X, y_idx, sample_weight, n_classes,
-                    lambda moments: self._covariances(moments, hyper, missing=True), base,
+                    lambda moments: self._em_covariances(moments, hyper), base,
                     hyper["max_iter"], hyper["tol"], n_threads, higher,
-                    not self._regularised(hyper))
+                    not (self._regularised(hyper) or hyper["predictive"]))
             else:
                 batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
                                      higher=higher)
@@ -884,7 +863,7 @@ default=None
     prior_strength : float, pair of floats or "evidence", default=1.0
         n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
         nu0 = n0 + d - 1 for the covariance (d features). A pair ``(kappa0, nu0)`` sets both
-        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (nu0 > d - 1). "evidence": the n0 in [1e-4, 1e6] that maximises ``log_evidence_``
         (type-II maximum likelihood), shown in ``prior_strength_``.
     predictive : bool, default=False
         Score with the posterior predictive P(x | c, D), a multivariate Student t per class
@@ -1007,10 +986,11 @@ default=None
     ``covariance_``, ``coef_``, ``intercept_``, ``scalings_`` and ``transform`` remain the
     maximum-likelihood model's (its pseudo-inverse solution where its classes are degenerate).
     The class prior is ``priors_`` in the predictive and in every draw. With missing values in
-    the training data, the posterior is that of EM's completed statistics: an approximation that
-    counts each imputed value as observed (the exact posterior of the observed values has no
-    closed form), so that ``log_evidence_`` is then the evidence of the completed data, not of
-    the observed values alone.
+    the training data, the posterior is that of EM's completed statistics, EM run under the prior
+    (its covariances are the posterior modes, so it needs no more data than the predictive): an
+    approximation that counts each imputed value as observed (the exact posterior of the
+    observed values has no closed form), so that ``log_evidence_`` is then the evidence of the
+    completed data, not of the observed values alone.
 
     EM is accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3): two EM iterations give
     a direction and a step length, an extrapolation along it is followed by one more EM
@@ -1383,7 +1363,7 @@ default=None
     prior_strength : float, pair of floats or "evidence", default=1.0
         n0 > 0, the prior's weight in pseudo-observations: kappa0 = n0 for the means and
         nu0 = n0 + d - 1 for the covariances (d features). A pair ``(kappa0, nu0)`` sets both
-        (nu0 > d - 1). "evidence": the n0 in [1e-3, 1e6] that maximises ``log_evidence_``
+        (nu0 > d - 1). "evidence": the n0 in [1e-4, 1e6] that maximises ``log_evidence_``
         (type-II maximum likelihood), shown in ``prior_strength_``.
     predictive : bool, default=False
         Score with the posterior predictive P(x | c, D), a multivariate Student t per class
@@ -1472,9 +1452,9 @@ default=None
     scores a class with fewer samples than features (``covariance_`` then shows its singular
     maximum-likelihood covariance). The class prior is ``priors_`` in the predictive and in
     every draw. With missing values in the training data, the posterior is that of EM's
-    completed statistics: an approximation that counts each imputed value as observed, so that
-    ``log_evidence_`` is then the evidence of the completed data, not of the observed values
-    alone.
+    completed statistics, EM run under the prior (its covariances are the posterior modes): an
+    approximation that counts each imputed value as observed, so that ``log_evidence_`` is then
+    the evidence of the completed data, not of the observed values alone.
 
     Examples
     --------

@@ -391,6 +391,60 @@ def test_missing_values_in_training(Model):
     assert abs(Model().fit(one, y).log_evidence_ - complete.log_evidence_) < 2.0
 
 
+def map_em_reference(X, y, n_classes, prior, shared, n_iter=500):
+    """Brute-force EM under the prior: E-step with each class's posterior mode of the
+    covariance (Psi / (nu + d + 2)) and its completed-data mean; returns the completed rows'
+    expected statistics (weight, mean, scatter) per class."""
+    m0, cov0, kappa0, nu0 = prior
+    d = X.shape[1]
+    filled = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+    extra = np.zeros((len(X), d, d))  # conditional covariance of each row's missing part
+    for _ in range(n_iter):
+        means = np.array([filled[y == c].mean(axis=0) for c in range(n_classes)])
+        scatters = np.array([(filled[y == c] - means[c]).T @ (filled[y == c] - means[c])
+                             + extra[y == c].sum(axis=0) for c in range(n_classes)])
+        counts = np.bincount(y, minlength=n_classes)
+        spread = [scatters[c] + kappa0 * counts[c] / (kappa0 + counts[c])
+                  * np.outer(means[c] - m0, means[c] - m0) for c in range(n_classes)]
+        if shared:
+            psi, nu = [nu0 * cov0 + sum(spread)] * n_classes, [nu0 + counts.sum()] * n_classes
+        else:
+            psi, nu = [nu0 * cov0 + sp_ for sp_ in spread], nu0 + counts
+        for i, row in enumerate(X):
+            miss = np.isnan(row)
+            if not miss.any():
+                continue
+            c, obs = y[i], ~miss
+            cov = psi[c] / (nu[c] + d + 2)
+            gain = cov[np.ix_(miss, obs)] @ np.linalg.inv(cov[np.ix_(obs, obs)])
+            filled[i, miss] = means[c][miss] + gain @ (row[obs] - means[c][obs])
+            extra[i] = 0.0
+            extra[i][np.ix_(miss, miss)] = cov[np.ix_(miss, miss)] - gain @ cov[np.ix_(obs, miss)]
+    return counts, means, scatters
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_em_of_a_predictive_model_is_em_under_the_prior(Model):
+    """Training rows with missing values are completed by EM whose covariances are the
+    posterior modes under the prior, so a class with fewer rows than features still fits (the
+    plug-in's EM cannot); the completed statistics are a brute-force MAP-EM's."""
+    X, y = data(n=40, d=3, n_classes=2, seed=21)
+    X, y = np.vstack([X, X[:2] + 4.0]), np.concatenate([y, [2, 2]])  # 2 rows, 3 features
+    X[[1, 5, 9, 40], [0, 2, 1, 2]] = np.nan
+    prior = (np.array([0.5, -0.3, 0.2]), np.diag([1.5, 0.8, 1.2]), 2.0, 4.0)
+    params = {"prior_mean": prior[0], "prior_covariance": np.diag(prior[1]),
+              "prior_strength": prior[2:]}
+    model = Model(predictive=True, tol=1e-12, max_iter=10000, **params).fit(X, y)
+    count, mean, scatter = map_em_reference(X, y, 3, prior, Model is LDA)
+    stats = model._fitted.stats
+    assert_allclose(stats["class_count_"], count)
+    assert_allclose(stats["mean"], mean, rtol=1e-7, atol=1e-9)
+    assert_allclose(stats["scatter"], scatter, rtol=1e-6, atol=1e-8)
+    if Model is QDA:
+        with pytest.raises(np.linalg.LinAlgError):
+            Model(reg_param=0.0).fit(X, y)
+
+
 # ---------------------------------------------------------------------------- hostile input
 @pytest.mark.parametrize("Model", MODELS, ids=IDS)
 @pytest.mark.parametrize("params, error, match", [
