@@ -45,6 +45,7 @@ from ._gaussian import (
     DIAG_NEGBIN,
     DIAG_POISSON,
     DIAG_STUDENT_T,
+    EVIDENCE_STRENGTH_RANGE,
     LOG_2PI,
     NormalInverseGamma,
     check_prior_strength,
@@ -619,9 +620,13 @@ class _BaseDiscreteNB(BaseClassifier):
 
     def _sample_X(self, fitted, y_idx, rng):
         """Documents: a length from the class's length distribution, then that many words from
-        the class's word distribution (a CSR document-term matrix)."""
+        the class's word distribution (a CSR document-term matrix). With ``predictive``, each
+        document's word distribution is first drawn from the class's posterior Dirichlet, so
+        that the documents follow the Polya predictive the model scores with."""
         theta = self._word_probabilities(fitted)
         theta = theta / theta.sum(axis=1, keepdims=True)
+        posterior = (self._dense_counts(fitted) + smoothing(self, fitted)
+                     if fitted.hyper.get("predictive") else None)
         lengths = length_counts(fitted.stats, len(fitted.classes))
         data, indices, indptr = [], [], [0]
         for c in y_idx:
@@ -631,7 +636,8 @@ class _BaseDiscreteNB(BaseClassifier):
                 raise ValueError(f"Class {fitted.classes[c]!r} has no training documents to "
                                  "draw lengths from.")
             n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
-            counts = rng.multinomial(n_words, theta[c])
+            counts = rng.multinomial(n_words, theta[c] if posterior is None
+                                     else dirichlet_draws(posterior[c:c + 1], rng)[0])
             nonzero = np.flatnonzero(counts)
             data.append(counts[nonzero].astype(np.float64))
             indices.append(nonzero)
@@ -1275,11 +1281,6 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
 # Diagonal models of continuous and count features: GaussianNB and PoissonNB.
 
 
-# prior_strength="evidence" searches n0 over this range: below it the prior is negligible next
-# to any observation, above it the prior swamps the data of every usual data set
-EVIDENCE_STRENGTH_RANGE = (1e-4, 1e4)
-
-
 class _DiagonalParams(NamedTuple):
     tables: tuple  # diagonal_tables' output, read by the diagonal kernel
     log_prior: np.ndarray
@@ -1335,7 +1336,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     prior_strength : float, pair of floats or "evidence", default=1.0
         Weight of the prior in pseudo-observations: n0 gives kappa0 = nu0 = n0 (the prior counts
         as n0 observations of the mean and of the variance), a pair sets (kappa0, nu0), and
-        ``"evidence"`` takes the n0 in [1e-4, 1e4] that maximises ``log_evidence_`` (type-II
+        ``"evidence"`` takes the n0 in [1e-4, 1e6] that maximises ``log_evidence_`` (type-II
         maximum likelihood), chosen again from all the statistics after each ``partial_fit``
         or ``merge`` and on load.
     predictive : bool, default=False
@@ -1364,7 +1365,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         Variance of each feature per class, plus ``epsilon_``.
     epsilon_ : float
         Absolute additive value to variances.
-    prior_strength_ : float or ndarray of shape (2,)
+    prior_strength_ : float or tuple
         The prior's weight in use: ``prior_strength``, or the n0 chosen for ``"evidence"``.
     log_evidence_ : float
         Log marginal likelihood of the training features given their labels (see Notes).
@@ -1454,7 +1455,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
                 "priors": check_priors(self, n_classes),
                 "prior_mean": check_prior_vector(self, "prior_mean", n_features, False),
                 "prior_var": check_prior_vector(self, "prior_var", n_features, True),
-                "prior_strength": check_prior_strength(self, MAX_SMOOTHING),
+                "prior_strength": check_prior_strength(self, 1),
                 "predictive": check_bool(self, "predictive")}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
@@ -1582,10 +1583,15 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
     epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
     prior_strength_ = parameter(lambda model, fitted: model._prior(fitted)[1],
-                                "float or ndarray of shape (2,): the prior's weight in use (for "
+                                "float or tuple: the prior's weight in use (for "
                                 "prior_strength='evidence', the chosen n0).")
 
     def _sample_X(self, fitted, y_idx, rng):
+        """Normal draws, or with ``predictive`` draws from the predictive Student t."""
+        if fitted.hyper["predictive"]:
+            post = self._posterior(fitted)
+            scale = np.sqrt(post.var * (1.0 + 1.0 / post.kappa))
+            return post.mean[y_idx] + scale[y_idx] * rng.standard_t(post.nu[y_idx])
         named = self._params_of(fitted).named
         return rng.normal(named["theta_"][y_idx], np.sqrt(named["var_"][y_idx]))
 
@@ -1627,7 +1633,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     ----------
     alpha : float or "evidence", default=1.0
         Shape of the Gamma(alpha, beta) prior on each rate: a pseudo-count, so that a feature
-        never seen in a class does not get the rate 0. Must be > 0. ``"evidence"``: the alpha
+        never seen in a class does not get the rate 0 (0: none, the maximum-likelihood rate
+        when beta = 0; a rate of 0 is then an error). ``"evidence"``: the alpha
         in [1e-4, 1e6] that maximises ``log_evidence_`` for the given beta (type-II maximum
         likelihood), chosen again from all the statistics after each ``partial_fit`` or
         ``merge`` and on load; it needs beta > 0.
@@ -1735,15 +1742,15 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         evidence = isinstance(self.alpha, str) and self.alpha == "evidence"
         for name, value in (("alpha", 1.0 if evidence else self.alpha), ("beta", self.beta)):
             if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-                    or not (0.0 <= float(value) <= MAX_SMOOTHING)
-                    or (name == "alpha" and value == 0)):
-                low = "(0.0" if name == "alpha" else "[0.0"
-                raise invalid_parameter(self, name, f"a float in the range {low}, "
+                    or not (0.0 <= float(value) <= MAX_SMOOTHING)):
+                raise invalid_parameter(self, name, f"a float in the range [0.0, "
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))
         if evidence and self.beta == 0:
             raise ValueError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 is an '
                              "improper prior, without a marginal likelihood).")
+        if not evidence and self.alpha == 0 and check_bool(self, "predictive"):
+            require_proper(self, 0.0, "predictive=True")
         return {"alpha": "evidence" if evidence else float(self.alpha),
                 "beta": float(self.beta),
                 "class_prior": check_class_prior(self, n_classes),
@@ -1785,10 +1792,10 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             raise ValueError("The Poisson rates (feature_count_ + alpha) / (observed_count_ + "
                              "beta) overflow float64: use a larger beta, or rescale "
                              "sample_weight if the weights are tiny.")
-        if not lam.all():  # alpha > 0, so only a tiny alpha over a large count gets here
+        if not lam.all():  # a count of zero with alpha = 0, or a tiny alpha over a large count
             raise ValueError(f"alpha={alpha!r} is too small for these counts: the Poisson "
-                             "rate of a feature a class never had underflows to 0 (a log of "
-                             "-inf). Use a larger alpha.")
+                             "rate of a feature a class never had is 0 or underflows to 0 (a "
+                             "log of -inf). Use a larger alpha.")
         log_lambda = np.log(lam)
         log_prior = class_log_prior(stats["class_count_"], hyper)
         if hyper["predictive"]:  # the negative binomial of r = alpha + S and b = beta + n
@@ -1815,23 +1822,23 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         return super()._log_evidence(fitted)
 
     def _draw(self, fitted, rng):
-        """The drawn rates lambda as the statistics of a plug-in model with the same beta and
-        observed counts: feature_count_ = lambda (observed_count_ + beta) - alpha', with alpha'
-        half the smallest lambda (observed_count_ + beta), so that every count is positive and
-        (feature_count_ + alpha') / (observed_count_ + beta) is lambda to rounding."""
+        """The drawn rates lambda as the statistics of an unsmoothed plug-in model (alpha = 0)
+        with the same beta and observed counts: feature_count_ = lambda (observed_count_ +
+        beta), so that feature_count_ / (observed_count_ + beta) is lambda to rounding."""
         stats, beta = fitted.stats, fitted.hyper["beta"]
         b = stats["observed_count_"] + beta
         if not (b > 0).all():
             raise ValueError("PoissonNB.sample_posterior needs beta > 0 where a class never "
                              "observed a feature (the posterior of its rate is improper).")
-        lam = rng.gamma(stats["feature_count_"] + smoothing(self, fitted), 1.0 / b)
-        alpha = float((lam * b).min()) / 2
-        if not alpha > 0:
+        alpha = smoothing(self, fitted)
+        require_proper(self, alpha, "sample_posterior")
+        lam = rng.gamma(stats["feature_count_"] + alpha, 1.0 / b)
+        if not lam.all():
             raise ValueError("A drawn Poisson rate underflows to 0: alpha is too small for "
                              "these counts. Use a larger alpha.")
         return ({"class_count_": stats["class_count_"],
                  "observed_count_": stats["observed_count_"],
-                 "feature_count_": lam * b - alpha}, {"alpha": alpha})
+                 "feature_count_": lam * b}, {"alpha": 0.0})
 
     observed_count_ = statistic("observed_count_")
     feature_count_ = statistic("feature_count_")
@@ -1839,7 +1846,15 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     class_log_prior_ = _named("class_log_prior_", "ndarray of shape (n_classes,): log P(c).")
 
     def _sample_X(self, fitted, y_idx, rng):
-        return rng.poisson(self._params_of(fitted).named["lambda_"][y_idx]).astype(np.float64)
+        """Poisson draws, or with ``predictive`` negative binomial ones (a rate drawn from its
+        posterior Gamma for every value)."""
+        rate = self._params_of(fitted).named["lambda_"][y_idx]
+        if fitted.hyper["predictive"]:
+            stats = fitted.stats
+            shape = smoothing(self, fitted) + stats["feature_count_"]
+            rate = rng.gamma(shape[y_idx], 1.0 / (fitted.hyper["beta"]
+                                                  + stats["observed_count_"])[y_idx])
+        return rng.poisson(rate).astype(np.float64)
 
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):

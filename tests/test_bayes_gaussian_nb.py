@@ -170,8 +170,10 @@ def test_gaussian_integer_weights_are_repeated_rows():
         repeated = GaussianNB(predictive=True, **params).fit(np.repeat(X, weight, axis=0),
                                                              np.repeat(y, weight))
         assert weighted.log_evidence_ == pytest.approx(repeated.log_evidence_, rel=1e-10)
+        # (an evidence-chosen strength is located to about 1e-6: the evidence is flat there)
+        tol = 1e-5 if params.get("prior_strength") == "evidence" else 1e-8
         np.testing.assert_allclose(weighted.predict_log_proba(X), repeated.predict_log_proba(X),
-                                   rtol=1e-8, atol=1e-10)
+                                   rtol=tol, atol=1e-10)
 
 
 def test_gaussian_evidence_strength_is_the_maximiser():
@@ -440,3 +442,51 @@ def test_poisson_predictive_posteriors_are_finite(X, alpha):
     proba = model.predict_proba(X)
     assert np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_sample_of_a_predictive_gaussian_nb_draws_from_the_student_t():
+    """Each feature's draws follow its predictive t (Kolmogorov-Smirnov against scipy.stats.t;
+    the plug-in's normal is rejected on the same draws)."""
+    X, y = _gaussian_data(n=12, d=2, n_classes=2, nan=0.0, rng=np.random.default_rng(3))
+    model = GaussianNB(predictive=True).fit(X, y)
+    plug_in = GaussianNB().fit(X, y)
+    post = model._posterior(model._fitted)
+    draws = model.sample(20000, y=1, random_state=0)[0]
+    for j in range(2):
+        t = stats.t(post.nu[1, j], post.mean[1, j],
+                    np.sqrt(post.var[1, j] * (1 + 1 / post.kappa[1, j])))
+        assert stats.kstest(draws[:, j], t.cdf).pvalue > 1e-3
+    normal = stats.norm(plug_in.theta_[1, 0], np.sqrt(plug_in.var_[1, 0]))
+    assert stats.kstest(draws[:, 0], normal.cdf).pvalue < 1e-6
+
+
+def test_sample_of_a_predictive_poisson_nb_draws_from_the_negative_binomial():
+    """Mean r / b and variance r (b + 1) / b^2 of the negative binomial, tolerance 5 standard
+    errors; the plug-in's Poisson variance (r / b) is below it."""
+    X = np.array([[0, 3], [1, 4], [2, 6], [5, 0], [4, 1]], dtype=np.float64)
+    y = np.array([0, 0, 0, 1, 1])
+    model = PoissonNB(predictive=True).fit(X, y)
+    draws = model.sample(40000, y=0, random_state=0)[0]
+    r = 1.0 + X[y == 0].sum(axis=0)
+    b = 1.0 + (y == 0).sum()
+    mean, var = r / b, r * (b + 1) / b**2
+    n = len(draws)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * np.sqrt(var / n))
+    assert np.all(np.abs(draws.var(axis=0) - var) < 5 * var * np.sqrt(2.0 / n) * 3)
+    assert np.all(np.abs(draws.var(axis=0) - mean) > 5 * var * np.sqrt(2.0 / n) * 3)
+
+
+def test_poisson_alpha_zero_is_the_maximum_likelihood_rate():
+    """alpha = 0, beta = 0: the rate is each class's mean count (what an unsmoothed drawn model
+    holds); a count of zero then has rate 0, an error; there is no proper posterior to predict
+    with."""
+    X = np.array([[1, 3], [2, 5], [4, 1], [6, 2]], dtype=np.float64)
+    y = [0, 0, 1, 1]
+    model = PoissonNB(alpha=0.0, beta=0.0).fit(X, y)
+    np.testing.assert_allclose(model.lambda_, [[1.5, 4.0], [5.0, 1.5]])
+    with pytest.raises(ValueError, match="rate"):
+        PoissonNB(alpha=0.0).fit(np.array([[0.0, 1.0], [2.0, 3.0]]), [0, 1])
+    with pytest.raises(ValueError, match="alpha > 0"):
+        PoissonNB(alpha=0.0, predictive=True).fit(X, y)
+    with pytest.raises(AttributeError, match="alpha > 0"):
+        PoissonNB(alpha=0.0, beta=1.0).fit(X, y).log_evidence_

@@ -450,3 +450,22 @@ def test_unsmoothed_bernoulli_with_a_class_not_seen_yet_is_quiet():
     with np.errstate(all="raise"):
         model = BernoulliNB(alpha=0.0).partial_fit(X, [0, 1, 2, 2], classes=[0, 1, 2, 3])
         assert_array_equal(model.predict(X), [0, 1, 2, 2])
+
+
+def test_sample_of_a_predictive_multinomial_nb_draws_polya_documents():
+    """Documents of one length L from the Polya predictive: a word's count has mean L p and
+    variance L p (1 - p) (A + L) / (A + 1), p = a / A (tolerance 5 standard errors); the plug-in
+    multinomial's variance L p (1 - p) is refuted by the same draws."""
+    X = np.array([[3, 1, 0, 0], [2, 2, 0, 0], [0, 0, 2, 2], [0, 1, 1, 2]], dtype=np.float64)
+    y = [0, 0, 1, 1]
+    model = MultinomialNB(alpha=0.5, predictive=True).fit(X, y)
+    docs = model.sample(20000, y=0, random_state=0)[0].toarray()
+    assert (docs.sum(axis=1) == 4).all()  # every training document has 4 words
+    a = X[:2].sum(axis=0) + 0.5
+    A, L, n = a.sum(), 4, len(docs)
+    p = a / A
+    mean, var = L * p, L * p * (1 - p) * (A + L) / (A + 1)
+    assert np.all(np.abs(docs.mean(axis=0) - mean) < 5 * np.sqrt(var / n))
+    kurtosis_bound = 5 * np.sqrt(2.0 / n) * 3 * var  # a generous standard error of a variance
+    assert np.all(np.abs(docs.var(axis=0) - var) < kurtosis_bound)
+    assert np.all(np.abs(docs.var(axis=0) - L * p * (1 - p)) > kurtosis_bound)
