@@ -16,10 +16,11 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._bayes import Conjugate
 from ._base import OUT_JLL, BaseClassifier, check_classes, check_priors, class_prior, spread
 from ._core import jll as _jll
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
-from ._validation import check_X, invalid_parameter
+from ._validation import check_bool, check_X, invalid_parameter
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -53,7 +54,7 @@ def _infer_kind(dtype):
                     "feature_types.")
 
 
-class MixedNB(BaseClassifier):
+class MixedNB(Conjugate, BaseClassifier):
     """Naive Bayes over columns of different kinds, with missing values marginalised.
 
     Parameters
@@ -64,14 +65,22 @@ class MixedNB(BaseClassifier):
         columns of this kind form one block of counts). None infers them from a DataFrame's
         dtypes (bool, category, object and string columns are categorical; numbers gaussian);
         for an array, None means every column is gaussian.
-    alpha : float, default=1.0
-        Smoothing of the categorical, Bernoulli, Poisson and multinomial parts.
+    alpha : float or "evidence", default=1.0
+        Smoothing of the categorical, Bernoulli, Poisson and multinomial parts (the scale of
+        their Dirichlet, Beta or Gamma priors); ``"evidence"``: each part takes the alpha that
+        maximises its own evidence (see the parts' ``alpha_`` in ``parts_``).
     var_smoothing : float, default=1e-9
         Variance smoothing of the gaussian part (see ``GaussianNB``).
+    prior_strength : float, pair of floats or "evidence", default=1.0
+        The weight, in pseudo-observations, of the gaussian part's Normal-Inverse-Gamma prior,
+        centred on each column's overall mean with its overall variance (see ``GaussianNB``).
     priors : array-like of shape (n_classes,), default=None
         Class priors; if None, the (weighted) class frequencies.
     handle_unknown : {"error", "ignore"}, default="error"
         A categorical value not seen in training: an error, or marginalised.
+    predictive : bool, default=False
+        Score every part with its posterior predictive (see each part's model) instead of its
+        plug-in estimate.
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -92,6 +101,9 @@ class MixedNB(BaseClassifier):
         For categorical DataFrame columns: column index -> the labels, in code order.
     parts_ : dict
         Kind -> (column indices, the fitted fastgen model of those columns).
+    log_evidence_ : float
+        Log marginal likelihood of the training features given their labels: the sum of the
+        parts' (each with the terms its model leaves out; see their Notes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -115,14 +127,17 @@ class MixedNB(BaseClassifier):
     """
     _poor_score = True
 
-    def __init__(self, feature_types: list[str] | None = None, *, alpha: float = 1.0,
-                 var_smoothing: float = 1e-9, priors: ArrayLike | None = None,
-                 handle_unknown: str = "error", n_threads: int | None = None):
+    def __init__(self, feature_types: list[str] | None = None, *, alpha: float | str = 1.0,
+                 var_smoothing: float = 1e-9, prior_strength: float | tuple | str = 1.0,
+                 priors: ArrayLike | None = None, handle_unknown: str = "error",
+                 predictive: bool = False, n_threads: int | None = None):
         self.feature_types = feature_types
         self.alpha = alpha
         self.var_smoothing = var_smoothing
+        self.prior_strength = prior_strength
         self.priors = priors
         self.handle_unknown = handle_unknown
+        self.predictive = predictive
         self.n_threads = n_threads
 
     def _more_input_tags(self):
@@ -216,10 +231,11 @@ class MixedNB(BaseClassifier):
         """The model of one kind of column, with a uniform class prior (taken out again when
         scoring: the class prior is MixedNB's own). It serves as the mathematics of its columns:
         MixedNB's snapshot holds the statistics and parameters of all of them."""
-        common = {"n_threads": self.n_threads}
+        common = {"predictive": self.predictive, "n_threads": self.n_threads}
         if kind == "gaussian":
             return GaussianNB(priors=np.full(n_classes, 1.0 / n_classes),
-                              var_smoothing=self.var_smoothing, **common)
+                              var_smoothing=self.var_smoothing,
+                              prior_strength=self.prior_strength, **common)
         if kind == "categorical":
             return CategoricalNB(alpha=self.alpha, fit_prior=False,
                                  handle_unknown=self.handle_unknown, **common)
@@ -273,12 +289,16 @@ class MixedNB(BaseClassifier):
 
     def _check_params(self, n_classes, X, fitted):
         handle_unknown = check_handle_unknown(self)
+        check_bool(self, "predictive")
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
+            if name == "alpha" and isinstance(value, str) and value == "evidence":
+                continue  # (each part's own search)
             if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
                     0 <= float(value) <= MAX_SMOOTHING):
-                raise invalid_parameter(self, name,
-                                        f"a float in the range [0.0, {MAX_SMOOTHING:g}]")
+                raise invalid_parameter(self, name, f"a float in the range [0.0, "
+                                        f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
+                                                                 "alpha" else ""))
         kinds = np.asarray(fitted.extra["feature_types"])
         parts = {}
         for kind in KINDS:
@@ -409,6 +429,21 @@ class MixedNB(BaseClassifier):
                     params=part_fitted.params))
                 out[kind] = (columns, model)
         return out
+
+    # ----------------------------------------------------------------- the posterior
+    def _log_evidence(self, fitted):
+        return sum(part._log_evidence(part_fitted)
+                   for _, _, part, part_fitted in self._params_of(fitted).parts)
+
+    def _draw(self, fitted, rng):
+        """Every part's draw, as the statistics of its unsmoothed plug-in model (alpha = 0,
+        var_smoothing = 0: what each part's draw asks for)."""
+        stats = {"class_count_": fitted.stats["class_count_"]}
+        for kind, _, part, part_fitted in self._params_of(fitted).parts:
+            part_stats, _ = part._draw(part_fitted, rng)
+            stats.update({f"{kind}.{name}": value for name, value in
+                          part._export_stats(part_fitted.replace(stats=part_stats)).items()})
+        return stats, {"alpha": 0.0, "var_smoothing": 0.0}
 
     # ----------------------------------------------------------------- scoring and sampling
     def _sample_X(self, fitted, y_idx, rng):
