@@ -18,6 +18,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO_ROOT / "examples" / "missing_values.py"
 CATEGORICAL_EXAMPLE = REPO_ROOT / "examples" / "categorical_missing.py"
+BAYES_EXAMPLE = REPO_ROOT / "examples" / "bayesian_prediction.py"
 
 
 def _load_example(path=EXAMPLE):
@@ -64,7 +65,7 @@ def test_missing_values_quick(shared_data, capsys):
         assert abs(mean_acc("breast-cancer", model) - mean_acc("breast-cancer", model, "mean-impute")) < 0.02
 
 
-@pytest.mark.parametrize("example", [EXAMPLE, CATEGORICAL_EXAMPLE],
+@pytest.mark.parametrize("example", [EXAMPLE, CATEGORICAL_EXAMPLE, BAYES_EXAMPLE],
                          ids=lambda path: path.stem)
 def test_example_without_data(tmp_path, example):
     """Run as a script (from another directory) without the data: a message, no traceback."""
@@ -247,3 +248,22 @@ def test_categorical_missing_mixed_fold_matches_sklearn(shared_data, categorical
     expected = np.exp(jll - jll.max(axis=1, keepdims=True))
     expected /= expected.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(model.predict_proba(X_te), expected, rtol=0, atol=1e-9)
+
+
+def test_bayesian_prediction_quick(shared_data, capsys):
+    """Few training rows: the predictive fits wherever it is asked to and its log-loss beats the
+    plug-in's on breast cancer; the smoothed CategoricalNB beats the unsmoothed one."""
+    pytest.importorskip("pandas")
+    example = _load_example(BAYES_EXAMPLE)
+    results = example.main(["--quick", "--data", str(shared_data),
+                            "--datasets", "breast-cancer,house-votes"])
+    assert "| breast-cancer | GaussianNB predictive |" in capsys.readouterr().out
+    for name in example.GAUSSIAN_MODELS:
+        for n in (10, 50):
+            accuracy, log_loss, failed = results["breast-cancer", f"{name} predictive", n]
+            assert failed == 0 and accuracy > 0.9
+        plug_in = results["breast-cancer", f"{name} plug-in", 10]
+        assert np.isnan(plug_in[1]) or results["breast-cancer", f"{name} predictive", 10][1] \
+            < plug_in[1]
+    smoothed = results["house-votes", "CategoricalNB predictive (alpha=1)", 10]
+    assert smoothed[1] < results["house-votes", "CategoricalNB ML plug-in (alpha=1e-10)", 10][1]
