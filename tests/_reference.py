@@ -44,37 +44,35 @@ def _log_prior(log_prior, n_classes):
     return np.broadcast_to(np.asarray(log_prior, dtype=np.float64), (n_classes,))
 
 
-def gaussian_nb_jll(X, theta, var, log_prior):
-    """log P(c) + sum over the observed j of log N(x_j; theta[c, j], var[c, j])."""
-    from scipy.stats import norm
-
+def _diagonal_jll(X, log_prior, n_classes, log_density):
+    """log P(c) + sum over the observed j of ``log_density(x_obs, c, obs)`` (an array of the
+    observed features' log-densities in class c)."""
     X = dense(X).astype(np.float64)
-    theta = np.asarray(theta, dtype=np.float64)
-    sd = np.sqrt(np.asarray(var, dtype=np.float64))
-    n_classes = theta.shape[0]
     lp = _log_prior(log_prior, n_classes)
     jll = np.empty((X.shape[0], n_classes))
     for i, row in enumerate(X):
         obs = ~np.isnan(row)
         for c in range(n_classes):
-            jll[i, c] = lp[c] + norm.logpdf(row[obs], theta[c, obs], sd[c, obs]).sum()
+            jll[i, c] = lp[c] + log_density(row[obs], c, obs).sum()
     return jll
+
+
+def gaussian_nb_jll(X, theta, var, log_prior):
+    """log P(c) + sum over the observed j of log N(x_j; theta[c, j], var[c, j])."""
+    from scipy.stats import norm
+
+    theta = np.asarray(theta, dtype=np.float64)
+    sd = np.sqrt(np.asarray(var, dtype=np.float64))
+    return _diagonal_jll(X, log_prior, theta.shape[0],
+                         lambda x, c, obs: norm.logpdf(x, theta[c, obs], sd[c, obs]))
 
 
 def student_t_jll(X, loc, scale, dof, log_prior):
     """log P(c) + sum over the observed j of log t(x_j; dof[c, j], loc[c, j], scale[c, j])."""
     from scipy.stats import t
 
-    X = dense(X).astype(np.float64)
-    n_classes = loc.shape[0]
-    lp = _log_prior(log_prior, n_classes)
-    jll = np.empty((X.shape[0], n_classes))
-    for i, row in enumerate(X):
-        obs = ~np.isnan(row)
-        for c in range(n_classes):
-            jll[i, c] = lp[c] + t.logpdf(row[obs], dof[c, obs], loc[c, obs],
-                                         scale[c, obs]).sum()
-    return jll
+    return _diagonal_jll(X, log_prior, loc.shape[0], lambda x, c, obs: t.logpdf(
+        x, dof[c, obs], loc[c, obs], scale[c, obs]))
 
 
 def negative_binomial_jll(X, r, b, log_prior):
@@ -82,18 +80,9 @@ def negative_binomial_jll(X, r, b, log_prior):
     and success probability b / (b + 1), written with gammaln (for fractional counts too)."""
     from scipy.special import gammaln
 
-    X = dense(X).astype(np.float64)
-    n_classes = r.shape[0]
-    lp = _log_prior(log_prior, n_classes)
-    jll = np.empty((X.shape[0], n_classes))
-    for i, row in enumerate(X):
-        obs = ~np.isnan(row)
-        x = row[obs]
-        for c in range(n_classes):
-            rc, bc = r[c, obs], b[c, obs]
-            jll[i, c] = lp[c] + (gammaln(rc + x) - gammaln(rc) - gammaln(x + 1)
-                                 - rc * np.log1p(1 / bc) - x * np.log1p(bc)).sum()
-    return jll
+    return _diagonal_jll(X, log_prior, r.shape[0], lambda x, c, obs: (
+        gammaln(r[c, obs] + x) - gammaln(r[c, obs]) - gammaln(x + 1)
+        - r[c, obs] * np.log1p(1 / b[c, obs]) - x * np.log1p(b[c, obs])))
 
 
 def poisson_jll(X, lam, log_prior):

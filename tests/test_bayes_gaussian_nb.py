@@ -69,19 +69,22 @@ def gaussian_predictive_jll(X_train, y_train, X, kappa0, m0, nu0, v0, log_prior)
     return jll
 
 
-def gaussian_sequential_evidence(X, y, kappa0, m0, nu0, v0):
-    """sum_i log p(x_i | y_i, earlier rows): each observed value's t predictive given the
-    earlier values of its class and feature."""
+def sequential_evidence(X, y, log_predictive):
+    """sum_i log p(x_i | y_i, earlier rows): each observed value's one-step predictive
+    ``log_predictive(j, earlier observed values of its class and feature, x)``."""
     total = 0.0
     for i in range(len(y)):
         earlier = X[:i][y[:i] == y[i]]
         for j in range(X.shape[1]):
-            if np.isnan(X[i, j]):
-                continue
-            past = earlier[:, j]
-            post = _nig_posterior(past[~np.isnan(past)], kappa0, m0[j], nu0, v0[j])
-            total += _t_logpdf(X[i, j], *post)
+            if not np.isnan(X[i, j]):
+                past = earlier[:, j]
+                total += log_predictive(j, past[~np.isnan(past)], X[i, j])
     return total
+
+
+def gaussian_sequential_evidence(X, y, kappa0, m0, nu0, v0):
+    return sequential_evidence(X, y, lambda j, past, x: _t_logpdf(
+        x, *_nig_posterior(past, kappa0, m0[j], nu0, v0[j])))
 
 
 def _fixed_prior(X):
@@ -287,18 +290,11 @@ def test_float32_models():
 
 # --------------------------------------------------------------------------- PoissonNB
 def poisson_sequential_evidence(X, y, alpha, beta):
-    """sum_i log p(x_i | y_i, earlier rows) with scipy's negative binomial, plus the sum of
-    log x! that log_evidence_ leaves out."""
-    total = 0.0
-    for i in range(len(y)):
-        earlier = X[:i][y[:i] == y[i]]
-        for j in range(X.shape[1]):
-            if np.isnan(X[i, j]):
-                continue
-            past = earlier[:, j][~np.isnan(earlier[:, j])]
-            r, b = alpha + past.sum(), beta + len(past)
-            total += stats.nbinom.logpmf(X[i, j], r, b / (b + 1)) + gammaln(X[i, j] + 1)
-    return total
+    """With scipy's negative binomial, plus the sum of log x! that log_evidence_ leaves out."""
+    def log_predictive(j, past, x):
+        r, b = alpha + past.sum(), beta + len(past)
+        return stats.nbinom.logpmf(x, r, b / (b + 1)) + gammaln(x + 1)
+    return sequential_evidence(X, y, log_predictive)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
