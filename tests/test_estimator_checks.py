@@ -68,6 +68,10 @@ with warnings.catch_warnings():
         BaselineClassifier(),
         LinearDiscriminantAnalysis(predictive=True, prior_strength="evidence"),
         QuadraticDiscriminantAnalysis(predictive=True),
+        MultinomialNB(alpha="evidence", predictive=True), BernoulliNB(predictive=True),
+        GaussianNB(predictive=True, prior_strength="evidence"),
+        PoissonNB(alpha="evidence", predictive=True), CategoricalNB(predictive=True),
+        MixedNB(predictive=True),
     ], expected_failed_checks=_expected_failures)
 
 
