@@ -27,8 +27,10 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
 DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
-# whole counts up to this are scored from negbin_table, larger or fractional ones with lgamma
+# whole counts up to this are scored from negbin_table, larger or fractional ones with lgamma;
+# a model of more than NEGBIN_TABLE_ENTRIES / 65 (features x classes) gets fewer counts
 NEGBIN_TABLE_MAX = 64
+NEGBIN_TABLE_ENTRIES = 1 << 22  # 32 MB
 
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -78,16 +80,17 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
 
 
 def negbin_table(A, S):
-    """The x-dependent part of the negative binomial log-pmf for the whole counts k = 0 ..
-    NEGBIN_TABLE_MAX, lgamma(r + k) - lgamma(r) + k A with r = S, from feature-major A and S
-    (n_features, n_classes): (n_features * (NEGBIN_TABLE_MAX + 1), n_classes), feature j's
-    count k at row j (NEGBIN_TABLE_MAX + 1) + k, so that a lookup reads the classes
-    contiguously.
+    """The x-dependent part of the negative binomial log-pmf for the whole counts k < width,
+    lgamma(r + k) - lgamma(r) + k A with r = S, from feature-major A and S (n_features,
+    n_classes): (n_features * width, n_classes), feature j's count k at row j width + k, so
+    that a lookup reads the classes contiguously. width is NEGBIN_TABLE_MAX + 1, or less
+    (at least 1) so that the table holds at most NEGBIN_TABLE_ENTRIES numbers.
 
     The lgamma difference is the running sum of log(r + i), i < k: each term is within an ulp
     or so, where the difference of two lgammas loses the digits of lgamma(r) ~ r log r (1e-7
     absolute at r = 1e8)."""
-    k = np.arange(NEGBIN_TABLE_MAX + 1, dtype=np.float64)[:, None]
+    width = min(NEGBIN_TABLE_MAX + 1, max(1, NEGBIN_TABLE_ENTRIES // A.size))
+    k = np.arange(width, dtype=np.float64)[:, None]
     table = np.zeros((A.shape[0], len(k), A.shape[1]))
     np.cumsum(np.log(S[:, None, :] + k[:-1]), axis=1, out=table[:, 1:])
     table += k * A[:, None, :]

@@ -1612,18 +1612,25 @@ class _GammaPoissonEvidence(NamedTuple):
                             - self.total * np.log(self.beta + self.observed)))
 
 
-def _negbin_csr_jll(tables, X, with_factorials):
-    """Joint log-likelihoods (float64) of CSR rows under the negative binomial tables
-    (``diagonal_tables``' DIAG_NEGBIN): the zeros' terms are in the bias, and only the nonzeros'
-    lgamma(r + x) - lgamma(r) - x log(1 + b) are computed."""
-    minus_log1p_b, r, bias = tables[0], tables[1], tables[4]
+def _negbin_csr_lookups(tables, X):
+    """The negative binomial's CSR input to the linear CSR kernel: ``(data, indices, extra)``
+    where a nonzero whole count x within the table (``diagonal_tables``' DIAG_NEGBIN) has
+    weight 1 and the index of its table row, j (width) + x, so that the kernel adds that row;
+    any other gets weight 0, and ``extra`` (None if there is none) holds the rows and the
+    terms lgamma(r + x) - lgamma(r) - x log(1 + b) (float64) to add to theirs."""
+    minus_log1p_b, r, table = tables[0], tables[1], tables[6]
+    width = len(table) // len(r)
     nnz = X.indptr[-1]
     x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
-    terms = gammaln(r[j] + x[:, None]) - gammaln(r[j]) + x[:, None] * minus_log1p_b[j]
-    if with_factorials:
-        terms -= gammaln(x + 1.0)[:, None]
-    rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(X.shape[0], nnz))
-    return bias + rows @ terms
+    looked_up = (x < width) & (x == np.floor(x))
+    indices = (j * width + np.where(looked_up, x, 0)).astype(X.indptr.dtype)
+    if looked_up.all():
+        return np.ones(nnz), indices, None
+    other = np.flatnonzero(~looked_up)
+    xo, jo = x[other, None], j[other]
+    terms = gammaln(r[jo] + xo) - gammaln(r[jo]) + xo * minus_log1p_b[jo]
+    rows = np.searchsorted(X.indptr, other, side="right") - 1
+    return looked_up.astype(np.float64), indices, (rows, terms)
 
 
 class PoissonNB(_Evidence, _BaseDiagonalNB):
@@ -1802,7 +1809,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             r = stats["feature_count_"] + alpha
             tables = diagonal_tables(DIAG_NEGBIN, -np.log1p(b), r, -r * np.log1p(1.0 / b),
                                      log_prior)
-            sparse_table = None  # (CSR input is scored with the tables: _negbin_csr_jll)
+            # the CSR kernel reads a table of the output's dtype (_negbin_csr_lookups)
+            sparse_table = tables[6].astype(fitted.dtype, copy=False)
         else:
             tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
             # the CSR kernel reads a table of the output's dtype
@@ -1859,22 +1867,29 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):
             return super()._score(params, X, kind, out, has_nan)
-        if params.tables[5] == DIAG_NEGBIN:
-            jll = _negbin_csr_jll(params.tables, X, kind == OUT_JLL)
-            if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
-                raise MemoryError("could not allocate the scoring kernel's row buffers")
-            out[...] = jll
-            return None
         bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
-        if _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.named["sparse_table"], bias,
-                               False, 0.0, False, kind, out, n_threads):
+        data, indices, table, extra = X.data, X.indices, params.named["sparse_table"], None
+        if params.tables[5] == DIAG_NEGBIN:
+            data, indices, extra = _negbin_csr_lookups(params.tables, X)
+        if extra is None:
+            jll, scored = out, kind
+        else:  # counts beyond the table: their terms are added in float64, then normalised
+            jll, scored, table = np.empty(out.shape), OUT_JLL, params.tables[6]
+        if _jll.jll_linear_csr(data, indices, X.indptr, table, bias, False, 0.0, False, scored,
+                               jll, n_threads):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+        if extra is not None:
+            np.add.at(jll, extra[0], extra[1])
         if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts
             nnz = X.indptr[-1]
             log_factorials = sp.csr_matrix((gammaln(X.data[:nnz] + 1.0), X.indices[:nnz],
                                             X.indptr), shape=X.shape)
-            out -= np.asarray(log_factorials.sum(axis=1), dtype=out.dtype)
+            jll -= np.asarray(log_factorials.sum(axis=1), dtype=jll.dtype)
+        elif extra is not None and _jll.normalize_rows_inplace(jll, kind, n_threads):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+        if jll is not out:
+            out[...] = jll
 
 
 class _CategoricalParams(NamedTuple):
