@@ -1613,24 +1613,30 @@ class _GammaPoissonEvidence(NamedTuple):
 
 
 def _negbin_csr_lookups(tables, X):
-    """The negative binomial's CSR input to the linear CSR kernel: ``(data, indices, extra)``
-    where a nonzero whole count x within the table (``diagonal_tables``' DIAG_NEGBIN) has
-    weight 1 and the index of its table row, j (width) + x, so that the kernel adds that row;
-    any other gets weight 0, and ``extra`` (None if there is none) holds the rows and the
-    terms lgamma(r + x) - lgamma(r) - x log(1 + b) (float64) to add to theirs."""
+    """The negative binomial's CSR rows for the linear CSR kernel, which gives each nonzero
+    weight 1 (binarized): ``(indices, extra)``, where a whole count x of feature j within the
+    table (``diagonal_tables``' DIAG_NEGBIN) has the index of its table row, j width + x, and
+    any other that of the row of 0 (zeros), with its rows and terms lgamma(r + x) - lgamma(r) -
+    x log(1 + b) (float64) in ``extra`` (None if there is none) to add to theirs."""
     minus_log1p_b, r, table = tables[0], tables[1], tables[6]
     width = len(table) // len(r)
     nnz = X.indptr[-1]
-    x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
-    looked_up = (x < width) & (x == np.floor(x))
-    indices = (j * width + np.where(looked_up, x, 0)).astype(X.indptr.dtype)
+    x, j = X.data[:nnz], X.indices[:nnz]
+    # x within the table is whole: trunc(x) == x; one beyond it becomes width - 1/2 first
+    whole = np.minimum(x, width - 0.5)
+    np.trunc(whole, out=whole)
+    looked_up = whole == x
+    k = whole.astype(X.indptr.dtype)
+    k *= looked_up
+    indices = j * X.indptr.dtype.type(width)
+    indices += k
     if looked_up.all():
-        return np.ones(nnz), indices, None
+        return indices, None
     other = np.flatnonzero(~looked_up)
-    xo, jo = x[other, None], j[other]
+    xo, jo = x[other, None].astype(np.float64), j[other]
     terms = gammaln(r[jo] + xo) - gammaln(r[jo]) + xo * minus_log1p_b[jo]
     rows = np.searchsorted(X.indptr, other, side="right") - 1
-    return looked_up.astype(np.float64), indices, (rows, terms)
+    return indices, (rows, terms)
 
 
 class PoissonNB(_Evidence, _BaseDiagonalNB):
@@ -1869,15 +1875,16 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             return super()._score(params, X, kind, out, has_nan)
         bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
-        data, indices, table, extra = X.data, X.indices, params.named["sparse_table"], None
-        if params.tables[5] == DIAG_NEGBIN:
-            data, indices, extra = _negbin_csr_lookups(params.tables, X)
+        indices, table, extra = X.indices, params.named["sparse_table"], None
+        negbin = params.tables[5] == DIAG_NEGBIN
+        if negbin:
+            indices, extra = _negbin_csr_lookups(params.tables, X)
         if extra is None:
             jll, scored = out, kind
         else:  # counts beyond the table: their terms are added in float64, then normalised
             jll, scored, table = np.empty(out.shape), OUT_JLL, params.tables[6]
-        if _jll.jll_linear_csr(data, indices, X.indptr, table, bias, False, 0.0, False, scored,
-                               jll, n_threads):
+        if _jll.jll_linear_csr(X.data, indices, X.indptr, table, bias, negbin, 0.0, False,
+                               scored, jll, n_threads):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
         if extra is not None:
             np.add.at(jll, extra[0], extra[1])
