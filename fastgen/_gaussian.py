@@ -27,10 +27,6 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
 DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
-# whole counts up to this are scored from negbin_table, larger or fractional ones with lgamma;
-# a model of more than NEGBIN_TABLE_ENTRIES / 65 (features x classes) gets fewer counts
-NEGBIN_TABLE_MAX = 64
-NEGBIN_TABLE_ENTRIES = 1 << 22  # 32 MB
 
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -58,43 +54,21 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     and B (the constant of each term), the log prior and the class bias (the log prior plus
     the constants of all the features: what a complete row starts from), and P (Student-t
     only; its one row when every feature of a class has the same power, which the kernel then
-    takes one log per class for; negative binomial: the table of ``negbin_table``).
+    takes one log per class for; negative binomial: the lookup table of whole counts, given
+    as (n_classes, n_features * width), see ``naive_bayes.negbin_table``).
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
     B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and
     b: A = -log(1 + b), S = r, B = -r log(1 + 1/b).
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
-    if model == DIAG_NEGBIN:
-        P = negbin_table(A, S)
-    elif P is None:
-        P = np.empty((0, A.shape[1]))
-    else:
-        P = np.ascontiguousarray(P.T, dtype=np.float64)
+    P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
     if model == DIAG_STUDENT_T and (P == P[0]).all():
         P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
         bias = log_prior + B.sum(axis=0)
     return A, S, B, log_prior, bias, model, P
-
-
-def negbin_table(A, S):
-    """The x-dependent part of the negative binomial log-pmf for the whole counts k < width,
-    lgamma(r + k) - lgamma(r) + k A with r = S, from feature-major A and S (n_features,
-    n_classes): (n_features * width, n_classes), feature j's count k at row j width + k, so
-    that a lookup reads the classes contiguously. width is NEGBIN_TABLE_MAX + 1, or less
-    (at least 1) so that the table holds at most NEGBIN_TABLE_ENTRIES numbers.
-
-    The lgamma difference is the running sum of log(r + i), i < k: each term is within an ulp
-    or so, where the difference of two lgammas loses the digits of lgamma(r) ~ r log r (1e-7
-    absolute at r = 1e8)."""
-    width = min(NEGBIN_TABLE_MAX + 1, max(1, NEGBIN_TABLE_ENTRIES // A.size))
-    k = np.arange(width, dtype=np.float64)[:, None]
-    table = np.zeros((A.shape[0], len(k), A.shape[1]))
-    np.cumsum(np.log(S[:, None, :] + k[:-1]), axis=1, out=table[:, 1:])
-    table += k * A[:, None, :]
-    return table.reshape(-1, A.shape[1])
 
 
 def score_diagonal(tables, X, kind, out, n_threads):

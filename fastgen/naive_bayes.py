@@ -197,6 +197,11 @@ POLYA_BLOCKS = 8
 # ... and documents up to this many words have their normaliser looked up (99.6% of the 20
 # Newsgroups test set; a table of n_classes x 4096 float64)
 POLYA_LENGTHS = 4096
+# PoissonNB's predictive looks up whole counts up to this (larger or fractional ones take two
+# lgammas per class); a model of more than NEGBIN_TABLE_ENTRIES / 65 feature-class cells gets
+# fewer, so that the table stays within 32 MB
+NEGBIN_TABLE_MAX = 64
+NEGBIN_TABLE_ENTRIES = 1 << 22
 
 
 def log_rising_rows(a, n_rows):
@@ -1612,6 +1617,21 @@ class _GammaPoissonEvidence(NamedTuple):
                             - self.total * np.log(self.beta + self.observed)))
 
 
+def negbin_table(minus_log1p_b, r):
+    """The x-dependent part of the negative binomial log-pmf for the whole counts k < width,
+    lgamma(r + k) - lgamma(r) - k log(1 + b), from (n_classes, n_features) r and -log(1 + b):
+    (n_classes, n_features * width), feature j's count k at column j width + k, so that its
+    transpose, the diagonal kernel's layout, reads the classes of a lookup contiguously. width
+    is NEGBIN_TABLE_MAX + 1, or less (at least 1) so that the table holds at most
+    NEGBIN_TABLE_ENTRIES numbers. The lgamma differences are ``log_rising_rows``."""
+    n_classes, n_features = r.shape
+    width = min(NEGBIN_TABLE_MAX + 1, max(1, NEGBIN_TABLE_ENTRIES // r.size))
+    table = np.zeros((n_features, width, n_classes))
+    table[:, 1:] = log_rising_rows(r.T, width - 1).transpose(1, 0, 2)
+    table += np.arange(width)[:, None] * minus_log1p_b.T[:, None, :]
+    return table.reshape(-1, n_classes).T
+
+
 def _negbin_csr_lookups(tables, X):
     """The negative binomial's CSR rows for the linear CSR kernel, which gives each nonzero
     weight 1 (binarized): ``(indices, extra)``, where a whole count x of feature j within the
@@ -1813,8 +1833,9 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         log_prior = class_log_prior(stats["class_count_"], hyper)
         if hyper["predictive"]:  # the negative binomial of r = alpha + S and b = beta + n
             r = stats["feature_count_"] + alpha
-            tables = diagonal_tables(DIAG_NEGBIN, -np.log1p(b), r, -r * np.log1p(1.0 / b),
-                                     log_prior)
+            minus_log1p_b = -np.log1p(b)
+            tables = diagonal_tables(DIAG_NEGBIN, minus_log1p_b, r, -r * np.log1p(1.0 / b),
+                                     log_prior, negbin_table(minus_log1p_b, r))
             # the CSR kernel reads a table of the output's dtype (_negbin_csr_lookups)
             sparse_table = tables[6].astype(fitted.dtype, copy=False)
         else:

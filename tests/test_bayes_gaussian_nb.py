@@ -20,7 +20,7 @@ from scipy import integrate, stats
 from scipy.special import gammaln, logsumexp
 
 import fastgen
-import fastgen._gaussian
+import fastgen.naive_bayes
 from fastgen import GaussianNB, PoissonNB
 
 RNG = np.random.default_rng(20261125)
@@ -330,7 +330,7 @@ def test_poisson_predictive_table_and_lgamma_counts(monkeypatch, dtype, entries)
     where the model is too large for the whole table (36 entries for 4 features and 3 classes:
     the counts 0 to 2)."""
     if entries is not None:
-        monkeypatch.setattr(fastgen._gaussian, "NEGBIN_TABLE_ENTRIES", entries)
+        monkeypatch.setattr(fastgen.naive_bayes, "NEGBIN_TABLE_ENTRIES", entries)
     X, y = _count_data()
     alpha, beta = 0.7, 0.4
     model = PoissonNB(alpha=alpha, beta=beta, predictive=True).fit(X.astype(dtype), y)

@@ -21,7 +21,7 @@
 #     and exponent, and takes one log per class at the end (_student_t_row); otherwise each term
 #     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: P is the
 #     table T[j * (K + 1) + k, c] = lgamma(r + k) - lgamma(r) + k A[j, c] of the whole counts
-#     k <= K (fastgen._gaussian.negbin_table), so such a count costs one row read and add
+#     k <= K (fastgen.naive_bayes.negbin_table), so such a count costs one row read and add
 #     (_negbin_row); a larger or fractional one its whole term, two lgammas per class.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into

@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastgen import CategoricalNB
-from fastgen._gaussian import NEGBIN_TABLE_MAX, negbin_table
+from fastgen.naive_bayes import NEGBIN_TABLE_MAX, negbin_table
 from fastgen._core import _counts, builds
 from fastgen._core import checks as _checks
 from fastgen._core import jll as selected_jll
@@ -168,7 +168,7 @@ def _diag_case(model, dtype, shape):
     elif model == "negbin":
         jll = negative_binomial_jll(Xd, r, b, log_prior)
         A, S, B = (-np.log1p(b)).T.copy(), r.T.copy(), (-r * np.log1p(1 / b)).T.copy()
-        P = negbin_table(A, S)
+        P = negbin_table(-np.log1p(b), r).T.copy()
         model_kind = 3
     else:
         jll = student_t_jll(Xd, loc, scale, dof, log_prior)
@@ -221,7 +221,7 @@ def test_negbin_table_matches_mpmath():
     b = np.array([[1e-2, 1.0, 3.0, 1e3], [10.0, 1e6, 7.0, 0.2]])
     A = -np.log1p(b)
     width = NEGBIN_TABLE_MAX + 1
-    table = negbin_table(A, r)
+    table = negbin_table(A.T, r.T).T
     assert table.shape == (2 * width, 4) and table.flags.c_contiguous
     with mpmath.workdps(40):
         for (j, c), rate in np.ndenumerate(r):
