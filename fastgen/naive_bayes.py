@@ -1726,7 +1726,10 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     its mean. With ``predictive=True`` a count x is scored by the posterior predictive, the
     negative binomial ``lgamma(r + x) - lgamma(r) - lgamma(x + 1) + r log(b / (b + 1)) - x
     log(b + 1)`` (Gelman et al., BDA3, section 2.6), which is wider than the Poisson of the
-    mean rate where a class has few observations. ``log_evidence_`` is the log marginal
+    mean rate where a class has few observations. Its x-dependent part for the whole counts up
+    to 64 is tabulated when the model is fitted (n_classes x n_features x 65 float64; fewer
+    counts where that would exceed 32 MB), so that scoring such a count is one look-up per
+    class; larger or fractional counts take two lgammas per class. ``log_evidence_`` is the log marginal
     likelihood summed over classes and features, ``alpha log beta - lgamma(alpha) +
     lgamma(r) - r log b``, without the term ``-sum log x!`` of the training counts: that term
     does not depend on the prior (so it changes no comparison of priors, nor the choice of
