@@ -11,7 +11,8 @@ each with the two scorings side by side (ids ``plug-in`` and ``predictive``):
 * ``dense-100kx50-10c`` -- batch throughput of ``predict_proba`` on the whole test set (fitted and
   warmed up outside the timing);
 * ``1row-50-10c`` -- latency of ``predict_proba`` on one row (``benchmark.pedantic`` with many
-  rounds, cycling over 256 fixed test rows).
+  rounds, cycling over 256 fixed test rows);
+* ``csr-100kx50-10c`` (PoissonNB only) -- the batch of ``dense-100kx50-10c`` as a CSR matrix.
 
 fastgen only (scikit-learn has no posterior predictive), with each ``--bench-threads`` value.
 Checks after timing: rows of the posteriors sum to 1, and on 200 test rows the predictive
@@ -28,6 +29,7 @@ import functools
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import bench_single_rows
 from numpy.testing import assert_allclose
 from scipy import stats
@@ -54,20 +56,22 @@ def _data(model, n_rows):
     return X[:n_rows], y[:n_rows], X[n_rows:]
 
 
-def _dataset(n_rows):
-    return f"dense-{n_rows // 1000}kx{N_FEATURES}-{N_CLASSES}c"
+def _dataset(n_rows, csr=False):
+    return f"{'csr' if csr else 'dense'}-{n_rows // 1000}kx{N_FEATURES}-{N_CLASSES}c"
 
 
 def pytest_generate_tests(metafunc):
     if "scoring" not in metafunc.fixturenames:
         return
     n_rows = SIZES[metafunc.config.getoption("--bench-size")]
-    one_row = metafunc.function.__name__.endswith("one_row")
-    dataset = f"1row-{N_FEATURES}-{N_CLASSES}c" if one_row else _dataset(n_rows)
+    name = metafunc.function.__name__
+    csr = name.endswith("csr")
+    dataset = (f"1row-{N_FEATURES}-{N_CLASSES}c" if name.endswith("one_row")
+               else _dataset(n_rows, csr))
     metafunc.parametrize("model, scoring", [
         pytest.param(m, s, id=f"{m}-{s}", marks=pytest.mark.benchmark(
             group=f"{m}/predict_proba-predictive/{dataset}"))
-        for m in ("gaussian", "poisson") for s in SCORINGS])
+        for m in (("poisson",) if csr else ("gaussian", "poisson")) for s in SCORINGS])
 
 
 @pytest.fixture
@@ -117,6 +121,17 @@ def test_predict_proba(benchmark, fitted, model, scoring, n_threads, record_info
     _check(est, model, scoring, n_threads, X_train, y_train, X_test, proba,
            np.arange(N_CHECK_ROWS), first_fastgen_result)
     record_info(X_test, _dataset(len(X_test)), estimator=type(est).__name__, scoring=scoring)
+
+
+def test_predict_proba_csr(benchmark, fitted, model, scoring, n_threads, record_info,
+                           first_fastgen_result):
+    est, X_train, y_train, X_test = fitted
+    X_csr = sp.csr_matrix(X_test)
+    proba = benchmark(est.predict_proba, X_csr)
+    _check(est, model, scoring, n_threads, X_train, y_train, X_test, proba,
+           np.arange(N_CHECK_ROWS), first_fastgen_result)
+    record_info(X_csr, _dataset(len(X_test), csr=True), estimator=type(est).__name__,
+                scoring=scoring)
 
 
 def test_predict_proba_one_row(benchmark, fitted, model, scoring, n_threads, record_info,

@@ -52,9 +52,10 @@ def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
 def diagonal_tables(model, A, S, B, log_prior, P=None):
     """The diagonal kernel's tables from (n_classes, n_features) parameters: feature-major A, S
     and B (the constant of each term), the log prior and the class bias (the log prior plus
-    the constants of all the features: what a complete row starts from), and P (Student-t
-    only; its one row when every feature of a class has the same power, which the kernel then
-    takes one log per class for).
+    the constants of all the features: what a complete row starts from), and P: Student-t's
+    powers, or their one row when every feature of a class has the same power (the kernel then
+    takes one log per class); the negative binomial's table of whole counts, given as
+    (n_classes, n_features * width) (``naive_bayes.negbin_table``); empty otherwise.
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
     B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and

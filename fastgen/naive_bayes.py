@@ -197,6 +197,11 @@ POLYA_BLOCKS = 8
 # ... and documents up to this many words have their normaliser looked up (99.6% of the 20
 # Newsgroups test set; a table of n_classes x 4096 float64)
 POLYA_LENGTHS = 4096
+# PoissonNB's predictive looks up whole counts up to this (larger or fractional ones take two
+# lgammas per class); a model of more than NEGBIN_TABLE_ENTRIES / 65 feature-class cells gets
+# fewer, so that the table stays within 32 MB
+NEGBIN_TABLE_MAX = 64
+NEGBIN_TABLE_ENTRIES = 1 << 22
 
 
 def log_rising_rows(a, n_rows):
@@ -1612,18 +1617,46 @@ class _GammaPoissonEvidence(NamedTuple):
                             - self.total * np.log(self.beta + self.observed)))
 
 
-def _negbin_csr_jll(tables, X, with_factorials):
-    """Joint log-likelihoods (float64) of CSR rows under the negative binomial tables
-    (``diagonal_tables``' DIAG_NEGBIN): the zeros' terms are in the bias, and only the nonzeros'
-    lgamma(r + x) - lgamma(r) - x log(1 + b) are computed."""
-    minus_log1p_b, r, bias = tables[0], tables[1], tables[4]
+def negbin_table(minus_log1p_b, r):
+    """The x-dependent part of the negative binomial log-pmf for the whole counts k < width,
+    lgamma(r + k) - lgamma(r) - k log(1 + b), from (n_classes, n_features) r and -log(1 + b):
+    (n_classes, n_features * width), feature j's count k at column j width + k, so that its
+    transpose, the diagonal kernel's layout, reads the classes of a lookup contiguously. width
+    is NEGBIN_TABLE_MAX + 1, or less (at least 1) so that the table holds at most
+    NEGBIN_TABLE_ENTRIES numbers. The lgamma differences are ``log_rising_rows``."""
+    n_classes, n_features = r.shape
+    width = min(NEGBIN_TABLE_MAX + 1, max(1, NEGBIN_TABLE_ENTRIES // r.size))
+    table = np.zeros((n_features, width, n_classes))
+    table[:, 1:] = log_rising_rows(r.T, width - 1).transpose(1, 0, 2)
+    table += np.arange(width)[:, None] * minus_log1p_b.T[:, None, :]
+    return table.reshape(-1, n_classes).T
+
+
+def _negbin_csr_lookups(tables, X):
+    """The negative binomial's CSR rows for the linear CSR kernel, which gives each nonzero
+    weight 1 (binarized): ``(indices, extra)``, where a whole count x of feature j within the
+    table (``diagonal_tables``' DIAG_NEGBIN) has the index of its table row, j width + x, and
+    any other that of the row of 0 (zeros), with its rows and terms lgamma(r + x) - lgamma(r) -
+    x log(1 + b) (float64) in ``extra`` (None if there is none) to add to theirs."""
+    minus_log1p_b, r, table = tables[0], tables[1], tables[6]
+    width = len(table) // len(r)
     nnz = X.indptr[-1]
-    x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
-    terms = gammaln(r[j] + x[:, None]) - gammaln(r[j]) + x[:, None] * minus_log1p_b[j]
-    if with_factorials:
-        terms -= gammaln(x + 1.0)[:, None]
-    rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(X.shape[0], nnz))
-    return bias + rows @ terms
+    x, j = X.data[:nnz], X.indices[:nnz]
+    # x within the table is whole: trunc(x) == x; one beyond it becomes width - 1/2 first
+    whole = np.minimum(x, width - 0.5)
+    np.trunc(whole, out=whole)
+    looked_up = whole == x
+    k = whole.astype(X.indptr.dtype)
+    k *= looked_up
+    indices = j * X.indptr.dtype.type(width)
+    indices += k
+    if looked_up.all():
+        return indices, None
+    other = np.flatnonzero(~looked_up)
+    xo, jo = x[other, None].astype(np.float64), j[other]
+    terms = gammaln(r[jo] + xo) - gammaln(r[jo]) + xo * minus_log1p_b[jo]
+    rows = np.searchsorted(X.indptr, other, side="right") - 1
+    return indices, (rows, terms)
 
 
 class PoissonNB(_Evidence, _BaseDiagonalNB):
@@ -1693,7 +1726,10 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     its mean. With ``predictive=True`` a count x is scored by the posterior predictive, the
     negative binomial ``lgamma(r + x) - lgamma(r) - lgamma(x + 1) + r log(b / (b + 1)) - x
     log(b + 1)`` (Gelman et al., BDA3, section 2.6), which is wider than the Poisson of the
-    mean rate where a class has few observations. ``log_evidence_`` is the log marginal
+    mean rate where a class has few observations. Its x-dependent part for the whole counts up
+    to 64 is tabulated when the model is fitted (n_classes x n_features x 65 float64; fewer
+    counts where that would exceed 32 MB), so that scoring such a count is one look-up per
+    class; larger or fractional counts take two lgammas per class. ``log_evidence_`` is the log marginal
     likelihood summed over classes and features, ``alpha log beta - lgamma(alpha) +
     lgamma(r) - r log b``, without the term ``-sum log x!`` of the training counts: that term
     does not depend on the prior (so it changes no comparison of priors, nor the choice of
@@ -1800,9 +1836,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         log_prior = class_log_prior(stats["class_count_"], hyper)
         if hyper["predictive"]:  # the negative binomial of r = alpha + S and b = beta + n
             r = stats["feature_count_"] + alpha
-            tables = diagonal_tables(DIAG_NEGBIN, -np.log1p(b), r, -r * np.log1p(1.0 / b),
-                                     log_prior)
-            sparse_table = None  # (CSR input is scored with the tables: _negbin_csr_jll)
+            minus_log1p_b = -np.log1p(b)
+            tables = diagonal_tables(DIAG_NEGBIN, minus_log1p_b, r, -r * np.log1p(1.0 / b),
+                                     log_prior, negbin_table(minus_log1p_b, r))
+            # the CSR kernel reads a table of the output's dtype (_negbin_csr_lookups)
+            sparse_table = tables[6].astype(fitted.dtype, copy=False)
         else:
             tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
             # the CSR kernel reads a table of the output's dtype
@@ -1859,22 +1897,30 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):
             return super()._score(params, X, kind, out, has_nan)
-        if params.tables[5] == DIAG_NEGBIN:
-            jll = _negbin_csr_jll(params.tables, X, kind == OUT_JLL)
-            if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
-                raise MemoryError("could not allocate the scoring kernel's row buffers")
-            out[...] = jll
-            return None
         bias = params.tables[4]
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
-        if _jll.jll_linear_csr(X.data, X.indices, X.indptr, params.named["sparse_table"], bias,
-                               False, 0.0, False, kind, out, n_threads):
+        indices, table, extra = X.indices, params.named["sparse_table"], None
+        negbin = params.tables[5] == DIAG_NEGBIN
+        if negbin:
+            indices, extra = _negbin_csr_lookups(params.tables, X)
+        if extra is None:
+            jll, scored = out, kind
+        else:  # counts beyond the table: their terms are added in float64, then normalised
+            jll, scored, table = np.empty(out.shape), OUT_JLL, params.tables[6]
+        if _jll.jll_linear_csr(X.data, indices, X.indptr, table, bias, negbin, 0.0, False,
+                               scored, jll, n_threads):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+        if extra is not None:
+            np.add.at(jll, extra[0], extra[1])
         if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts
             nnz = X.indptr[-1]
             log_factorials = sp.csr_matrix((gammaln(X.data[:nnz] + 1.0), X.indices[:nnz],
                                             X.indptr), shape=X.shape)
-            out -= np.asarray(log_factorials.sum(axis=1), dtype=out.dtype)
+            jll -= np.asarray(log_factorials.sum(axis=1), dtype=jll.dtype)
+        elif extra is not None and _jll.normalize_rows_inplace(jll, kind, n_threads):
+            raise MemoryError("could not allocate the scoring kernel's row buffers")
+        if jll is not out:
+            out[...] = jll
 
 
 class _CategoricalParams(NamedTuple):

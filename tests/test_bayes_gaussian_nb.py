@@ -12,6 +12,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _reference import negative_binomial_jll
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -19,6 +20,7 @@ from scipy import integrate, stats
 from scipy.special import gammaln, logsumexp
 
 import fastgen
+import fastgen.naive_bayes
 from fastgen import GaussianNB, PoissonNB
 
 RNG = np.random.default_rng(20261125)
@@ -317,6 +319,38 @@ def test_poisson_predictive_is_the_negative_binomial(sparse):
                                                        else X_test),
                                expected - logsumexp(expected, axis=1, keepdims=True),
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("entries", [None, 36], ids=["whole-table", "table-of-3-counts"])
+def test_poisson_predictive_table_and_lgamma_counts(monkeypatch, dtype, entries):
+    """Whole counts the derive-time table holds (up to 64), larger ones (65, 300) and
+    fractional ones, dense with missing values and CSR, score the negative binomial log-pmf
+    (written with gammaln, which extends it to fractional counts) in every output kind; also
+    where the model is too large for the whole table (36 entries for 4 features and 3 classes:
+    the counts 0 to 2)."""
+    if entries is not None:
+        monkeypatch.setattr(fastgen.naive_bayes, "NEGBIN_TABLE_ENTRIES", entries)
+    X, y = _count_data()
+    alpha, beta = 0.7, 0.4
+    model = PoissonNB(alpha=alpha, beta=beta, predictive=True).fit(X.astype(dtype), y)
+    X_test = RNG.poisson(3.0, (30, 4)).astype(np.float64)
+    X_test.flat[RNG.permutation(X_test.size)[:24]] = np.repeat([1, 2, 3, 64, 65, 300, 2.5,
+                                                                0.5], 3)
+    with_nan = X_test.copy()
+    with_nan[RNG.random(X_test.shape) < 0.2] = np.nan
+    r, b = alpha + model.feature_count_, beta + model.observed_count_
+    rtol = 1e-11 if dtype == np.float64 else 2e-6
+    for X_in in (with_nan, sp.csr_matrix(X_test)):
+        dense = X_in.toarray() if sp.issparse(X_in) else X_in
+        expected = negative_binomial_jll(dense, r, b, model.class_log_prior_)
+        log_proba = expected - logsumexp(expected, axis=1, keepdims=True)
+        X_in = X_in.astype(dtype)
+        np.testing.assert_allclose(model.predict_joint_log_proba(X_in), expected, rtol=rtol)
+        np.testing.assert_allclose(model.predict_log_proba(X_in), log_proba, rtol=rtol,
+                                   atol=1e4 * rtol)
+        np.testing.assert_allclose(model.predict_proba(X_in), np.exp(log_proba), rtol=rtol,
+                                   atol=1e4 * rtol)
 
 
 @pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (0.3, 2.5)])

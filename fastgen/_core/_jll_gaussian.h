@@ -175,44 +175,4 @@ static inline void fastgen_t_finish(double *__restrict acc, const double *__rest
                               + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c])));
 }
 
-/* acc[c] += log(mant[c] 2^expo[c]). */
-static inline void fastgen_log_add(double *__restrict acc, const double *__restrict mant,
-                                   const double *__restrict expo, Py_ssize_t n) {
-    for (Py_ssize_t c = 0; c < n; c++)
-        acc[c] += expo[c] * 6.93147180369123816490e-01
-                  + (expo[c] * 1.90821492927058770002e-10 + fastgen_log_ge1(mant[c]));
-}
-/* Negative binomial terms (the posterior predictive of PoissonNB): for a count x = m, a whole
-   number, lgamma(r + m) - lgamma(r) = log(r (r + 1) ... (r + m - 1)), multiplied into mant 2^expo
-   instead of two lgammas, and renormalised after every four factors where r + m < 2^250 (their
-   product is below 2^1000), else after each (every factor is below 2^1023). */
-static inline void fastgen_rising_mul(double *__restrict mant, double *__restrict expo,
-                                      const double *__restrict r, int m, Py_ssize_t n) {
-    int k = 0;
-    if (m >= 4) {
-        uint64_t top = 0;  /* the bits of the largest r (positive: they sort as the values) */
-        for (Py_ssize_t c = 0; c < n; c++) {
-            const uint64_t b = fastgen_bits(r[c]);
-            top = b > top ? b : top;
-        }
-        if (fastgen_double(top) + m < 0x1p250) {
-            for (; k + 4 <= m; k += 4) {
-                for (Py_ssize_t c = 0; c < n; c++) {
-                    const double t = r[c] + k;
-                    const uint64_t pb = fastgen_bits(mant[c] * ((t * (t + 1.0))
-                                                                * ((t + 2.0) * (t + 3.0))));
-                    mant[c] = fastgen_mantissa(pb);
-                    expo[c] += fastgen_exponent(pb);
-                }
-            }
-        }
-    }
-    for (; k < m; k++) {
-        for (Py_ssize_t c = 0; c < n; c++) {
-            const uint64_t pb = fastgen_bits(mant[c] * (r[c] + k));
-            mant[c] = fastgen_mantissa(pb);
-            expo[c] += fastgen_exponent(pb);
-        }
-    }
-}
 #endif

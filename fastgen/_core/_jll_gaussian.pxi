@@ -19,9 +19,10 @@
 #     Student-t: where the power is the same for every feature of a class (P has one row: the
 #     training data had no missing values), a row multiplies its 1 + u^2 per class, as mantissa
 #     and exponent, and takes one log per class at the end (_student_t_row); otherwise each term
-#     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: the
-#     lgamma difference of a whole count up to MAX_RISING is the log of a product of as many
-#     factors, multiplied into one product per class (_negbin_row); a zero costs only B.
+#     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: P is the
+#     table T[j * (K + 1) + k, c] = lgamma(r + k) - lgamma(r) + k A[j, c] of the whole counts
+#     k <= K (fastgen.naive_bayes.negbin_table), so such a count costs one row read and add
+#     (_negbin_row); a larger or fractional one its whole term, two lgammas per class.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
 #       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
@@ -38,9 +39,6 @@ cdef enum:
     DIAG_POISSON = 1
     DIAG_STUDENT_T = 2
     DIAG_NEGBIN = 3
-
-# Whole counts up to this many factors are a product; larger or fractional ones two lgammas.
-cdef int MAX_RISING = 64
 
 cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add(double *acc, const double *loc, const double *scale, double x,
@@ -60,10 +58,6 @@ cdef extern from "_jll_gaussian.h":
                            double x, Py_ssize_t n) noexcept nogil
     void fastgen_t_finish(double *acc, const double *mant, const double *expo,
                           const double *power, Py_ssize_t n) noexcept nogil
-    void fastgen_log_add(double *acc, const double *mant, const double *expo,
-                         Py_ssize_t n) noexcept nogil
-    void fastgen_rising_mul(double *mant, double *expo, const double *r, int m,
-                            Py_ssize_t n) noexcept nogil
 
 
 cdef inline bint _row_complete(const floating *x, intp_t n) noexcept nogil:
@@ -177,20 +171,24 @@ cdef inline void _student_t_row(double *acc, double *mant, double *expo,
                           n_classes)
 
 
-cdef inline void _negbin_row(double *acc, double *mant, double *expo,
-                             const float64_t[:, ::1] A, const float64_t[:, ::1] S,
-                             const float64_t[:, ::1] B, const float64_t[::1] log_prior,
-                             const float64_t[::1] bias, const floating *x, double *xrow,
-                             intp_t n_features, intp_t n_classes) noexcept nogil:
+cdef inline void _negbin_row(double *acc, const float64_t[:, ::1] A, const float64_t[:, ::1] S,
+                             const float64_t[:, ::1] B, const float64_t[:, ::1] T,
+                             const float64_t[::1] log_prior, const float64_t[::1] bias,
+                             const floating *x, double *xrow, intp_t n_features,
+                             intp_t n_classes) noexcept nogil:
     """acc = the negative binomial joint log-likelihoods (without -log(x!)) of the row x, from
-    the bias for a complete row; xrow gets the row in float64, a missing value as 0."""
-    cdef intp_t j, c
+    the bias for a complete row: a whole count up to the table's last reads its row of T, four
+    features per pass (the rows' pointers on this call's stack: per thread); xrow gets the row
+    in float64, a missing value as 0."""
+    cdef const double *rows[4]
+    cdef double ones[4]
+    cdef intp_t width = T.shape[0] // n_features  # counts 0 .. width - 1 per feature
+    cdef intp_t j, c, q, m = 0
     cdef double v
     cdef bint complete = _row_complete(x, n_features)
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for c in range(n_classes):
         acc[c] = bias[c] if complete else log_prior[c]
-        mant[c] = 1.0
-        expo[c] = 0.0
     for j in range(n_features):
         v = x[j]
         if isnan(v):
@@ -199,15 +197,18 @@ cdef inline void _negbin_row(double *acc, double *mant, double *expo,
         xrow[j] = v
         if not complete:
             _axpy1(acc, &B[j, 0], 1.0, n_classes)
-        if v == 0.0:
-            continue
-        _axpy1(acc, &A[j, 0], v, n_classes)
-        if v <= MAX_RISING and v == floor(v):
-            fastgen_rising_mul(mant, expo, &S[j, 0], <int> v, n_classes)
+        if v < width and v == floor(v):
+            rows[m] = &T[j * width + <intp_t> v, 0]
+            m += 1
+            if m == 4:
+                _axpy4(acc, rows, ones, n_classes)
+                m = 0
         else:
+            _axpy1(acc, &A[j, 0], v, n_classes)
             for c in range(n_classes):
                 acc[c] = acc[c] + (lgamma(S[j, c] + v) - lgamma(S[j, c]))
-    fastgen_log_add(acc, mant, expo, n_classes)
+    for q in range(m):
+        _axpy1(acc, rows[q], 1.0, n_classes)
 
 
 def jll_diag_dense(
@@ -215,7 +216,8 @@ def jll_diag_dense(
     const float64_t[:, ::1] A not None,     # IN (n_features, n_classes)
     const float64_t[:, ::1] S not None,     # IN (n_features, n_classes), Gaussian only
     const float64_t[:, ::1] B not None,     # IN (n_features, n_classes) the terms' constants
-    const float64_t[:, ::1] P not None,     # IN (n_features or 1, n_classes), Student-t only
+    const float64_t[:, ::1] P not None,     # IN Student-t: (n_features or 1, n_classes);
+                                            # negative binomial: the table (see the design note)
     const float64_t[::1] log_prior not None,  # IN (n_classes,)
     const float64_t[::1] bias not None,     # IN (n_classes,) log prior + sum_j B[j]
     int model,                              # a DIAGONAL_MODELS kind (the enum above)
@@ -248,8 +250,8 @@ def jll_diag_dense(
                 _student_t_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, P,
                                log_prior, bias, &X[i, 0], n_features, n_classes)
             elif model == DIAG_NEGBIN:
-                _negbin_row(acc, acc + n_classes, acc + 2 * n_classes, A, S, B, log_prior,
-                            bias, &X[i, 0], xrow, n_features, n_classes)
+                _negbin_row(acc, A, S, B, P, log_prior, bias, &X[i, 0], xrow, n_features,
+                            n_classes)
             elif _row_complete(&X[i, 0], n_features):
                 for c in range(n_classes):
                     acc[c] = bias[c]
