@@ -16,9 +16,9 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from ._base import group_by_class
+from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
 from ._validation import ConvergenceWarning, invalid_parameter
@@ -647,18 +647,19 @@ class NormalInverseGamma(NamedTuple):
             return NormalInverseGamma(kappa, self.mean + delta * (n / kappa), nu,
                                       (self.nu * self.var + m2 + shift * delta * delta) / nu)
 
-    def log_normaliser(self):
-        """log of the integral of the unnormalised density (2 pi sigma^2)^(-1/2) exp(-kappa
-        (mu - mean)^2 / (2 sigma^2)) Inv-Gamma-kernel (sigma^2)^(-nu/2 - 1) exp(-nu var /
-        (2 sigma^2)): lgamma(nu/2) - (nu/2) log(nu var / 2) - log(kappa) / 2. The log evidence
-        of data is the posterior's minus the prior's, less (n/2) log(2 pi)."""
-        return gammaln(self.nu / 2) - self.nu / 2 * np.log(self.nu * self.var / 2) \
-            - 0.5 * np.log(self.kappa)
-
     def log_evidence(self, n, mean, m2):
-        """log of the marginal likelihood of the observations (``updated``'s), elementwise."""
-        return self.updated(n, mean, m2).log_normaliser() - self.log_normaliser() \
-            - 0.5 * LOG_2PI * n
+        """log of the marginal likelihood of the observations (``updated``'s), elementwise:
+        the log normaliser lgamma(nu/2) - (nu/2) log(nu var / 2) - log(kappa) / 2 of the
+        posterior minus the prior's, less (n/2) log(2 pi), arranged so that no two large terms
+        cancel (a strong prior's pseudo-counts dwarf n): with Q = nu var and Q_n = Q + D, D =
+        m2 + kappa n / kappa_n (mean - mean0)^2, it is log_rising(nu/2, n/2) - log1p(n / kappa)
+        / 2 - (n/2) log(pi Q_n) - (nu/2) log1p(D / Q). n = 0 gives 0."""
+        q0 = self.nu * self.var
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = mean - self.mean
+            d = m2 + self.kappa * (n / (self.kappa + n)) * delta * delta
+            return (log_rising(self.nu / 2, n / 2) - 0.5 * np.log1p(n / self.kappa)
+                    - 0.5 * n * np.log(np.pi * (q0 + d)) - 0.5 * self.nu * np.log1p(d / q0))
 
     def predictive(self):
         """The predictive density of one more observation, a Student-t with nu degrees of
@@ -668,8 +669,7 @@ class NormalInverseGamma(NamedTuple):
         log(pi)/2."""
         with np.errstate(over="ignore", divide="ignore"):
             S = 1.0 / np.sqrt(self.nu * self.var * (1.0 + 1.0 / self.kappa))
-            B = gammaln((self.nu + 1) / 2) - gammaln(self.nu / 2) + np.log(S) \
-                - 0.5 * np.log(np.pi)
+            B = log_rising(self.nu / 2, 0.5) + np.log(S) - 0.5 * np.log(np.pi)
         return self.mean, S, B, -(self.nu + 1) / 2
 
     def draw(self, rng):

@@ -36,7 +36,7 @@ from ._base import (
     prior_array,
     spread,
 )
-from ._bayes import Conjugate, maximise
+from ._bayes import Conjugate, log_rising, maximise
 from ._core import _counts, _tables
 from ._core import checks as _checks
 from ._core import jll as _jll
@@ -235,8 +235,8 @@ class _EvidenceTerms(NamedTuple):
     def __call__(self, a):
         with np.errstate(invalid="ignore"):
             s, t = a * np.asarray(self.count_scale), a * np.asarray(self.total_scale)
-            return float(self.count_weight @ (gammaln(s + self.count) - gammaln(s))
-                         - self.total_weight @ (gammaln(t + self.total) - gammaln(t)))
+            return float(self.count_weight @ log_rising(s, self.count)
+                         - self.total_weight @ log_rising(t, self.total))
 
 
 # Whole counts up to this are merged by a histogram (linear time) rather than a sort
@@ -1607,7 +1607,7 @@ class _GammaPoissonEvidence(NamedTuple):
     beta: float
 
     def __call__(self, a):
-        return float(np.sum(gammaln(a + self.total) - gammaln(a)
+        return float(np.sum(log_rising(a, self.total)
                             - a * np.log1p(self.observed / self.beta)
                             - self.total * np.log(self.beta + self.observed)))
 
@@ -1619,7 +1619,7 @@ def _negbin_csr_jll(tables, X, with_factorials):
     minus_log1p_b, r, bias = tables[0], tables[1], tables[4]
     nnz = X.indptr[-1]
     x, j = X.data[:nnz].astype(np.float64), X.indices[:nnz]
-    terms = gammaln(r[j] + x[:, None]) - gammaln(r[j]) + x[:, None] * minus_log1p_b[j]
+    terms = log_rising(r[j], x[:, None]) + x[:, None] * minus_log1p_b[j]
     if with_factorials:
         terms -= gammaln(x + 1.0)[:, None]
     rows = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(X.shape[0], nnz))

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy.special import logsumexp
-from scipy.stats import invwishart, multivariate_t
+from scipy.stats import invwishart, multivariate_normal, multivariate_t
 
 import fastgen
 from fastgen import LinearDiscriminantAnalysis as LDA
@@ -155,6 +155,23 @@ def test_log_evidence_is_the_product_of_sequential_predictives(Model, strength):
     order = np.random.default_rng(0).permutation(len(X))
     assert_allclose(sequential_evidence(X[order], y[order], 2, (m0, cov0, kappa0, nu0),
                                         Model is LDA), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+@pytest.mark.parametrize("strength", [1e12, 1e20, 1e100])
+def test_a_strong_prior_pins_the_gaussian(Model, strength):
+    """A prior worth n0 observations pins each mean at m0 and each covariance at cov0 as n0
+    grows: the evidence tends to the Gaussian log-likelihood under them and the predictive to
+    that Gaussian, within O(n / n0). Differences of lgammas of n0 / 2, or of n0 log|Psi| terms,
+    lose every digit of them there."""
+    X, y = data(n=24, d=2, n_classes=2, seed=3)
+    m0, cov0 = np.array([0.3, -0.2]), np.array([[2.0, 0.4], [0.4, 1.0]])
+    model = Model(predictive=True, prior_mean=m0, prior_covariance=cov0,
+                  prior_strength=strength).fit(X, y)
+    gaussian = multivariate_normal(m0, cov0)
+    assert_allclose(model.log_evidence_, gaussian.logpdf(X).sum(), rtol=1e-10)
+    jll = model.predict_joint_log_proba(X[:5]) - np.log(model.priors_)
+    assert_allclose(jll, np.repeat(gaussian.logpdf(X[:5])[:, None], 2, axis=1), rtol=1e-10)
 
 
 def test_log_evidence_of_one_class_by_monte_carlo_free_identity():

@@ -141,6 +141,21 @@ def test_gaussian_evidence_is_the_sequential_product(strength):
                                         prior["prior_var"]) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("strength", [1e12, 1e20, 1e100])
+def test_gaussian_evidence_of_a_strong_prior_is_the_prior_likelihood(strength):
+    """A prior worth n0 observations pins (mu, sigma^2) at (m0, s0^2) as n0 grows: the evidence
+    tends to the normal log-likelihood under them, within O(n / n0). A difference of lgammas of
+    n0 / 2, or of n0 log(n0 s0^2) terms, loses every digit of it there."""
+    X, y = _gaussian_data()
+    prior = _fixed_prior(X)
+    model = GaussianNB(prior_strength=strength, **prior).fit(X, y)
+    observed = ~np.isnan(X)
+    mean, var = (np.broadcast_to(prior[name], X.shape)[observed]
+                 for name in ("prior_mean", "prior_var"))
+    expected = stats.norm.logpdf(X[observed], mean, np.sqrt(var)).sum()
+    assert model.log_evidence_ == pytest.approx(expected, rel=1e-10)
+
+
 def test_gaussian_evidence_is_the_integral():
     """The marginal likelihood of three values as the double integral over (mu, sigma^2) of
     the likelihood times the prior density (Inv-Gamma times normal), written out."""
@@ -321,6 +336,18 @@ def test_poisson_predictive_is_the_negative_binomial(sparse):
                                                        else X_test),
                                expected - logsumexp(expected, axis=1, keepdims=True),
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("strength", [1e15, 1e50])
+def test_poisson_predictive_of_a_strong_prior_is_the_prior_rate(strength):
+    """Gamma(a, a) pins every rate at 1 as a grows: the predictive negative binomial tends to
+    Poisson(1), dense and CSR alike (the CSR path once lost every digit of lgamma(r + x) -
+    lgamma(r) at such r)."""
+    X, y = _count_data()
+    model = PoissonNB(alpha=strength, beta=strength, predictive=True).fit(X, y)
+    expected = model.class_log_prior_ + stats.poisson.logpmf(X, 1.0).sum(axis=1)[:, None]
+    for rows in (X, sp.csr_matrix(X)):
+        np.testing.assert_allclose(model.predict_joint_log_proba(rows), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (0.3, 2.5)])
