@@ -1700,7 +1700,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     ``"evidence"``), and it is not a sufficient statistic of the model (MultinomialNB leaves out
     its multinomial coefficients likewise). A weighted sample counts as its likelihood raised to
     its weight (an integer weight: repeated rows). ``sample_posterior`` draws each rate from
-    Gamma(r, b).
+    Gamma(r, b), held at the smallest normal double (about 2.2e-308) where the draw is below it
+    (likely for r well below 1).
 
     Examples
     --------
@@ -1824,7 +1825,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _draw(self, fitted, rng):
         """The drawn rates lambda as the statistics of an unsmoothed plug-in model (alpha = 0)
         with the same beta and observed counts: feature_count_ = lambda (observed_count_ +
-        beta), so that feature_count_ / (observed_count_ + beta) is lambda to rounding."""
+        beta), a Gamma(r, 1) draw, so that feature_count_ / (observed_count_ + beta) is lambda
+        to rounding. A shape r well below 1 (a small alpha where a class never had a feature)
+        puts most of a draw's mass below the smallest normal double, where it underflows to 0
+        and the plug-in's log lambda would be -inf: such a draw is held at the smallest normal
+        rate, a rate under which any count is as impossible as under the draw."""
         stats, beta = fitted.stats, fitted.hyper["beta"]
         b = stats["observed_count_"] + beta
         if not (b > 0).all():
@@ -1832,13 +1837,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                              "observed a feature (the posterior of its rate is improper).")
         alpha = smoothing(self, fitted)
         require_proper(self, alpha, "sample_posterior")
-        lam = rng.gamma(stats["feature_count_"] + alpha, 1.0 / b)
-        if not lam.all():
-            raise ValueError("A drawn Poisson rate underflows to 0: alpha is too small for "
-                             "these counts. Use a larger alpha.")
+        draw = rng.standard_gamma(stats["feature_count_"] + alpha)
+        smallest = np.finfo(np.float64).tiny * np.maximum(b, 1.0)
         return ({"class_count_": stats["class_count_"],
                  "observed_count_": stats["observed_count_"],
-                 "feature_count_": lam * b}, {"alpha": 0.0})
+                 "feature_count_": np.maximum(draw, smallest)}, {"alpha": 0.0})
 
     observed_count_ = statistic("observed_count_")
     feature_count_ = statistic("feature_count_")

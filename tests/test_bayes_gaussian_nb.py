@@ -400,6 +400,22 @@ def test_poisson_draws_follow_the_posterior():
     np.testing.assert_allclose(draw.lambda_, rng.gamma(r, 1 / b), rtol=1e-14)
 
 
+def test_poisson_draws_of_a_small_alpha_hold_the_smallest_rate():
+    """A rate a class never had a count for is Gamma(alpha, b): with alpha = 1e-3 about half of
+    its mass lies below the smallest normal double, where a draw underflows to 0. Such a draw
+    is held at that smallest rate, so that every drawn model fits and scores finitely (it
+    was an error in most calls)."""
+    X, y = _count_data()
+    X[:, 0] = 0.0
+    model = PoissonNB(alpha=1e-3).fit(X, y)
+    draws = model.sample_posterior(n_draws=10, random_state=0)
+    lam = np.array([d.lambda_ for d in draws])
+    tiny = np.finfo(np.float64).tiny
+    assert lam.min() == pytest.approx(tiny, rel=1e-12) and (lam[:, :, 0] >= tiny * 0.999).all()
+    for draw in draws:
+        assert np.isfinite(draw.predict_log_proba(X)).all()
+
+
 # --------------------------------------------------------------------------- hostile input
 @pytest.mark.parametrize("params, match", [
     ({"prior_mean": [0.0, 1.0]}, "prior_mean"),
