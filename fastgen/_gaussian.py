@@ -673,9 +673,11 @@ class NormalInverseGamma(NamedTuple):
         return self.mean, S, B, -(self.nu + 1) / 2
 
     def draw(self, rng):
-        """(mu, sigma^2) drawn from the distribution."""
-        var = self.nu * self.var / rng.chisquare(self.nu)
-        return rng.normal(self.mean, np.sqrt(var / self.kappa)), var
+        """(mu, sigma^2) drawn from the distribution (inf where a chi^2 of nu well below 1
+        underflows to 0)."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            var = self.nu * self.var / rng.chisquare(self.nu)
+            return rng.normal(self.mean, np.sqrt(var / self.kappa)), var
 
 
 def check_prior_vector(model, name, n_features, positive):

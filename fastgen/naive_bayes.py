@@ -1570,12 +1570,22 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     def _draw(self, fitted, rng):
         """A class's drawn mean and variance as the statistics of a plug-in model without
         smoothing: every value observed (the class's weight), mean mu, squared deviations
-        sigma^2 times the weight."""
+        sigma^2 times the weight. A class without samples keeps the plug-in's fallback (its
+        draw, from the prior, is not used). Where a class with samples never observed a feature
+        its draw is the prior's, whose variance with nu0 well below 1 may exceed float64."""
         stats = fitted.stats
         mu, var = self._posterior(fitted).draw(rng)
         observed = np.repeat(stats["class_count_"][:, None], fitted.n_features, axis=1)
+        unseen = stats["class_count_"] == 0
+        mu[unseen], var[unseen] = 0.0, 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            m2 = var * observed
+        if not (np.isfinite(mu).all() and np.isfinite(m2).all()):
+            raise ValueError("A variance drawn from the prior (for a feature a class never "
+                             "observed) overflows float64: its nu0 is too small. Use a larger "
+                             "prior_strength.")
         return ({"class_count_": stats["class_count_"], "observed_count_": observed,
-                 "mean": mu, "m2": var * observed}, {"var_smoothing": 0.0})
+                 "mean": mu, "m2": m2}, {"var_smoothing": 0.0})
 
     observed_count_ = statistic("observed_count_")
     theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")

@@ -259,6 +259,22 @@ def test_gaussian_draws_follow_the_posterior():
     np.testing.assert_array_equal(draws[0].class_prior_, model.class_prior_)
 
 
+def test_gaussian_draws_of_a_weak_prior():
+    """With nu0 = 1e-4 the prior's chi^2(nu0) draws underflow to 0 (infinite variances) in most
+    calls. A class without samples does not use its draw (the plug-in's fallback), so its draws
+    are fine; a class that never observed a feature needs the prior's draw, and its overflow
+    is a clear error naming prior_strength (both were an error about a statistic before)."""
+    X, y = _gaussian_data(nan=0.0)
+    model = GaussianNB(prior_strength=1e-4)
+    model.partial_fit(X, y, classes=[0, 1, 2, 3])
+    for draw in model.sample_posterior(n_draws=5, random_state=0):
+        assert np.isfinite(draw.predict_log_proba(X)[:, :3]).all()
+    X[y == 0, 1] = np.nan
+    model = GaussianNB(prior_strength=1e-4).fit(X, y)
+    with pytest.raises(ValueError, match="prior_strength"):
+        model.sample_posterior(n_draws=5, random_state=0)
+
+
 def test_gaussian_draw_is_reproduced_by_the_plug_in():
     X, y = _gaussian_data()
     model = GaussianNB().fit(X, y)
