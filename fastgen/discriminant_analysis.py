@@ -219,11 +219,16 @@ def _draw_niw(post, rng):
     Sigma_g ~ IW(Psi_g, nu_g) by the Bartlett decomposition of its inverse (Sigma_g^-1 = L A
     A^T L^T ~ Wishart(Psi_g^-1, nu_g) with L = U^-T, Psi_g = U U^T, A lower triangular with
     A_ii^2 ~ chi2(nu_g - i), i = 0..k-1, and standard normals below; so Sigma_g = B B^T, B =
-    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal."""
+    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal. A group without data
+    (QDA's class without samples) is not drawn: its draw would not be used, and with nu0
+    near k - 1 a chi^2 of it underflows to 0, making A singular; its covariance is 0."""
     k = len(post.keep)
-    factors = np.empty_like(post.scale)
+    factors = np.zeros_like(post.scale)
     lower = np.tril_indices(k, -1)
+    used = np.bincount(post.block, weights=post.count, minlength=len(post.nu)) > 0
     for g, (scale, nu) in enumerate(zip(post.scale, post.nu)):
+        if not used[g]:
+            continue
         A = np.zeros((k, k))
         A[lower] = rng.standard_normal(len(lower[0]))
         A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))

@@ -258,6 +258,16 @@ def test_average_draw_density_is_the_predictive(Model):
     assert (np.abs(joint.mean(axis=0) - want) < 5 * se).all()
 
 
+def test_qda_draws_with_a_class_without_samples_and_nu0_near_its_bound():
+    """nu0 = k - 1 + 1e-4: the chi^2(1e-4) of a class without samples underflows to 0, and its
+    Bartlett factor was singular (a LinAlgError) although that class's draw is never used."""
+    X, y = data(n=30, d=3, n_classes=2, seed=1)
+    model = QDA(predictive=True, prior_strength=(1.0, 2.0001))
+    model.partial_fit(X, y, classes=[0, 1, 2])
+    for draw in model.sample_posterior(n_draws=5, random_state=0):
+        assert np.isfinite(draw.predict_log_proba(X)[:, :2]).all()
+
+
 def test_draws_of_a_shared_covariance_share_it():
     X, y = data()
     draw = LDA(shrinkage=0.3).fit(X, y).sample_posterior(1, random_state=2)[0]
