@@ -27,6 +27,10 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
 DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
+# The Student-t kernel's product of the 1 + u^2 rounds each factor and product (a relative
+# error of a few ulps each), which its power, -(nu + 1) / 2, multiplies: above this power
+# (a class of more than 2e6 samples' weight) it takes each term's log1p instead, exactly
+PRODUCT_MAX_POWER = 1e6
 
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -54,7 +58,7 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     and B (the constant of each term), the log prior and the class bias (the log prior plus
     the constants of all the features: what a complete row starts from), and P (Student-t
     only; its one row when every feature of a class has the same power, which the kernel then
-    takes one log per class for).
+    takes one log per class for, unless a power exceeds PRODUCT_MAX_POWER).
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
     B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and
@@ -62,7 +66,8 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
     P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
-    if model == DIAG_STUDENT_T and (P == P[0]).all():
+    if model == DIAG_STUDENT_T and (P == P[0]).all() and np.abs(P).max(initial=0.0) <= \
+            PRODUCT_MAX_POWER:
         P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums

@@ -116,6 +116,26 @@ def test_gaussian_predictive_is_the_student_t(strength):
         np.testing.assert_array_equal(model.var_, plain.var_)
 
 
+@pytest.mark.parametrize("weight", [1e9, 1e15])
+def test_gaussian_predictive_of_heavy_classes_keeps_its_digits(weight):
+    """Classes of total weight w have a Student t of about w degrees of freedom, whose log
+    density multiplies log(1 + u^2), u^2 ~ 1 / w, by -(w + 1) / 2: rounding 1 + u^2 cost about
+    w ulps (0.6 nats of posterior at w = 1e15 a row). At such w the t is the normal of the
+    predictive's scale to O(1 / w)."""
+    X, y = _gaussian_data(n=60, nan=0.0)
+    rows = RNG.normal(size=(5, X.shape[1]))
+    model = GaussianNB(predictive=True).fit(X, y, sample_weight=np.full(len(y), weight))
+    post = model._posterior(model._fitted)
+    scale = np.sqrt(post.var * (1 + 1 / post.kappa))
+    density = stats.t if weight < 1e12 else stats.norm
+    shape = {"df": post.nu[:, None, :]} if density is stats.t else {}
+    expected = density.logpdf(rows[None], loc=post.mean[:, None, :], scale=scale[:, None, :],
+                              **shape).sum(axis=2).T + np.log(model.class_prior_)
+    np.testing.assert_allclose(model.predict_joint_log_proba(rows), expected, rtol=1e-12)
+    np.testing.assert_allclose(model.predict_log_proba(rows),
+                               expected - logsumexp(expected, axis=1, keepdims=True), atol=1e-10)
+
+
 def test_gaussian_unobserved_feature_gets_the_prior_predictive():
     X, y = _gaussian_data(nan=0.0)
     X[y == 1, 2] = np.nan  # class 1 never observes feature 2
