@@ -127,7 +127,7 @@ PARAMETERS = {
                                          "explained_variance_ratio_"} | GAUSSIAN_EVIDENCE,
     fastgen.QuadraticDiscriminantAnalysis: {"means_", "priors_", "covariance_"}
     | GAUSSIAN_EVIDENCE,
-    fastgen.MixedNB: {"class_prior_"},
+    fastgen.MixedNB: {"class_prior_", "log_evidence_"},
     fastgen.BaselineClassifier: {"class_prior_"},
 }
 
