@@ -16,9 +16,9 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from ._base import group_by_class
+from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
 from ._validation import ConvergenceWarning, invalid_parameter
@@ -27,6 +27,10 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
 DIAG_GAUSSIAN, DIAG_POISSON, DIAG_STUDENT_T, DIAG_NEGBIN = _jll.DIAGONAL_MODELS
 ROW_BLOCK = 4096  # rows per batched step of the missing-value computations
+# The Student-t kernel's product of the 1 + u^2 rounds each factor and product (a relative
+# error of a few ulps each), which its power, -(nu + 1) / 2, multiplies: above this power
+# (a class of more than 2e6 samples' weight) it takes each term's log1p instead, exactly
+PRODUCT_MAX_POWER = 1e6
 
 
 def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -54,8 +58,9 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     and B (the constant of each term), the log prior and the class bias (the log prior plus
     the constants of all the features: what a complete row starts from), and P: Student-t's
     powers, or their one row when every feature of a class has the same power (the kernel then
-    takes one log per class); the negative binomial's table of whole counts, given as
-    (n_classes, n_features * width) (``naive_bayes.negbin_table``); empty otherwise.
+    takes one log per class, unless a power exceeds PRODUCT_MAX_POWER); the negative binomial's
+    table of whole counts, given as (n_classes, n_features * width)
+    (``naive_bayes.negbin_table``); empty otherwise.
 
     Gaussian: A = means, S = -1/(2 var), B = -log(2 pi var)/2. Poisson: A = log lambda,
     B = -lambda. Student-t: see ``NormalInverseGamma.predictive``. Negative binomial of r and
@@ -63,7 +68,8 @@ def diagonal_tables(model, A, S, B, log_prior, P=None):
     """
     A, S, B = (np.ascontiguousarray(t.T, dtype=np.float64) for t in (A, S, B))
     P = np.empty((0, A.shape[1])) if P is None else np.ascontiguousarray(P.T, dtype=np.float64)
-    if model == DIAG_STUDENT_T and (P == P[0]).all():
+    if model == DIAG_STUDENT_T and (P == P[0]).all() and np.abs(P).max(initial=0.0) <= \
+            PRODUCT_MAX_POWER:
         P = P[:1].copy()
     log_prior = np.ascontiguousarray(log_prior, dtype=np.float64)
     with np.errstate(invalid="ignore"):  # -inf prior + finite table sums
@@ -648,18 +654,19 @@ class NormalInverseGamma(NamedTuple):
             return NormalInverseGamma(kappa, self.mean + delta * (n / kappa), nu,
                                       (self.nu * self.var + m2 + shift * delta * delta) / nu)
 
-    def log_normaliser(self):
-        """log of the integral of the unnormalised density (2 pi sigma^2)^(-1/2) exp(-kappa
-        (mu - mean)^2 / (2 sigma^2)) Inv-Gamma-kernel (sigma^2)^(-nu/2 - 1) exp(-nu var /
-        (2 sigma^2)): lgamma(nu/2) - (nu/2) log(nu var / 2) - log(kappa) / 2. The log evidence
-        of data is the posterior's minus the prior's, less (n/2) log(2 pi)."""
-        return gammaln(self.nu / 2) - self.nu / 2 * np.log(self.nu * self.var / 2) \
-            - 0.5 * np.log(self.kappa)
-
     def log_evidence(self, n, mean, m2):
-        """log of the marginal likelihood of the observations (``updated``'s), elementwise."""
-        return self.updated(n, mean, m2).log_normaliser() - self.log_normaliser() \
-            - 0.5 * LOG_2PI * n
+        """log of the marginal likelihood of the observations (``updated``'s), elementwise:
+        the log normaliser lgamma(nu/2) - (nu/2) log(nu var / 2) - log(kappa) / 2 of the
+        posterior minus the prior's, less (n/2) log(2 pi), arranged so that no two large terms
+        cancel (a strong prior's pseudo-counts dwarf n): with Q = nu var and Q_n = Q + D, D =
+        m2 + kappa n / kappa_n (mean - mean0)^2, it is log_rising(nu/2, n/2) - log1p(n / kappa)
+        / 2 - (n/2) log(pi Q_n) - (nu/2) log1p(D / Q). n = 0 gives 0."""
+        q0 = self.nu * self.var
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = mean - self.mean
+            d = m2 + self.kappa * (n / (self.kappa + n)) * delta * delta
+            return (log_rising(self.nu / 2, n / 2) - 0.5 * np.log1p(n / self.kappa)
+                    - 0.5 * n * np.log(np.pi * (q0 + d)) - 0.5 * self.nu * np.log1p(d / q0))
 
     def predictive(self):
         """The predictive density of one more observation, a Student-t with nu degrees of
@@ -669,14 +676,15 @@ class NormalInverseGamma(NamedTuple):
         log(pi)/2."""
         with np.errstate(over="ignore", divide="ignore"):
             S = 1.0 / np.sqrt(self.nu * self.var * (1.0 + 1.0 / self.kappa))
-            B = gammaln((self.nu + 1) / 2) - gammaln(self.nu / 2) + np.log(S) \
-                - 0.5 * np.log(np.pi)
+            B = log_rising(self.nu / 2, 0.5) + np.log(S) - 0.5 * np.log(np.pi)
         return self.mean, S, B, -(self.nu + 1) / 2
 
     def draw(self, rng):
-        """(mu, sigma^2) drawn from the distribution."""
-        var = self.nu * self.var / rng.chisquare(self.nu)
-        return rng.normal(self.mean, np.sqrt(var / self.kappa)), var
+        """(mu, sigma^2) drawn from the distribution (inf where a chi^2 of nu well below 1
+        underflows to 0)."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            var = self.nu * self.var / rng.chisquare(self.nu)
+            return rng.normal(self.mean, np.sqrt(var / self.kappa)), var
 
 
 def check_prior_vector(model, name, n_features, positive):

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln, multigammaln
+from scipy.linalg import solve_triangular
 
 from ._base import (
     OUT_JLL,
@@ -39,7 +39,7 @@ from ._base import (
     maps_dask,
     spread,
 )
-from ._bayes import Conjugate, maximise
+from ._bayes import Conjugate, log_rising, maximise
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -119,7 +119,8 @@ class _Posterior(NamedTuple):
     """A Normal-Inverse-Wishart posterior on the features ``keep`` (k of them): the class means
     mu_c | Sigma_g ~ N(mean[c], Sigma_g / kappa[c]) and Sigma_g ~ IW(scale[g], nu[g]), g =
     block[c] (one group for LDA's shared covariance, one a class for QDA); ``prior`` is the
-    (m0, Psi0, kappa0, nu0) it was updated from."""
+    (m0, Psi0, kappa0, nu0) it was updated from, ``count`` the class weights and ``spread`` the
+    scale[g] - Psi0 the data added (kept apart: a strong prior's Psi0 swamps it in scale)."""
 
     keep: np.ndarray  # (k,) intp
     mean: np.ndarray  # (C, k)
@@ -128,6 +129,8 @@ class _Posterior(NamedTuple):
     nu: np.ndarray  # (G,)
     block: np.ndarray  # (C,) intp
     prior: tuple
+    count: np.ndarray  # (C,)
+    spread: np.ndarray  # (G, k, k)
 
 
 def _prior_moments(stats, hyper):
@@ -172,34 +175,43 @@ def _niw_posterior(stats, hyper, strength, shared):
         spread = (stats["scatter"][np.ix_(range(n_classes), keep, keep)]
                   + (kappa0 * n / kappa)[:, None, None] * dev[:, :, None] * dev[:, None, :])
         if shared:
-            scale, nu = (psi0 + spread.sum(axis=0))[None], np.array([nu0 + n.sum()])
+            spread, nu = spread.sum(axis=0)[None], np.array([nu0 + n.sum()])
             block = np.zeros(n_classes, np.intp)
         else:
-            scale, nu, block = psi0 + spread, nu0 + n, np.arange(n_classes)
+            nu, block = nu0 + n, np.arange(n_classes)
+        scale = psi0 + spread
     if not (np.isfinite(scale).all() and np.isfinite(mean).all()):
         raise ValueError("The posterior's scale matrix overflows float64: lower prior_strength "
                          "or prior_covariance, or rescale X.")
-    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0))
+    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0), n, spread)
 
 
 def _logdet(spd):
     return 2.0 * float(np.log(np.diag(np.linalg.cholesky(spd))).sum())
 
 
-def _niw_log_evidence(post, total):
+def _niw_log_evidence(post):
     """log P(X | y) under the prior (Murphy 2007, and its shared-Sigma form): with
-    N = ``total`` weight, k features, a sum over the groups g and classes c,
+    N the total weight, k features, a sum over the groups g and classes c,
     -N k/2 log pi + sum_g [log Gamma_k(nu_g/2) - log Gamma_k(nu0/2) + nu0/2 log|Psi0|
-    - nu_g/2 log|Psi_g|] + k/2 sum_c log(kappa0 / kappa_c). (A group without data adds 0.)"""
+    - nu_g/2 log|Psi_g|] + k/2 sum_c log(kappa0 / kappa_c). (A group without data adds 0.)
+    Arranged so that no two large terms cancel (a strong prior's pseudo-counts dwarf the data):
+    with n_g = nu_g - nu0 and Psi_g = Psi0 + D_g, a group adds sum_{i<k} log_rising((nu0 -
+    i)/2, n_g/2) - n_g/2 log|Psi_g| - nu0/2 log|I + L^-1 D_g L^-T| (Psi0 = L L^T; the last
+    determinant from the eigenvalues e, as sum log1p(e)), and a class -k/2 log1p(n_c / kappa0)."""
     m0, psi0, kappa0, nu0 = post.prior
     k = len(post.keep)
     if k == 0:
         return 0.0
-    logdets = np.array([_logdet(scale) for scale in post.scale])
-    return float(-0.5 * total * k * np.log(np.pi)
-                 + (multigammaln(post.nu / 2, k) - multigammaln(nu0 / 2, k)).sum()
-                 + 0.5 * (nu0 * _logdet(psi0) * len(post.nu) - post.nu @ logdets)
-                 + 0.5 * k * (np.log(kappa0) - np.log(post.kappa)).sum())
+    L = np.linalg.cholesky(psi0)
+    value = -0.5 * k * (post.count.sum() * np.log(np.pi) + np.log1p(post.count / kappa0).sum())
+    group_count = np.bincount(post.block, weights=post.count, minlength=len(post.nu))
+    for n, scale, data in zip(group_count, post.scale, post.spread):
+        whitened = solve_triangular(L, solve_triangular(L, data, lower=True).T, lower=True)
+        added = np.linalg.eigvalsh((whitened + whitened.T) / 2)
+        value += (log_rising((nu0 - np.arange(k)) / 2, n / 2).sum() - 0.5 * n * _logdet(scale)
+                  - 0.5 * nu0 * np.log1p(added).sum())
+    return float(value)
 
 
 def _draw_niw(post, rng):
@@ -207,11 +219,16 @@ def _draw_niw(post, rng):
     Sigma_g ~ IW(Psi_g, nu_g) by the Bartlett decomposition of its inverse (Sigma_g^-1 = L A
     A^T L^T ~ Wishart(Psi_g^-1, nu_g) with L = U^-T, Psi_g = U U^T, A lower triangular with
     A_ii^2 ~ chi2(nu_g - i), i = 0..k-1, and standard normals below; so Sigma_g = B B^T, B =
-    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal."""
+    U A^-T), then mu_c = m_c + B z / sqrt(kappa_c), z standard normal. A group without data
+    (QDA's class without samples) is not drawn: its draw would not be used, and with nu0
+    near k - 1 a chi^2 of it underflows to 0, making A singular; its covariance is 0."""
     k = len(post.keep)
-    factors = np.empty_like(post.scale)
+    factors = np.zeros_like(post.scale)
     lower = np.tril_indices(k, -1)
+    used = np.bincount(post.block, weights=post.count, minlength=len(post.nu)) > 0
     for g, (scale, nu) in enumerate(zip(post.scale, post.nu)):
+        if not used[g]:
+            continue
         A = np.zeros((k, k))
         A[lower] = rng.standard_normal(len(lower[0]))
         A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))
@@ -254,7 +271,7 @@ def _t_log_density(pred, q, logdet, n_observed):
     nu, factor = pred.dof, pred.factor
     n = np.asarray(n_observed, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore"):  # -inf log prior plus finite terms
-        return (pred.log_prior + gammaln((nu + n) / 2) - gammaln(nu / 2)
+        return (pred.log_prior + log_rising(nu / 2, n / 2)
                 - 0.5 * n * np.log(np.pi * nu * factor) - 0.5 * logdet
                 - (nu + n) / 2 * np.log1p(q * pred.rate))
 
@@ -391,10 +408,9 @@ def prior_strength(model, fitted):
     if chosen is None:
         with fitted.lock:  # (statistics are read whole, not while a batch is added)
             stats = dict(fitted.stats)
-        total = stats["class_count_"].sum()
         chosen = fitted.memo.setdefault("chosen_strength", maximise(
             lambda n0: _niw_log_evidence(_niw_posterior(stats, fitted.hyper, n0,
-                                                        model._shared), total),
+                                                        model._shared)),
             EVIDENCE_STRENGTH_RANGE))
     return chosen
 
@@ -630,7 +646,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             return _niw_posterior(fitted.stats, fitted.hyper, strength, self._shared)
 
     def _log_evidence(self, fitted):
-        return _niw_log_evidence(self._posterior(fitted), fitted.stats["class_count_"].sum())
+        return _niw_log_evidence(self._posterior(fitted))
 
     def _draw(self, fitted, rng):
         """A plug-in model's statistics whose means and (maximum-likelihood) covariances are one

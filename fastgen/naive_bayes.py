@@ -36,7 +36,7 @@ from ._base import (
     prior_array,
     spread,
 )
-from ._bayes import Conjugate, maximise
+from ._bayes import Conjugate, log_rising, maximise
 from ._core import _counts, _tables
 from ._core import checks as _checks
 from ._core import jll as _jll
@@ -214,6 +214,7 @@ def log_rising_rows(a, n_rows):
     np.log(rising, out=rising)
     return np.cumsum(rising, axis=0, out=rising)
 
+
 # alpha="evidence" searches log(alpha) over this range: below it the smoothing is negligible
 # next to any count, above it the prior swamps the counts of every usual data set
 EVIDENCE_ALPHA_RANGE = (1e-4, 1e2)
@@ -240,8 +241,8 @@ class _EvidenceTerms(NamedTuple):
     def __call__(self, a):
         with np.errstate(invalid="ignore"):
             s, t = a * np.asarray(self.count_scale), a * np.asarray(self.total_scale)
-            return float(self.count_weight @ (gammaln(s + self.count) - gammaln(s))
-                         - self.total_weight @ (gammaln(t + self.total) - gammaln(t)))
+            return float(self.count_weight @ log_rising(s, self.count)
+                         - self.total_weight @ log_rising(t, self.total))
 
 
 # Whole counts up to this are merged by a histogram (linear time) rather than a sort
@@ -1575,12 +1576,22 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     def _draw(self, fitted, rng):
         """A class's drawn mean and variance as the statistics of a plug-in model without
         smoothing: every value observed (the class's weight), mean mu, squared deviations
-        sigma^2 times the weight."""
+        sigma^2 times the weight. A class without samples keeps the plug-in's fallback (its
+        draw, from the prior, is not used). Where a class with samples never observed a feature
+        its draw is the prior's, whose variance with nu0 well below 1 may exceed float64."""
         stats = fitted.stats
         mu, var = self._posterior(fitted).draw(rng)
         observed = np.repeat(stats["class_count_"][:, None], fitted.n_features, axis=1)
+        unseen = stats["class_count_"] == 0
+        mu[unseen], var[unseen] = 0.0, 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            m2 = var * observed
+        if not (np.isfinite(mu).all() and np.isfinite(m2).all()):
+            raise ValueError("A variance drawn from the prior (for a feature a class never "
+                             "observed) overflows float64: its nu0 is too small. Use a larger "
+                             "prior_strength.")
         return ({"class_count_": stats["class_count_"], "observed_count_": observed,
-                 "mean": mu, "m2": var * observed}, {"var_smoothing": 0.0})
+                 "mean": mu, "m2": m2}, {"var_smoothing": 0.0})
 
     observed_count_ = statistic("observed_count_")
     theta_ = _named("theta_", "ndarray of shape (n_classes, n_features): the class means.")
@@ -1612,7 +1623,7 @@ class _GammaPoissonEvidence(NamedTuple):
     beta: float
 
     def __call__(self, a):
-        return float(np.sum(gammaln(a + self.total) - gammaln(a)
+        return float(np.sum(log_rising(a, self.total)
                             - a * np.log1p(self.observed / self.beta)
                             - self.total * np.log(self.beta + self.observed)))
 
@@ -1654,7 +1665,7 @@ def _negbin_csr_lookups(tables, X):
         return indices, None
     other = np.flatnonzero(~looked_up)
     xo, jo = x[other, None].astype(np.float64), j[other]
-    terms = gammaln(r[jo] + xo) - gammaln(r[jo]) + xo * minus_log1p_b[jo]
+    terms = log_rising(r[jo], xo) + xo * minus_log1p_b[jo]
     rows = np.searchsorted(X.indptr, other, side="right") - 1
     return indices, (rows, terms)
 
@@ -1736,7 +1747,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     ``"evidence"``), and it is not a sufficient statistic of the model (MultinomialNB leaves out
     its multinomial coefficients likewise). A weighted sample counts as its likelihood raised to
     its weight (an integer weight: repeated rows). ``sample_posterior`` draws each rate from
-    Gamma(r, b).
+    Gamma(r, b), held at the smallest normal double (about 2.2e-308) where the draw is below it
+    (likely for r well below 1).
 
     Examples
     --------
@@ -1862,7 +1874,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _draw(self, fitted, rng):
         """The drawn rates lambda as the statistics of an unsmoothed plug-in model (alpha = 0)
         with the same beta and observed counts: feature_count_ = lambda (observed_count_ +
-        beta), so that feature_count_ / (observed_count_ + beta) is lambda to rounding."""
+        beta), a Gamma(r, 1) draw, so that feature_count_ / (observed_count_ + beta) is lambda
+        to rounding. A shape r well below 1 (a small alpha where a class never had a feature)
+        puts most of a draw's mass below the smallest normal double, where it underflows to 0
+        and the plug-in's log lambda would be -inf: such a draw is held at the smallest normal
+        rate, a rate under which any count is as impossible as under the draw."""
         stats, beta = fitted.stats, fitted.hyper["beta"]
         b = stats["observed_count_"] + beta
         if not (b > 0).all():
@@ -1870,13 +1886,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                              "observed a feature (the posterior of its rate is improper).")
         alpha = smoothing(self, fitted)
         require_proper(self, alpha, "sample_posterior")
-        lam = rng.gamma(stats["feature_count_"] + alpha, 1.0 / b)
-        if not lam.all():
-            raise ValueError("A drawn Poisson rate underflows to 0: alpha is too small for "
-                             "these counts. Use a larger alpha.")
+        draw = rng.standard_gamma(stats["feature_count_"] + alpha)
+        smallest = np.finfo(np.float64).tiny * np.maximum(b, 1.0)
         return ({"class_count_": stats["class_count_"],
                  "observed_count_": stats["observed_count_"],
-                 "feature_count_": lam * b}, {"alpha": 0.0})
+                 "feature_count_": np.maximum(draw, smallest)}, {"alpha": 0.0})
 
     observed_count_ = statistic("observed_count_")
     feature_count_ = statistic("feature_count_")

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy.special import logsumexp
-from scipy.stats import invwishart, multivariate_t
+from scipy.stats import invwishart, multivariate_normal, multivariate_t
 
 import fastgen
 from fastgen import LinearDiscriminantAnalysis as LDA
@@ -157,6 +157,23 @@ def test_log_evidence_is_the_product_of_sequential_predictives(Model, strength):
                                         Model is LDA), want, rtol=1e-10)
 
 
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+@pytest.mark.parametrize("strength", [1e12, 1e20, 1e100])
+def test_a_strong_prior_pins_the_gaussian(Model, strength):
+    """A prior worth n0 observations pins each mean at m0 and each covariance at cov0 as n0
+    grows: the evidence tends to the Gaussian log-likelihood under them and the predictive to
+    that Gaussian, within O(n / n0). Differences of lgammas of n0 / 2, or of n0 log|Psi| terms,
+    lose every digit of them there."""
+    X, y = data(n=24, d=2, n_classes=2, seed=3)
+    m0, cov0 = np.array([0.3, -0.2]), np.array([[2.0, 0.4], [0.4, 1.0]])
+    model = Model(predictive=True, prior_mean=m0, prior_covariance=cov0,
+                  prior_strength=strength).fit(X, y)
+    gaussian = multivariate_normal(m0, cov0)
+    assert_allclose(model.log_evidence_, gaussian.logpdf(X).sum(), rtol=1e-10)
+    jll = model.predict_joint_log_proba(X[:5]) - np.log(model.priors_)
+    assert_allclose(jll, np.repeat(gaussian.logpdf(X[:5])[:, None], 2, axis=1), rtol=1e-10)
+
+
 def test_log_evidence_of_one_class_by_monte_carlo_free_identity():
     """QDA's evidence of one class equals the NIW identity p(D) = p(D | mu, Sigma) p(mu, Sigma)
     / p(mu, Sigma | D) at any (mu, Sigma) (scipy's inverse Wishart and normal densities)."""
@@ -239,6 +256,16 @@ def test_average_draw_density_is_the_predictive(Model):
     want = np.exp(model.predict_joint_log_proba(test))
     se = joint.std(axis=0) / np.sqrt(n_draws)
     assert (np.abs(joint.mean(axis=0) - want) < 5 * se).all()
+
+
+def test_qda_draws_with_a_class_without_samples_and_nu0_near_its_bound():
+    """nu0 = k - 1 + 1e-4: the chi^2(1e-4) of a class without samples underflows to 0, and its
+    Bartlett factor was singular (a LinAlgError) although that class's draw is never used."""
+    X, y = data(n=30, d=3, n_classes=2, seed=1)
+    model = QDA(predictive=True, prior_strength=(1.0, 2.0001))
+    model.partial_fit(X, y, classes=[0, 1, 2])
+    for draw in model.sample_posterior(n_draws=5, random_state=0):
+        assert np.isfinite(draw.predict_log_proba(X)[:, :2]).all()
 
 
 def test_draws_of_a_shared_covariance_share_it():

@@ -121,6 +121,26 @@ def test_gaussian_predictive_is_the_student_t(strength):
         np.testing.assert_array_equal(model.var_, plain.var_)
 
 
+@pytest.mark.parametrize("weight", [1e9, 1e15])
+def test_gaussian_predictive_of_heavy_classes_keeps_its_digits(weight):
+    """Classes of total weight w have a Student t of about w degrees of freedom, whose log
+    density multiplies log(1 + u^2), u^2 ~ 1 / w, by -(w + 1) / 2: rounding 1 + u^2 cost about
+    w ulps (0.6 nats of posterior at w = 1e15 a row). At such w the t is the normal of the
+    predictive's scale to O(1 / w)."""
+    X, y = _gaussian_data(n=60, nan=0.0)
+    rows = RNG.normal(size=(5, X.shape[1]))
+    model = GaussianNB(predictive=True).fit(X, y, sample_weight=np.full(len(y), weight))
+    post = model._posterior(model._fitted)
+    scale = np.sqrt(post.var * (1 + 1 / post.kappa))
+    density = stats.t if weight < 1e12 else stats.norm
+    shape = {"df": post.nu[:, None, :]} if density is stats.t else {}
+    expected = density.logpdf(rows[None], loc=post.mean[:, None, :], scale=scale[:, None, :],
+                              **shape).sum(axis=2).T + np.log(model.class_prior_)
+    np.testing.assert_allclose(model.predict_joint_log_proba(rows), expected, rtol=1e-12)
+    np.testing.assert_allclose(model.predict_log_proba(rows),
+                               expected - logsumexp(expected, axis=1, keepdims=True), atol=1e-10)
+
+
 def test_gaussian_unobserved_feature_gets_the_prior_predictive():
     X, y = _gaussian_data(nan=0.0)
     X[y == 1, 2] = np.nan  # class 1 never observes feature 2
@@ -144,6 +164,21 @@ def test_gaussian_evidence_is_the_sequential_product(strength):
     order = RNG.permutation(len(y))
     assert gaussian_sequential_evidence(X[order], y[order], kappa0, prior["prior_mean"], nu0,
                                         prior["prior_var"]) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("strength", [1e12, 1e20, 1e100])
+def test_gaussian_evidence_of_a_strong_prior_is_the_prior_likelihood(strength):
+    """A prior worth n0 observations pins (mu, sigma^2) at (m0, s0^2) as n0 grows: the evidence
+    tends to the normal log-likelihood under them, within O(n / n0). A difference of lgammas of
+    n0 / 2, or of n0 log(n0 s0^2) terms, loses every digit of it there."""
+    X, y = _gaussian_data()
+    prior = _fixed_prior(X)
+    model = GaussianNB(prior_strength=strength, **prior).fit(X, y)
+    observed = ~np.isnan(X)
+    mean, var = (np.broadcast_to(prior[name], X.shape)[observed]
+                 for name in ("prior_mean", "prior_var"))
+    expected = stats.norm.logpdf(X[observed], mean, np.sqrt(var)).sum()
+    assert model.log_evidence_ == pytest.approx(expected, rel=1e-10)
 
 
 def test_gaussian_evidence_is_the_integral():
@@ -247,6 +282,22 @@ def test_gaussian_draws_follow_the_posterior():
     var_sd = var_mean * np.sqrt(2 / (nu - 4))
     assert np.all(np.abs(var.mean(axis=0) - var_mean) < 5 * var_sd / np.sqrt(len(draws)))
     np.testing.assert_array_equal(draws[0].class_prior_, model.class_prior_)
+
+
+def test_gaussian_draws_of_a_weak_prior():
+    """With nu0 = 1e-4 the prior's chi^2(nu0) draws underflow to 0 (infinite variances) in most
+    calls. A class without samples does not use its draw (the plug-in's fallback), so its draws
+    are fine; a class that never observed a feature needs the prior's draw, and its overflow
+    is a clear error naming prior_strength (both were an error about a statistic before)."""
+    X, y = _gaussian_data(nan=0.0)
+    model = GaussianNB(prior_strength=1e-4)
+    model.partial_fit(X, y, classes=[0, 1, 2, 3])
+    for draw in model.sample_posterior(n_draws=5, random_state=0):
+        assert np.isfinite(draw.predict_log_proba(X)[:, :3]).all()
+    X[y == 0, 1] = np.nan
+    model = GaussianNB(prior_strength=1e-4).fit(X, y)
+    with pytest.raises(ValueError, match="prior_strength"):
+        model.sample_posterior(n_draws=5, random_state=0)
 
 
 def test_gaussian_draw_is_reproduced_by_the_plug_in():
@@ -353,6 +404,18 @@ def test_poisson_predictive_table_and_lgamma_counts(monkeypatch, dtype, entries)
                                    atol=1e4 * rtol)
 
 
+@pytest.mark.parametrize("strength", [1e15, 1e50])
+def test_poisson_predictive_of_a_strong_prior_is_the_prior_rate(strength):
+    """Gamma(a, a) pins every rate at 1 as a grows: the predictive negative binomial tends to
+    Poisson(1), dense and CSR alike (the CSR path once lost every digit of lgamma(r + x) -
+    lgamma(r) at such r)."""
+    X, y = _count_data()
+    model = PoissonNB(alpha=strength, beta=strength, predictive=True).fit(X, y)
+    expected = model.class_log_prior_ + stats.poisson.logpmf(X, 1.0).sum(axis=1)[:, None]
+    for rows in (X, sp.csr_matrix(X)):
+        np.testing.assert_allclose(model.predict_joint_log_proba(rows), expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (0.3, 2.5)])
 def test_poisson_evidence_is_the_sequential_product(alpha, beta):
     X, y = _count_data(nan=0.1)
@@ -401,6 +464,22 @@ def test_poisson_draws_follow_the_posterior():
     rng = np.random.default_rng(5)
     (draw,) = model.sample_posterior(random_state=5)
     np.testing.assert_allclose(draw.lambda_, rng.gamma(r, 1 / b), rtol=1e-14)
+
+
+def test_poisson_draws_of_a_small_alpha_hold_the_smallest_rate():
+    """A rate a class never had a count for is Gamma(alpha, b): with alpha = 1e-3 about half of
+    its mass lies below the smallest normal double, where a draw underflows to 0. Such a draw
+    is held at that smallest rate, so that every drawn model fits and scores finitely (it
+    was an error in most calls)."""
+    X, y = _count_data()
+    X[:, 0] = 0.0
+    model = PoissonNB(alpha=1e-3).fit(X, y)
+    draws = model.sample_posterior(n_draws=10, random_state=0)
+    lam = np.array([d.lambda_ for d in draws])
+    tiny = np.finfo(np.float64).tiny
+    assert lam.min() == pytest.approx(tiny, rel=1e-12) and (lam[:, :, 0] >= tiny * 0.999).all()
+    for draw in draws:
+        assert np.isfinite(draw.predict_log_proba(X)).all()
 
 
 # --------------------------------------------------------------------------- hostile input

@@ -105,6 +105,18 @@ def test_multinomial_evidence_is_the_word_sequences(alpha, sparse):
     assert model.log_evidence_ == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [1e15, 1e20])
+def test_evidence_of_a_strong_prior_is_the_uniform_likelihood(alpha):
+    """Dirichlet(alpha) pins the probabilities at uniform as alpha grows: the evidence tends to
+    -(number of words) log(n_features) for the multinomial and -(n n_features) log 2 for the
+    Bernoulli, within O(n / alpha). Differences of lgammas of alpha lose every digit there."""
+    X, y = _counts_data()
+    multinomial = MultinomialNB(alpha=alpha).fit(X, y)
+    assert multinomial.log_evidence_ == pytest.approx(-X.sum() * np.log(X.shape[1]), rel=1e-10)
+    bernoulli = BernoulliNB(alpha=alpha).fit(X, y)
+    assert bernoulli.log_evidence_ == pytest.approx(-X.size * np.log(2.0), rel=1e-10)
+
+
 @pytest.mark.parametrize("cls", [MultinomialNB, BernoulliNB])
 def test_integer_weights_are_repeated_rows(cls):
     X, y = _counts_data()

@@ -108,12 +108,17 @@ static inline double fastgen_log_ge1(double y) {
    patterns of non-negative doubles sort as their values. */
 #define FASTGEN_BIG_BITS 0x5F138D352E5096AFu
 #define FASTGEN_BIG_Y_BITS 0x4F81AFD6EC0E1411u /* 1e75 */
-/* log(1 + u^2): 2 log|u| where |u| > 1e150. */
+/* log(1 + u^2): 2 log|u| where |u| > 1e150. Else log y less the relative rounding error of
+   y = 1 + u^2, ((y - 1) - u^2) / y (y - 1 is exact), so that a tiny u^2 keeps its digits: a
+   Student-t of nu degrees of freedom multiplies this by about -nu/2, and nu may be 1e15. */
 static inline double fastgen_log1p_sq(double u) {
     const uint64_t ub = fastgen_bits(fabs(u));
     const uint64_t big = -(uint64_t)(ub > FASTGEN_BIG_BITS);  /* all ones where big */
-    const double y = fastgen_double((ub & big) | (fastgen_bits(1.0 + u * u) & ~big));
-    return fastgen_log_ge1(y) * fastgen_double(0x3ff0000000000000u + (big & 0x0010000000000000u));
+    const double u2 = u * u, y1 = 1.0 + u2;
+    const double y = fastgen_double((ub & big) | (fastgen_bits(y1) & ~big));
+    const double rounding = fastgen_double(fastgen_bits(((y1 - 1.0) - u2) / y1) & ~big);
+    return fastgen_log_ge1(y) * fastgen_double(0x3ff0000000000000u + (big & 0x0010000000000000u))
+           - rounding;
 }
 /* acc[c] += cst[c] + power[c] log(1 + (scale[c] (x - loc[c]))^2) for c < n: a whole term, each
    class with its own power. */
