@@ -158,11 +158,11 @@ def check_alpha(model, n_features, evidence=True):
     alpha, force = model.alpha, check_bool(model, "force_alpha")
     allowed = f"a float in the range [0.0, {MAX_SMOOTHING:g}]" + (
         "" if n_features is None else " or an array-like") + (' or "evidence"' if evidence else "")
-    if isinstance(alpha, str):
-        if evidence and alpha == "evidence":
+    if isinstance(alpha, (str, bool, np.bool_)):
+        if evidence and isinstance(alpha, str) and alpha == "evidence":
             return alpha
         raise invalid_parameter(model, "alpha", allowed)
-    if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool):
+    if isinstance(alpha, numbers.Real):
         alpha = float(alpha)
         if not 0 <= alpha <= MAX_SMOOTHING:
             raise invalid_parameter(model, "alpha", allowed)

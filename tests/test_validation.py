@@ -383,6 +383,13 @@ def test_negative_alpha(Estimator, alpha):
         Estimator(alpha=alpha).fit(valid_X(), valid_y())
 
 
+@pytest.mark.parametrize("alpha", [True, np.True_])
+def test_boolean_alpha_is_refused_as_such(Estimator, alpha):
+    """A boolean is no smoothing, and not an array of the wrong length either."""
+    with pytest.raises(ValueError, match="'alpha' parameter .* must be a float"):
+        Estimator(alpha=alpha).fit(valid_X(), valid_y())
+
+
 @pytest.mark.parametrize("length", [N_FEATURES - 1, N_FEATURES + 1, 1])
 def test_alpha_array_wrong_length(Estimator, length):
     with pytest.raises(ValueError, match="alpha"):
