@@ -1797,13 +1797,11 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         if evidence and self.beta == 0:
             raise ValueError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 is an '
                              "improper prior, without a marginal likelihood).")
-        if not evidence and self.alpha == 0 and check_bool(self, "predictive"):
-            require_proper(self, 0.0, "predictive=True")
-        return {"alpha": "evidence" if evidence else float(self.alpha),
-                "beta": float(self.beta),
+        alpha = "evidence" if evidence else float(self.alpha)
+        return {"alpha": alpha, "beta": float(self.beta),
+                "predictive": check_predictive(self, alpha),
                 "class_prior": check_class_prior(self, n_classes),
-                "fit_prior": check_bool(self, "fit_prior"),
-                "predictive": check_bool(self, "predictive")}
+                "fit_prior": check_bool(self, "fit_prior")}
 
     def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
         n_classes = len(stats["class_count_"])
