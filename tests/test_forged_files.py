@@ -1098,3 +1098,31 @@ def _main(argv):
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
+
+
+# ---------------------------------------------------------------------------------------
+# hyperparameters of the Bayesian prediction: a file with a valid checksum whose recorded
+# constructor parameters are bad is refused on load, as the constructor would refuse them
+
+
+@pytest.mark.parametrize("name, bad, match", [
+    ("GaussianNB", {"prior_strength": -1.0}, "prior_strength"),
+    ("GaussianNB", {"prior_var": [1.0, -1.0, 1.0]}, "prior_var"),
+    ("QuadraticDiscriminantAnalysis",
+     {"prior_covariance": [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]},
+     "prior_covariance"),
+    ("LinearDiscriminantAnalysis", {"prior_strength": (1.0, 1.5)}, "nu0"),
+    ("MultinomialNB", {"predictive": "yes"}, "predictive"),
+    ("MultinomialNB", {"alpha": 0.0, "predictive": True}, "alpha > 0"),
+    ("PoissonNB", {"alpha": 0.0, "predictive": True}, "alpha > 0"),
+    ("MixedNB", {"alpha": "max"}, "alpha"),
+])
+def test_forged_bayesian_hyperparameters_are_refused(tmp_path, name, bad, match):
+    from fastgen._persist import write_model
+
+    rng = np.random.default_rng(0)
+    model = getattr(fastgen, name)().fit(np.abs(rng.normal(size=(20, 3))), np.repeat([0, 1], 10))
+    path = tmp_path / "forged.fg"
+    write_model(path, name, {**model.get_params(), **bad}, model._export(model._fitted))
+    with pytest.raises(ValueError, match=match):
+        fastgen.load(path)
