@@ -23,11 +23,15 @@ from fastgen import (  # noqa: E402
     MultinomialNB,
     PoissonNB,
     QuadraticDiscriminantAnalysis,
+    SemiSupervised,
 )
 
 
 def _expected_failures(estimator):
-    """Checks a fastgen estimator fails on purpose, with the reason."""
+    """Checks a fastgen estimator fails on purpose, with the reason (SemiSupervised: those of
+    the model it fits, whose input rules it keeps)."""
+    if isinstance(estimator, SemiSupervised):
+        estimator = estimator.estimator
     failures = {}
     if isinstance(estimator, (MultinomialNB, ComplementNB, PoissonNB)):
         # the check draws blobs with negative values whatever the positive_only tag says, and
@@ -72,6 +76,8 @@ with warnings.catch_warnings():
         GaussianNB(predictive=True, prior_strength="evidence"),
         PoissonNB(alpha="evidence", predictive=True), CategoricalNB(predictive=True),
         MixedNB(predictive=True),
+        SemiSupervised(MultinomialNB()), SemiSupervised(GaussianNB()),
+        SemiSupervised(QuadraticDiscriminantAnalysis(reg_param=0.1)),
     ], expected_failed_checks=_expected_failures)
 
 
