@@ -362,7 +362,7 @@ class BaseEstimator:
     def __repr__(self):
         defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         changed = []
-        for name, value in self.get_params().items():
+        for name, value in self.get_params(deep=False).items():
             default = defaults.get(name, inspect.Parameter.empty)
             same = value is default or (
                 type(value) is type(default) and not isinstance(value, np.ndarray) and value == default
@@ -467,11 +467,7 @@ def load(path):
     try:
         if cls is None:
             raise ValueError(f"unknown estimator {name!r}")
-        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
-            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
-        model = cls(**params)
-        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
-        model._publish(model._import(exported))
+        model = cls._from_file(params, exported)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
             ZeroDivisionError, np.linalg.LinAlgError) as exc:
         raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
@@ -495,6 +491,8 @@ class BaseClassifier(BaseEstimator):
       class rows spread over the merged classes (default: the class-major fields summed);
     - ``_agree(stats, hyper)``: checks across fields (raise ValueError), on load and merge;
     - ``_derive(fitted)``: the parameters, one pure function of the snapshot;
+    - ``_log_prior_density(fitted)``: the log density of the parameters under the prior whose
+      posterior mode they are (default 0: maximum-likelihood estimates), EM's objective's term;
     - ``_score(params, X, kind, out, has_nan)``: one kernel call writing jll, log-posteriors or
       posteriors; ``_sample_X(fitted, y_idx, rng)``: features drawn given the classes.
 
@@ -608,6 +606,13 @@ class BaseClassifier(BaseEstimator):
         """Two models' statistics added: every field is class-major and additive."""
         return {name: spread(a[name], rows_a, n_classes) + spread(b[name], rows_b, n_classes)
                 for name in a}
+
+    def _log_prior_density(self, fitted):
+        """log p(parameters), up to a constant, under the prior whose posterior mode the
+        parameters are: 0 for maximum-likelihood estimates; the models whose smoothing is alpha
+        pseudo-counts of a conjugate prior add its density. EM (``SemiSupervised``) adds it to the
+        log-likelihood: its objective, the log posterior, is what each M-step maximises."""
+        return 0.0
 
     # ----------------------------------------------------------------- input
     def _validate_X(self, X, fitted, dtype=None, **constraints):
@@ -993,12 +998,27 @@ class BaseClassifier(BaseEstimator):
         path : str or path-like
             Where to write the model.
         """
+        write_model(path, type(self).__name__, *self._file_record())
+
+    def _file_record(self):
+        """(hyperparameters, fitted state): what a model file holds of this model."""
         check_is_fitted(self)
         fitted = self._fitted
         params = dict(fitted.hyper["params"])
         if "n_threads" in params:  # changes nothing derived, so set_params left no snapshot
             params["n_threads"] = self.n_threads
-        write_model(path, type(self).__name__, params, self._export(fitted))
+        return params, self._export(fitted)
+
+    @classmethod
+    def _from_file(cls, params, exported):
+        """The model a file's hyperparameters and fitted state describe, each validated
+        (``load``)."""
+        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
+            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
+        model = cls(**params)
+        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
+        model._publish(model._import(exported))
+        return model
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):

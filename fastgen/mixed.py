@@ -429,6 +429,10 @@ class MixedNB(Conjugate, BaseClassifier):
         return out
 
     # ----------------------------------------------------------------- the posterior
+    def _log_prior_density(self, fitted):
+        return sum(part._log_prior_density(part_fitted)
+                   for _, _, part, part_fitted in self._params_of(fitted).parts)
+
     def _log_evidence(self, fitted):
         return sum(part._log_evidence(part_fitted)
                    for _, _, part, part_fitted in self._params_of(fitted).parts)

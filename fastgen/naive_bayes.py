@@ -855,6 +855,18 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
             bias[empty] = -np.inf
         return _Params(table, bias, log_prior, nonfinite, hyper)
 
+    def _log_prior_density(self, fitted):
+        # each class's theta_c ~ Dirichlet(alpha_j + 1), whose mode the smoothed estimate is:
+        # sum_j alpha_j log theta_cj (the table is log theta, feature-major)
+        alpha = smoothing(self, fitted)
+        table = self._params_of(fitted).table
+        if np.ndim(alpha) == 0:
+            return float(alpha * table.sum(dtype=np.float64)) if alpha > 0 else 0.0
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if not (alpha > 0).all():  # a feature without smoothing has no prior term
+            table = np.where(alpha[:, None] > 0, table, 0.0)
+        return float((alpha @ table).sum())
+
     def _polya_params(self, fitted, alpha):
         """The predictive's Polya tables (design e of fastgen/_core/_jll.pxi): R(a_cj, k) for
         k = 1 .. POLYA_BLOCKS, feature-major blocks (block 0, log a_cj, is also the table), a_cj
@@ -1182,6 +1194,18 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
             must = self._patch_unsmoothed(fitted, alpha, table, bias, log_prior)
             nonfinite = True
         return _Params(table, bias, log_prior, nonfinite, hyper, must)
+
+    def _log_prior_density(self, fitted):
+        # each p_cj ~ Beta(alpha_j + 1, alpha_j + 1), whose mode the smoothed estimate is:
+        # sum_j alpha_j (log p_cj + log(1 - p_cj))
+        alpha = smoothing(self, fitted)
+        if not np.any(alpha):
+            return 0.0
+        self._dense_counts(fitted)
+        log_present, log_absent, log_total = self._log_terms(fitted, alpha)
+        with np.errstate(invalid="ignore"):
+            terms = alpha * (log_present + log_absent - 2 * log_total)
+        return float(np.where(np.asarray(alpha) > 0, terms, 0.0).sum())
 
     def _derive_scalar_alpha(self, fitted, alpha, log_prior):
         """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants.
@@ -1854,6 +1878,12 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
                                                    "class_log_prior_": log_prior})
 
+    def _log_prior_density(self, fitted):
+        # each rate ~ Gamma(alpha + 1, beta), whose mode the estimate is: alpha log lambda -
+        # beta lambda
+        lam = self._params_of(fitted).named["lambda_"]
+        return float(smoothing(self, fitted) * np.log(lam).sum() - fitted.hyper["beta"] * lam.sum())
+
     def _evidence_terms(self, fitted, alpha):
         stats = fitted.stats
         return _GammaPoissonEvidence(stats["feature_count_"], stats["observed_count_"],
@@ -2183,6 +2213,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),
                                   hyper["handle_unknown"])
+
+    def _log_prior_density(self, fitted):
+        # each P(x_j | c) ~ Dirichlet(alpha + 1), whose mode the smoothed estimate is
+        alpha = smoothing(self, fitted)
+        return float(alpha * self._params_of(fitted).log_prob.sum()) if alpha > 0 else 0.0
 
     def _draw(self, fitted, rng):
         # P(x_j | c) ~ Dirichlet(N_cj. + alpha), held as the counts P(x_j = k | c) N_cj (the
