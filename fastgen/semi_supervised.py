@@ -85,7 +85,9 @@ def _take_rows(X, rows):
         return X.iloc[rows]
     if sp.issparse(X):
         return X.tocsr()[rows]
-    return np.asarray(X)[rows]
+    if isinstance(X, np.ndarray):
+        return X[rows]
+    return [X[i] for i in rows]  # (a list of rows keeps its values' types: MixedNB's columns)
 
 
 def _validated_rows(X, has_nan, rows):
