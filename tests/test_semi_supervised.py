@@ -467,10 +467,17 @@ def _float_arrays(model):
     return out
 
 
+STOPS_AT_A_DIP = pytest.mark.xfail(strict=True, reason=(
+    "EM stops as soon as the objective does not rise; for a regularised model it can fall by "
+    "far more than rounding (a fraction of a unit), so EM stops after two or three iterations "
+    "with converged_ True, posteriors several percent from its fixed point"))
+
+
 @pytest.mark.parametrize("name", ["multinomial", "categorical", "poisson", "gaussian", "qda",
-                                  "mixed"])
+                                  "mixed"] + [pytest.param(name, marks=STOPS_AT_A_DIP)
+                                              for name in REGULARISED])
 def test_fixed_point(name):
-    factory, kind, _ = CASES[name]
+    factory, kind, _ = {**CASES, **REGULARISED}[name]
     X, y, w = _data(kind, seed=5)
     lam = 0.7
     ss = SemiSupervised(factory(), unlabeled_weight=lam, max_iter=2000, tol=1e-13)
@@ -516,6 +523,23 @@ def test_int_object_and_float_unlabelled_markers_agree():
         assert np.array_equal(ss.objective_, fits["int"].objective_)
         assert np.array_equal(ss.predict_proba(X), fits["int"].predict_proba(X))
     assert set(fits["object"].predict(X)) <= {"a", "b", "c"}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a list of strings and numbers becomes an array of strings (np.asarray): its -1 turns "
+    "into the label '-1' and EM silently runs no iteration"))
+def test_minus_one_in_a_list_of_strings_is_unlabelled():
+    X, y, w = _data("counts", seed=31)
+    names = ["a", "b", "c"]
+    as_list = [-1 if v < 0 else names[v] for v in y]
+    expected = SemiSupervised(_counts_model()).fit(X, np.array(as_list, dtype=object),
+                                                   sample_weight=w)
+    try:
+        ss = SemiSupervised(_counts_model()).fit(X, as_list, sample_weight=w)
+    except ValueError:  # (refusing the mix of label types would do too)
+        return
+    assert ss.classes_.tolist() == ["a", "b", "c"]
+    assert np.array_equal(ss.objective_, expected.objective_)
 
 
 def test_string_minus_one_is_a_label():
@@ -633,7 +657,6 @@ def test_missing_features_and_labels(factory):
     ({"estimator": MultinomialNB(predictive=True)}, "predictive"),
     ({"estimator": MultinomialNB(alpha="evidence")}, "evidence"),
     ({"estimator": PoissonNB(alpha="evidence")}, "evidence"),
-    ({"estimator": GaussianNB(prior_strength="evidence")}, "evidence"),
     ({"estimator": QuadraticDiscriminantAnalysis(predictive=True)}, "predictive"),
 ], ids=lambda v: repr(v) if not isinstance(v, dict) else "-".join(
     f"{k}={type(x).__name__ if k == 'estimator' else x!r}" for k, x in v.items()))
@@ -642,6 +665,28 @@ def test_bad_parameters(params, match):
     params = {"estimator": MultinomialNB(), **params}
     with pytest.raises((ValueError, TypeError), match=match):
         SemiSupervised(**params).fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("factory", [GaussianNB, QuadraticDiscriminantAnalysis],
+                         ids=["gaussian", "qda"])
+def test_prior_strength_is_not_used_by_em(factory):
+    """The Gaussian family's prior serves the posterior predictive (refused) and log_evidence_
+    only: EM's estimates and objective do not depend on it, so "evidence" is no harm there."""
+    X, y, w = _data("gaussian", seed=29)
+    chosen = SemiSupervised(factory(prior_strength="evidence")).fit(X, y, sample_weight=w)
+    plain = SemiSupervised(factory()).fit(X, y, sample_weight=w)
+    assert np.array_equal(chosen.objective_, plain.objective_) and chosen.n_iter_ > 1
+    _assert_identical(_outputs(chosen, X), _outputs(plain, X), "outputs")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the labelled rows' weights are all 0: the error blames an unlabelled row's likelihood "
+    "and advises smoothing, which is already there"))
+def test_labelled_rows_without_weight_are_named():
+    X, y, w = _data("counts", seed=30)
+    w[y >= 0] = 0.0
+    with pytest.raises(ValueError, match="sample_weight"):
+        SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
 
 
 def test_scikit_learn_estimator_is_refused():
