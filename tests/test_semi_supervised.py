@@ -653,13 +653,18 @@ def test_missing_features_and_labels(factory):
     ({"tol": np.nan}, "tol"),
     ({"tol": "small"}, "tol"),
     ({"estimator": None}, "estimator"),
+    ({"estimator": MultinomialNB}, "estimator"),
     ({"estimator": ComplementNB()}, "ComplementNB"),
     ({"estimator": MultinomialNB(predictive=True)}, "predictive"),
     ({"estimator": MultinomialNB(alpha="evidence")}, "evidence"),
     ({"estimator": PoissonNB(alpha="evidence")}, "evidence"),
+    ({"estimator": CategoricalNB(alpha="evidence")}, "evidence"),
+    ({"estimator": MixedNB(alpha="evidence")}, "evidence"),
+    ({"estimator": BernoulliNB(predictive=True)}, "predictive"),
     ({"estimator": QuadraticDiscriminantAnalysis(predictive=True)}, "predictive"),
 ], ids=lambda v: repr(v) if not isinstance(v, dict) else "-".join(
-    f"{k}={type(x).__name__ if k == 'estimator' else x!r}" for k, x in v.items()))
+    f"{k}={getattr(x, '__name__', type(x).__name__) if k == 'estimator' else x!r}"
+    for k, x in v.items()))
 def test_bad_parameters(params, match):
     X, y, w = _data("counts", seed=15)
     params = {"estimator": MultinomialNB(), **params}
