@@ -104,18 +104,14 @@ def _checked_classes(classes):
     return known
 
 
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
 def _take_rows(X, rows):
     """Rows of an input as the estimator takes it (a DataFrame stays one)."""
     if hasattr(X, "iloc"):
         return X.iloc[rows]
     if sp.issparse(X):
         return X.tocsr()[rows]
-    if isinstance(X, np.ndarray):
-        return X[rows]
+    if isinstance(X, np.ndarray) or hasattr(X, "__array__"):
+        return np.asarray(X)[rows]
     return [X[i] for i in rows]  # (a list of rows keeps its values' types: MixedNB's columns)
 
 
@@ -366,7 +362,9 @@ class SemiSupervised(BaseEstimator):
             # rows of no weight count for nothing: EM leaves them out
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
             if lam == 0 or not len(rows_u):
-                self._result = self._supervised(model, X, y_l, w_l, labelled, known, params)
+                self._result = self._supervised(
+                    model, X if len(labelled) == len(y) else _take_rows(X, labelled), y_l, w_l,
+                    known, params)
                 return self
             start = Members(labelled, y_idx, w_l, len(known))
             hyper = model._hyper(len(known), X_valid, shell)
@@ -391,10 +389,9 @@ class SemiSupervised(BaseEstimator):
                              f"classes {known}.")
         return known, y_idx
 
-    def _supervised(self, model, X, y_l, w_l, labelled, known, params):
+    def _supervised(self, model, X_l, y_l, w_l, known, params):
         """The model of the labelled rows alone (lambda = 0, or no unlabelled row of weight):
-        their labels y_l and weights w_l."""
-        X_l = X if len(labelled) == _n_rows(X) else _take_rows(X, labelled)
+        their rows X_l, labels y_l and weights w_l."""
         model.partial_fit(X_l, y_l, classes=known, sample_weight=w_l)
         fitted = model._fitted
         jll = model.predict_joint_log_proba(X_l).astype(np.float64)
