@@ -173,7 +173,8 @@ class SemiSupervised(BaseEstimator):
     n_iter_ : int
         The number of EM iterations run (0: the model of the labelled rows alone).
     objective_ : ndarray of shape (n_iter_ + 1,)
-        The objective at the start and after each iteration (see Notes). EM never decreases it.
+        The objective at the start and after each iteration (see Notes). EM does not decrease
+        it, but for the exceptions the Notes name.
         Empty for a model that only ``partial_fit`` has given rows.
     converged_ : bool
         Whether the last iteration changed the objective by at most ``tol`` per unit of weight.
@@ -191,7 +192,10 @@ class SemiSupervised(BaseEstimator):
 
     Missing features (NaN, in the models that take them) and missing labels combine: the E-step
     marginalises the missing features of each row, and LDA's and QDA's M-step runs their own EM
-    for the missing values of the rows counted with their class weights.
+    for the missing values of the rows counted with their class weights. That inner EM completes
+    a row once for each class it may belong to (its memory grows with the number of classes),
+    starts afresh at each M-step and stops at the model's ``tol``: short of the M-step's maximum,
+    the objective may fall (a smaller ``tol`` on the model, or ``reg_param``, helps).
 
     A class announced in ``classes`` but carried by no labelled row has no weight at the start.
     With a class prior learned from the data (the default), its prior is 0, so no row ever
