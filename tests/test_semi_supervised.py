@@ -592,12 +592,6 @@ def test_announced_class_without_rows_stays_empty(factory):
                     atol=1e-15)
 
 
-EMPTY_CLASS_HAS_NO_DISTRIBUTION = pytest.mark.xfail(strict=True, reason=(
-    "CategoricalNB gives a class without weight log P(x_j = k | c) = -inf whatever alpha (meant "
-    "for alpha = 0 only): the smoothed class is never predicted (scikit-learn gives it 1/K), "
-    "and EM's objective, whose log prior has alpha * log 0, is -inf or NaN"))
-
-
 FIXED_PRIOR = {
     "multinomial": lambda: MultinomialNB(alpha=0.5, fit_prior=False),
     "poisson": lambda: PoissonNB(fit_prior=False),
@@ -608,9 +602,7 @@ FIXED_PRIOR = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=EMPTY_CLASS_HAS_NO_DISTRIBUTION)
-    if name in ("categorical", "mixed") else name for name in FIXED_PRIOR])
+@pytest.mark.parametrize("name", list(FIXED_PRIOR))
 def test_announced_class_under_a_fixed_prior_learns_from_unlabelled_rows(name):
     """With a fixed prior the empty class starts from what the model derives without data (its
     smoothing, or the overall mean and spread), so its posterior is positive and EM gives it
