@@ -9,13 +9,14 @@ a row per class -- and derives the parameters as a fit does.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ._base import (
     _ESTIMATORS,
@@ -124,6 +125,15 @@ def _validated_rows(X, has_nan, rows):
             part.indices, part.indptr = (a.astype(np.int64) for a in (part.indices, part.indptr))
         return part, has_nan and bool(np.isnan(part.data).any())
     return np.ascontiguousarray(part), has_nan and bool(np.isnan(part).any())
+
+
+def _delegated(name):
+    """A method of the meta-estimator that calls ``estimator_``'s: the models' signature and
+    documentation (their outputs are the fitted model's)."""
+    @functools.wraps(getattr(BaseClassifier, name))
+    def method(self, *args, **kwargs):
+        return getattr(self._fitted_result().estimator, name)(*args, **kwargs)
+    return method
 
 
 class SemiSupervised(BaseEstimator):
@@ -548,101 +558,12 @@ class SemiSupervised(BaseEstimator):
         lambda self: self._part("feature_names_in_").estimator.feature_names_in_,
         doc="ndarray of shape (n_features_in_,): column names, when X was a DataFrame.")
 
-    def predict(self, X: MatrixLike, loss: ArrayLike | None = None) -> NDArray[Any]:
-        """Predict the class of minimum expected loss (``estimator_.predict``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            The samples.
-        loss : array-like of shape (n_classes, n_classes), default=None
-            ``loss[true, predicted]`` in ``classes_`` order; None is the 0-1 loss.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels from ``classes_``.
-        """
-        return self._fitted_result().estimator.predict(X, loss=loss)
-
-    def predict_proba(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Posterior probabilities P(c | x) (``estimator_.predict_proba``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Posteriors (rows sum to one), columns in ``classes_`` order.
-        """
-        return self._fitted_result().estimator.predict_proba(X)
-
-    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Log-posteriors log P(c | x) (``estimator_.predict_log_proba``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-posteriors, columns in ``classes_`` order.
-        """
-        return self._fitted_result().estimator.predict_log_proba(X)
-
-    def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Joint log-likelihoods log P(x, c) (``estimator_.predict_joint_log_proba``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        jll : ndarray of shape (n_samples, n_classes)
-            Unnormalised log posteriors, columns in ``classes_`` order.
-        """
-        return self._fitted_result().estimator.predict_joint_log_proba(X)
-
-    def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
-        """Posterior log-odds (two classes) or log-posteriors (``estimator_``'s).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            As ``estimator_.decision_function``.
-        """
-        return self._fitted_result().estimator.decision_function(X)
-
-    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
-        """Return the (weighted) accuracy of ``predict(X)`` against ``y``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
-
-        Returns
-        -------
-        score : float
-            Mean accuracy.
-        """
-        return self._fitted_result().estimator.score(X, y, sample_weight=sample_weight)
+    predict = _delegated("predict")
+    predict_proba = _delegated("predict_proba")
+    predict_log_proba = _delegated("predict_log_proba")
+    predict_joint_log_proba = _delegated("predict_joint_log_proba")
+    decision_function = _delegated("decision_function")
+    score = _delegated("score")
 
     # ----------------------------------------------------------------- model files
     def save(self, path) -> None:
