@@ -15,6 +15,7 @@ from .discriminant_analysis import (
 )
 from . import io, text  # streamed svmlight/CSV batches; raw documents to counts
 from .mixed import MixedNB
+from .semi_supervised import SemiSupervised
 from .naive_bayes import (
     BernoulliNB,
     CategoricalNB,
@@ -38,6 +39,7 @@ __all__ = [
     "NotFittedError",
     "PoissonNB",
     "QuadraticDiscriminantAnalysis",
+    "SemiSupervised",
     "__version__",
     "information_gain",
     "load",

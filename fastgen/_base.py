@@ -11,7 +11,7 @@ import inspect
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -71,6 +71,61 @@ def group_by_class(y_idx, n_classes):
     class_ptr = np.empty(n_classes + 1, dtype=np.intp)
     _counts.group_rows(y_idx, order, class_ptr)
     return order, class_ptr
+
+
+class Members(NamedTuple):
+    """Which classes the rows of a batch count for, and with what weight: the nonzero entries of
+    an (n_rows, n_classes) matrix of weights, in row order. Labels (fit, partial_fit) give one
+    entry a row, its class with its sample weight (``hard``); EM's soft class memberships
+    (``SemiSupervised``) give a row one entry for each class it may belong to, weighted by its
+    posterior probability (``soft``). Every statistic adds each entry as a row of its class with
+    its weight, reading the row where it is: a row is never copied per class, and an entry of
+    weight 0 (a posterior that underflowed) costs nothing."""
+
+    rows: np.ndarray  # intp (n_entries,), non-decreasing: the row of each entry
+    classes: np.ndarray  # intp (n_entries,): its class
+    weights: np.ndarray  # float64 (n_entries,): its weight, finite and positive or 0
+    n_classes: int
+
+    @classmethod
+    def hard(cls, y_idx, sample_weight, n_classes):
+        """One entry a row: class y_idx[i], weight sample_weight[i]."""
+        y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
+        return cls(np.arange(len(y_idx), dtype=np.intp), y_idx,
+                   np.ascontiguousarray(sample_weight, dtype=np.float64), n_classes)
+
+    @classmethod
+    def soft(cls, weights, rows=None):
+        """The positive entries of ``weights`` (n, n_classes), for rows ``rows`` (default
+        0 .. n-1) of the batch."""
+        i, c = np.nonzero(weights > 0)
+        rows = i if rows is None else np.asarray(rows, dtype=np.intp)[i]
+        return cls(rows.astype(np.intp, copy=False), c.astype(np.intp, copy=False),
+                   np.ascontiguousarray(weights[i, c], dtype=np.float64), weights.shape[1])
+
+    def join(self, other):
+        """Both sets of entries (of the same batch), in row order."""
+        order = np.argsort(np.concatenate([self.rows, other.rows]), kind="stable")
+        return Members(*(np.concatenate([a, b])[order] for a, b in zip(self[:3], other[:3])),
+                       self.n_classes)
+
+    def class_weight(self):
+        """The total weight of each class."""
+        return np.bincount(self.classes, weights=self.weights, minlength=self.n_classes)
+
+    def by_class(self):
+        """(rows, class_ptr, weights): the entries grouped by class (stably), the layout of the
+        per-class kernels: class c's are rows[class_ptr[c]:class_ptr[c + 1]]."""
+        order, class_ptr = group_by_class(self.classes, self.n_classes)
+        return self.rows[order], class_ptr, self.weights[order]
+
+    def gathered(self, X):
+        """(X, members) with one row of X for each entry: X itself when the entries are its
+        rows, once each, in order (for the few computations that change a row per class: EM's
+        completion of missing values)."""
+        if len(self.rows) == X.shape[0] and (self.rows == np.arange(X.shape[0])).all():
+            return X, self
+        return X[self.rows], Members.hard(self.classes, self.weights, self.n_classes)
 
 
 def _same_param(a, b):
@@ -196,12 +251,6 @@ def check_class_weight(total, classes):
                          "values) would overflow float64. Rescale sample_weight.")
 
 
-def _batch_class_weight(y_idx, sample_weight, class_count):
-    """Each class's total sample weight once a batch is added to ``class_count``."""
-    with np.errstate(over="ignore"):
-        return class_count + np.bincount(y_idx, weights=sample_weight, minlength=len(class_count))
-
-
 def check_loss(loss, n_classes):
     """Validate a loss matrix: (n_classes, n_classes), finite, non-negative; float64."""
     raw = np.asarray(loss)
@@ -313,7 +362,7 @@ class BaseEstimator:
     def __repr__(self):
         defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
         changed = []
-        for name, value in self.get_params().items():
+        for name, value in self.get_params(deep=False).items():
             default = defaults.get(name, inspect.Parameter.empty)
             same = value is default or (
                 type(value) is type(default) and not isinstance(value, np.ndarray) and value == default
@@ -418,11 +467,7 @@ def load(path):
     try:
         if cls is None:
             raise ValueError(f"unknown estimator {name!r}")
-        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
-            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
-        model = cls(**params)
-        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
-        model._publish(model._import(exported))
+        model = cls._from_file(params, exported)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
             ZeroDivisionError, np.linalg.LinAlgError) as exc:
         raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
@@ -440,12 +485,14 @@ class BaseClassifier(BaseEstimator):
     - ``_check_params(n_classes, X, fitted)``: the validated hyperparameters (a dict) for a
       batch, ``fitted`` being the model it is added to (None for a new fit);
     - ``_start(hyper, n_classes, X)``: empty statistics (default: zeros of the declaration);
-    - ``_add(stats, X, y_idx, sample_weight, has_nan, hyper)``: the statistics with a validated
-      batch added (it may add in place: they are this model's own, copied first otherwise);
+    - ``_add(stats, X, members, has_nan, hyper)``: the statistics with a validated batch added,
+      its rows counted for the classes ``members`` (``Members``) says, with its weights (it may add in place: they are this model's own, copied first otherwise);
     - ``_combine(a, rows_a, b, rows_b, n_classes, hyper)``: two models' statistics added, their
       class rows spread over the merged classes (default: the class-major fields summed);
     - ``_agree(stats, hyper)``: checks across fields (raise ValueError), on load and merge;
     - ``_derive(fitted)``: the parameters, one pure function of the snapshot;
+    - ``_log_prior_density(fitted)``: the log density of the parameters under the prior whose
+      posterior mode they are (default 0: maximum-likelihood estimates), EM's objective's term;
     - ``_score(params, X, kind, out, has_nan)``: one kernel call writing jll, log-posteriors or
       posteriors; ``_sample_X(fitted, y_idx, rng)``: features drawn given the classes.
 
@@ -560,6 +607,13 @@ class BaseClassifier(BaseEstimator):
         return {name: spread(a[name], rows_a, n_classes) + spread(b[name], rows_b, n_classes)
                 for name in a}
 
+    def _log_prior_density(self, fitted):
+        """log p(parameters), up to a constant, under the prior whose posterior mode the
+        parameters are: 0 for maximum-likelihood estimates; the models whose smoothing is alpha
+        pseudo-counts of a conjugate prior add its density. EM (``SemiSupervised``) adds it to the
+        log-likelihood: its objective, the log posterior, is what each M-step maximises."""
+        return 0.0
+
     # ----------------------------------------------------------------- input
     def _validate_X(self, X, fitted, dtype=None, **constraints):
         """Validate X once at the boundary; returns ``(X, has_nan)`` (NaN only where the model
@@ -629,18 +683,24 @@ class BaseClassifier(BaseEstimator):
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             classes, y_idx = encode_labels(y)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            check_class_weight(_batch_class_weight(y_idx, sample_weight, np.zeros(len(classes))),
-                               classes)
+            members = Members.hard(y_idx, sample_weight, len(classes))
             hyper = self._hyper(len(classes), X_valid, shell)
-            stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, y_idx,
-                              sample_weight, has_nan, hyper)
-            self._check_moments(stats, hyper)
-            fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid),
-                            get_feature_names(X), stats, hyper, lock=self._write_lock(),
-                            extra=None if shell is None else shell.extra)
-            fitted.params = self._derive(fitted)
-            self._publish(fitted)
+            self._publish(self._fitted_on(X, X_valid, has_nan, shell, classes, members, hyper))
         return self
+
+    def _fitted_on(self, X, X_valid, has_nan, shell, classes, members, hyper):
+        """A new snapshot: the statistics of a validated batch (``X_valid`` of the input X,
+        ``shell`` from ``_new_shell``), its rows counted for ``classes`` as ``members`` says,
+        and the parameters derived from them with the validated hyperparameters ``hyper``."""
+        check_class_weight(members.class_weight(), classes)
+        stats = self._add(self._start(hyper, len(classes), X_valid), X_valid, members, has_nan,
+                          hyper)
+        self._check_moments(stats, hyper)
+        fitted = Fitted(classes, X_valid.shape[1], _model_dtype(X_valid), get_feature_names(X),
+                        stats, hyper, lock=self._write_lock(),
+                        extra=None if shell is None else shell.extra)
+        fitted.params = self._derive(fitted)
+        return fitted
 
     def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
                     sample_weight: ArrayLike | None = None):
@@ -694,9 +754,9 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
                                  f"in the initial classes {known}")
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            check_class_weight(_batch_class_weight(
-                y_idx, sample_weight, np.zeros(len(known)) if fitted is None
-                else fitted.stats["class_count_"]), known)
+            members = Members.hard(y_idx, sample_weight, len(known))
+            check_class_weight(members.class_weight() + (
+                0.0 if fitted is None else fitted.stats["class_count_"]), known)
             hyper = self._hyper(len(known), X_valid, fitted or shell)
             if fitted is None:
                 stats = self._start(hyper, len(known), X_valid)
@@ -707,7 +767,7 @@ class BaseClassifier(BaseEstimator):
                 owned = fitted.lock is self._write_lock()
                 stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
-                stats = self._add(stats, X_valid, y_idx, sample_weight, has_nan, hyper)
+                stats = self._add(stats, X_valid, members, has_nan, hyper)
             self._check_moments(stats, hyper)
             fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
             if not self._lazy:
@@ -938,12 +998,27 @@ class BaseClassifier(BaseEstimator):
         path : str or path-like
             Where to write the model.
         """
+        write_model(path, type(self).__name__, *self._file_record())
+
+    def _file_record(self):
+        """(hyperparameters, fitted state): what a model file holds of this model."""
         check_is_fitted(self)
         fitted = self._fitted
         params = dict(fitted.hyper["params"])
         if "n_threads" in params:  # changes nothing derived, so set_params left no snapshot
             params["n_threads"] = self.n_threads
-        write_model(path, type(self).__name__, params, self._export(fitted))
+        return params, self._export(fitted)
+
+    @classmethod
+    def _from_file(cls, params, exported):
+        """The model a file's hyperparameters and fitted state describe, each validated
+        (``load``)."""
+        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
+            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
+        model = cls(**params)
+        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
+        model._publish(model._import(exported))
+        return model
 
     # ----------------------------------------------------------------- generation
     def sample(self, n_samples: int = 1, y: Any = None, random_state: Any = None):

@@ -17,7 +17,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._base import group_by_class
 from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
@@ -44,11 +43,12 @@ def combine_moments(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
         return w, mean_a + delta * frac, m2_a + m2_b + (w_a * frac) * delta * delta
 
 
-def diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads):
-    """(weight, mean, m2), each (n_classes, n_features), of a batch over its observed values."""
-    shape = (n_classes, X.shape[1])
+def diagonal_moments(X, members, n_threads):
+    """(weight, mean, m2), each (n_classes, n_features), of a batch over its observed values,
+    its rows counted as ``members`` (``Members``) says."""
+    shape = (members.n_classes, X.shape[1])
     weight, mean, m2 = np.empty(shape), np.empty(shape), np.empty(shape)
-    _counts.moments_dense(X, np.asarray(y_idx, dtype=np.intp), sample_weight, weight, mean, m2,
+    _counts.moments_dense(X, members.rows, members.classes, members.weights, weight, mean, m2,
                           n_threads)
     return weight, mean, m2
 
@@ -84,30 +84,31 @@ def score_diagonal(tables, X, kind, out, n_threads):
         raise MemoryError("could not allocate the scoring kernel's row buffers")
 
 
-def full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra=None, higher=False):
-    """Per-class statistics of a complete batch: ``(weight (C,), mean (C, d), scatter (C, d, d),
+def full_moments(X, members, n_threads, extra=None, higher=False):
+    """Per-class statistics of a complete batch, its rows counted as ``members`` (``Members``)
+    says: ``(weight (C,), mean (C, d), scatter (C, d, d),
     third, fourth)``; the co-moments third[c, j, k] = sum w (x-m)_j^2 (x-m)_k and fourth[c, j, k] =
     sum w (x-m)_j^2 (x-m)_k^2 only when ``higher`` (else None).
 
     ``extra`` (C, d, d), if given, is added to the scatter (EM's conditional covariances).
     Sums beyond float64 overflow to inf or NaN quietly here: the derivations refuse them."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher)
+        return _full_moments(X, members, n_threads, extra, higher)
 
 
-def _full_moments(X, y_idx, sample_weight, n_classes, n_threads, extra, higher):
-    weight, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
+def _full_moments(X, members, n_threads, extra, higher):
+    weight, mean, _ = diagonal_moments(X, members, n_threads)
     weight = weight[:, 0].copy()
-    weighted = not np.all(sample_weight == 1.0)
-    n_features = X.shape[1]
+    weighted = not np.all(members.weights == 1.0)
+    n_classes, n_features = members.n_classes, X.shape[1]
     shape = (n_classes, n_features, n_features)
     scatter = np.empty(shape)
     third, fourth = (np.empty(shape), np.empty(shape)) if higher else (None, None)
-    order, class_ptr = group_by_class(y_idx, n_classes)
+    order, class_ptr, weights = members.by_class()
     for c in range(n_classes):
-        rows = order[class_ptr[c]:class_ptr[c + 1]]
-        D = X[rows] - mean[c]
-        WD = D * sample_weight[rows, None] if weighted else D
+        span = slice(class_ptr[c], class_ptr[c + 1])
+        D = X[order[span]] - mean[c]
+        WD = D * weights[span, None] if weighted else D
         scatter[c] = D.T @ WD
         if higher:
             D2 = D * D
@@ -433,7 +434,7 @@ def _complete_loglik(stats, mean, precisions, logdets, block, keep):
     return -0.5 * float(weight @ (len(keep) * LOG_2PI + logdets[block]) + quadratic.sum())
 
 
-def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, higher):
+def _em_map(X, members, covariances, base, n_threads, higher):
     """One EM iteration as a map of the parameters, and EM's start.
 
     Returns ``(step, mean, covs, support)``. ``step(mean, covs, support)`` maps class means
@@ -457,9 +458,10 @@ def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, hi
     incomplete = np.flatnonzero(mask.any(axis=1))
     n_features = X.shape[1]
     # start from the observed per-class means and variances (no correlations)
-    weight, mean, m2 = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
+    y_idx, sample_weight, n_classes = members.classes, members.weights, members.n_classes
+    weight, mean, m2 = diagonal_moments(X, members, n_threads)
     var = np.where(weight > 0, m2 / np.where(weight > 0, weight, 1.0), 1.0)
-    class_weight = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+    class_weight = members.class_weight()
     start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
              None, None)
     start = start if base is None else combine_full(base, start)
@@ -488,7 +490,7 @@ def _em_map(X, y_idx, sample_weight, n_classes, covariances, base, n_threads, hi
                 extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
                                         weights=(sample_weight[rows, None, None]
                                                  * cond_cov).ravel())
-        stats = full_moments(Xhat, y_idx, sample_weight, n_classes, n_threads,
+        stats = full_moments(Xhat, members, n_threads,
                              extra.reshape(n_classes, n_features, n_features), higher)
         combined = stats if base is None else combine_full(base, stats)
         entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
@@ -518,7 +520,7 @@ def _positive_definite(covs, support):
     return True
 
 
-def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol, n_threads,
+def em_full(X, members, covariances, base, max_iter, tol, n_threads,
             higher=False, likelihood=True, trace=None):
     """Expected statistics of a batch with missing values: EM under missing-at-random
     (``_em_map``), accelerated by SQUAREM.
@@ -548,8 +550,8 @@ def em_full(X, y_idx, sample_weight, n_classes, covariances, base, max_iter, tol
     theta_2) are taken first. ``trace``, a list, receives the objective of each SQUAREM
     iterate. Returns (batch statistics, EM steps taken).
     """
-    step, mean, covs, support = _em_map(X, y_idx, sample_weight, n_classes, covariances, base,
-                                        n_threads, higher)
+    X, members = members.gathered(X)  # (each entry's row is completed for its class)
+    step, mean, covs, support = _em_map(X, members, covariances, base, n_threads, higher)
     n_mean, mean_shape, covs_shape = mean.size, mean.shape, covs.shape
     sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2).mean(axis=0))
     sd[~(sd > 0)] = 1.0  # (a constant feature has no scale)

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import PARALLEL_MIN_WORK, MatrixLike, group_by_class
+from ._base import PARALLEL_MIN_WORK, MatrixLike, Members
 from ._core import _counts
 from ._core._openmp import effective_n_threads
 from ._validation import check_sample_weight, check_X, check_y, encode_labels
@@ -97,16 +97,16 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
 
     classes, y_idx = encode_labels(y)
     n_classes = len(classes)
-    order, class_ptr = group_by_class(y_idx, n_classes)
+    rows, class_ptr, weights = Members.hard(y_idx, sample_weight, n_classes).by_class()
     present = np.zeros((n_classes, n_features), dtype=np.float64)  # N_c1
     class_count = np.zeros(n_classes, dtype=np.float64)            # N_c
     if sp.issparse(X):
         n_threads = n_threads if X.indptr[-1] >= PARALLEL_MIN_WORK else 1
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                          True, 0.0, present, class_count, None, n_threads)
+        _counts.count_csr(X.data, X.indices, X.indptr, rows, class_ptr, weights, True, 0.0,
+                          present, class_count, None, n_threads)
     else:
         n_threads = n_threads if X.size >= PARALLEL_MIN_WORK else 1
-        _counts.count_dense(X, order, class_ptr, sample_weight, True, 0.0, present, class_count,
+        _counts.count_dense(X, rows, class_ptr, weights, True, 0.0, present, class_count,
                             n_threads)
     return _mutual_information(present, class_count)
 

@@ -57,9 +57,8 @@ class BaselineClassifier(BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         return {"priors": check_priors(self, n_classes)}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        return {"class_count_": stats["class_count_"] + np.bincount(
-            y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
+    def _add(self, stats, X, members, has_nan, hyper):
+        return {"class_count_": stats["class_count_"] + members.class_weight()}
 
     # ----------------------------------------------------------------- parameters
     def _derive(self, fitted):

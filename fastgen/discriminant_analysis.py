@@ -719,12 +719,11 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
     def _fields(self, hyper):
         return FULL_FIELDS + (HIGHER_FIELDS if hyper["higher"] else ())
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        n_classes = len(stats["class_count_"])
+    def _add(self, stats, X, members, has_nan, hyper):
         n_threads = self._n_threads_for(X.size)
-        class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+        class_count = members.class_weight()
         if "scatter" not in stats:  # LDA's diagonal kinds: each feature's observed values
-            batch = diagonal_moments(X, y_idx, sample_weight, n_classes, n_threads)
+            batch = diagonal_moments(X, members, n_threads)
             observed, mean, m2 = combine_moments(stats["observed_count"], stats["mean"],
                                                  stats["m2"], *batch)
             added = {"observed_count": observed, "mean": mean, "m2": m2}
@@ -733,13 +732,12 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             higher = hyper["higher"]
             if has_nan:
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
-                    X, y_idx, sample_weight, n_classes,
+                    X, members,
                     lambda moments: self._em_covariances(moments, hyper), base,
                     hyper["max_iter"], hyper["tol"], n_threads, higher,
                     not (self._regularised(hyper) or hyper["predictive"]))
             else:
-                batch = full_moments(X, y_idx, sample_weight, n_classes, n_threads,
-                                     higher=higher)
+                batch = full_moments(X, members, n_threads, higher=higher)
             _, mean, scatter, third, fourth = batch if base is None else combine_full(base, batch)
             added = {"mean": mean, "scatter": scatter}
             if higher:

@@ -322,14 +322,12 @@ class MixedNB(Conjugate, BaseClassifier):
                           part._start(part_hyper, n_classes, block).items()})
         return stats
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        out = {"class_count_": stats["class_count_"] + np.bincount(
-            y_idx, weights=sample_weight, minlength=len(stats["class_count_"]))}
+    def _add(self, stats, X, members, has_nan, hyper):
+        out = {"class_count_": stats["class_count_"] + members.class_weight()}
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             block, part_nan = part._validate_X(
                 self._part_input(kind, X[:, _as_slice(columns)]), None)
-            added = part._add(self._sub(stats, kind), block, y_idx, sample_weight, part_nan,
-                              part_hyper)
+            added = part._add(self._sub(stats, kind), block, members, part_nan, part_hyper)
             # refused here, before the multinomial part (last) counts in place into the
             # statistics of the model as it stands
             part._check_moments(added, part_hyper)
@@ -431,6 +429,10 @@ class MixedNB(Conjugate, BaseClassifier):
         return out
 
     # ----------------------------------------------------------------- the posterior
+    def _log_prior_density(self, fitted):
+        return sum(part._log_prior_density(part_fitted)
+                   for _, _, part, part_fitted in self._params_of(fitted).parts)
+
     def _log_evidence(self, fitted):
         return sum(part._log_evidence(part_fitted)
                    for _, _, part, part_fitted in self._params_of(fitted).parts)

@@ -32,7 +32,6 @@ from ._base import (
     BaseClassifier,
     check_priors,
     class_prior,
-    group_by_class,
     prior_array,
     spread,
 )
@@ -479,7 +478,7 @@ class _BaseDiscreteNB(BaseClassifier):
             stats.update(zeros(self._fields(hyper)[2:], {}))
         return stats
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
+    def _add(self, stats, X, members, has_nan, hyper):
         """Count a validated batch into the statistics, in place: they are the model's own, and
         whatever reads the statistics of the snapshot being replaced holds its lock meanwhile
         (copying the table for every batch would cost as much as the counting)."""
@@ -491,29 +490,29 @@ class _BaseDiscreteNB(BaseClassifier):
         elif feature_count is None and not listed:
             feature_count = np.zeros((n_classes, n_features))
         class_count = stats["class_count_"]
-        order, class_ptr = group_by_class(y_idx, n_classes)
+        rows, class_ptr, weights = members.by_class()
         binarize, threshold = hyper.get("binarize", (False, 0.0))
         if sp.issparse(X):
-            # the document lengths come with the counting pass
-            lengths = np.empty(X.shape[0]) if self._counts_words else None
+            # the document length of each entry comes with the counting pass
+            lengths = np.empty(len(rows)) if self._counts_words else None
             n_threads = self._n_threads_for(X.indptr[-1])
             if listed:
-                feature_count = _list_csr(X, order, class_ptr, sample_weight, binarize,
-                                          threshold, y_idx, class_count, lengths, n_threads)
+                feature_count = _list_csr(X, rows, class_ptr, weights, binarize, threshold,
+                                          class_count, lengths, n_threads)
             else:
-                _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
+                _counts.count_csr(X.data, X.indices, X.indptr, rows, class_ptr, weights,
                                   binarize, threshold, feature_count, class_count, lengths,
                                   n_threads)
         else:
-            _counts.count_dense(X, order, class_ptr, sample_weight, binarize, threshold,
+            _counts.count_dense(X, rows, class_ptr, weights, binarize, threshold,
                                 feature_count, class_count, self._n_threads_for(X.size))
-            lengths = X.sum(axis=1, dtype=np.float64) if self._counts_words else None
+            lengths = X.sum(axis=1, dtype=np.float64)[rows] if self._counts_words else None
         stats["feature_count_"] = feature_count
         if self._counts_words:
             # lengths beyond 2**53 words are not integers in float64 any more: kept at that cap
-            batch = (np.asarray(y_idx, dtype=np.intp),
+            batch = (np.repeat(np.arange(n_classes, dtype=np.intp), np.diff(class_ptr)),
                      np.minimum(np.rint(lengths), float(MAX_LENGTH)).astype(np.intp),
-                     sample_weight)
+                     weights)
             for name, values in zip(LENGTH_FIELDS, batch):
                 stats[name] = np.concatenate([stats[name], values])
             if len(stats["length"]) > MAX_LENGTH_ENTRIES:
@@ -652,23 +651,23 @@ class _BaseDiscreteNB(BaseClassifier):
                              shape=(len(y_idx), fitted.n_features))
 
 
-def _list_csr(X, order, class_ptr, sample_weight, binarize, threshold, y_idx, class_count,
-              lengths, n_threads):
-    """A sparse first batch's counts as a read-only _Listing (_counts.list_csr); writes
-    class_count and lengths (unless None)."""
+def _list_csr(X, rows, class_ptr, weights, binarize, threshold, class_count, lengths, n_threads):
+    """A sparse first batch's counts as a read-only _Listing (_counts.list_csr) from its entries
+    grouped by class (``Members.by_class``); writes class_count and lengths (unless None)."""
     n_classes, n_features = len(class_count), X.shape[1]
     # a class lists at most min(its entries, n_features) nonzeros (the + 1s are spare: the
     # kernel's arrays are never empty; the kept ones may be)
-    room, size = None, min(X.indptr[-1], n_classes * n_features) + n_classes + 1
+    entries = np.bincount(np.repeat(np.arange(n_classes), np.diff(class_ptr)),
+                          weights=np.diff(X.indptr)[rows], minlength=n_classes)
+    room, size = None, int(min(entries.sum(), n_classes * n_features)) + n_classes + 1
     if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
-        entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=n_classes)
         room = np.zeros(n_classes + 1, dtype=np.intp)
         np.cumsum(np.minimum(entries, n_features).astype(np.intp) + 1, out=room[1:])
         size = room[-1]
     class_ptr_out, feature, count = np.empty(n_classes + 1, np.intp), np.empty(size, np.intp), \
         np.empty(size)
     class_sum = np.empty(n_classes)
-    if _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight, binarize,
+    if _counts.list_csr(X.data, X.indices, X.indptr, rows, class_ptr, weights, binarize,
                         threshold, n_features, room, class_count, lengths, class_ptr_out, feature,
                         count, class_sum, n_threads) < 0:
         raise MemoryError("could not allocate the counting kernel's scratch rows")
@@ -855,6 +854,18 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
             table[:, empty] = 0.0
             bias[empty] = -np.inf
         return _Params(table, bias, log_prior, nonfinite, hyper)
+
+    def _log_prior_density(self, fitted):
+        # each class's theta_c ~ Dirichlet(alpha_j + 1), whose mode the smoothed estimate is:
+        # sum_j alpha_j log theta_cj (the table is log theta, feature-major)
+        alpha = smoothing(self, fitted)
+        table = self._params_of(fitted).table
+        if np.ndim(alpha) == 0:
+            return float(alpha * table.sum(dtype=np.float64)) if alpha > 0 else 0.0
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if not (alpha > 0).all():  # a feature without smoothing has no prior term
+            table = np.where(alpha[:, None] > 0, table, 0.0)
+        return float((alpha @ table).sum())
 
     def _polya_params(self, fitted, alpha):
         """The predictive's Polya tables (design e of fastgen/_core/_jll.pxi): R(a_cj, k) for
@@ -1184,6 +1195,18 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
             nonfinite = True
         return _Params(table, bias, log_prior, nonfinite, hyper, must)
 
+    def _log_prior_density(self, fitted):
+        # each p_cj ~ Beta(alpha_j + 1, alpha_j + 1), whose mode the smoothed estimate is:
+        # sum_j alpha_j (log p_cj + log(1 - p_cj))
+        alpha = smoothing(self, fitted)
+        if not np.any(alpha):
+            return 0.0
+        self._dense_counts(fitted)
+        log_present, log_absent, log_total = self._log_terms(fitted, alpha)
+        with np.errstate(invalid="ignore"):
+            terms = alpha * (log_present + log_absent - 2 * log_total)
+        return float(np.where(np.asarray(alpha) > 0, terms, 0.0).sum())
+
     def _derive_scalar_alpha(self, fitted, alpha, log_prior):
         """Scalar alpha: the entries of absent features (N_cj = 0) are per-class constants.
         Returns (table, bias, whether the table has infinities)."""
@@ -1464,13 +1487,11 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
                 "prior_strength": check_prior_strength(self, 1),
                 "predictive": check_bool(self, "predictive")}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
-        n_classes = len(stats["class_count_"])
-        batch = diagonal_moments(X, y_idx, sample_weight, n_classes, self._n_threads_for(X.size))
+    def _add(self, stats, X, members, has_nan, hyper):
+        batch = diagonal_moments(X, members, self._n_threads_for(X.size))
         observed, mean, m2 = combine_moments(stats["observed_count_"], stats["mean"],
                                              stats["m2"], *batch)
-        return {"class_count_": stats["class_count_"] + np.bincount(
-                    y_idx, weights=sample_weight, minlength=n_classes),
+        return {"class_count_": stats["class_count_"] + members.class_weight(),
                 "observed_count_": observed, "mean": mean, "m2": m2}
 
     def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
@@ -1803,19 +1824,18 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                 "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior")}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
+    def _add(self, stats, X, members, has_nan, hyper):
         n_classes = len(stats["class_count_"])
-        class_count = np.bincount(y_idx, weights=sample_weight, minlength=n_classes)
+        class_count = members.class_weight()
         if sp.issparse(X):
             feature_count = np.zeros_like(stats["feature_count_"])
-            order, class_ptr = group_by_class(y_idx, n_classes)
-            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, sample_weight,
-                              False, 0.0, feature_count, np.zeros(n_classes), None,
+            rows, class_ptr, weights = members.by_class()
+            _counts.count_csr(X.data, X.indices, X.indptr, rows, class_ptr, weights, False, 0.0,
+                              feature_count, np.zeros(n_classes), None,
                               self._n_threads_for(X.indptr[-1]))
             observed = np.repeat(class_count[:, None], X.shape[1], axis=1)
         else:
-            observed, mean, _ = diagonal_moments(X, y_idx, sample_weight, n_classes,
-                                                 self._n_threads_for(X.size))
+            observed, mean, _ = diagonal_moments(X, members, self._n_threads_for(X.size))
             feature_count = observed * mean
         return {"class_count_": stats["class_count_"] + class_count,
                 "observed_count_": stats["observed_count_"] + observed,
@@ -1857,6 +1877,12 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             sparse_table = tables[0].astype(fitted.dtype, copy=False)
         return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
                                                    "class_log_prior_": log_prior})
+
+    def _log_prior_density(self, fitted):
+        # each rate ~ Gamma(alpha + 1, beta), whose mode the estimate is: alpha log lambda -
+        # beta lambda
+        lam = self._params_of(fitted).named["lambda_"]
+        return float(smoothing(self, fitted) * np.log(lam).sum() - fitted.hyper["beta"] * lam.sum())
 
     def _evidence_terms(self, fitted, alpha):
         stats = fitted.stats
@@ -2141,7 +2167,7 @@ class CategoricalNB(_Evidence, BaseClassifier):
                 "n_categories_": np.zeros(X.shape[1], dtype=np.intp),
                 "category_count": np.zeros((n_classes, 0))}
 
-    def _add(self, stats, X, y_idx, sample_weight, has_nan, hyper):
+    def _add(self, stats, X, members, has_nan, hyper):
         largest = self._scan(X)
         if largest.max(initial=-1) >= MAX_CATEGORIES:
             j = int(np.argmax(largest))
@@ -2154,11 +2180,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
         n_categories = n_categories.astype(np.intp)
         count = _regrid(stats["category_count"], stats["n_categories_"], n_categories)
         batch = np.zeros_like(count)
-        n_classes = len(stats["class_count_"])
-        _counts.count_categorical(X, np.asarray(y_idx, dtype=np.intp), sample_weight,
+        _counts.count_categorical(X, members.rows, members.classes, members.weights,
                                   _offsets(n_categories), batch, self._n_threads_for(X.size))
-        return {"class_count_": stats["class_count_"] + np.bincount(
-                    y_idx, weights=sample_weight, minlength=n_classes),
+        return {"class_count_": stats["class_count_"] + members.class_weight(),
                 "n_categories_": n_categories, "category_count": count + batch}
 
     def _combine(self, a, rows_a, b, rows_b, n_classes, hyper):
@@ -2189,6 +2213,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),
                                   hyper["handle_unknown"])
+
+    def _log_prior_density(self, fitted):
+        # each P(x_j | c) ~ Dirichlet(alpha + 1), whose mode the smoothed estimate is
+        alpha = smoothing(self, fitted)
+        return float(alpha * self._params_of(fitted).log_prob.sum()) if alpha > 0 else 0.0
 
     def _draw(self, fitted, rng):
         # P(x_j | c) ~ Dirichlet(N_cj. + alpha), held as the counts P(x_j = k | c) N_cj (the

@@ -33,6 +33,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import fastgen
 from fastgen import _gaussian
+from fastgen._base import Members
 
 LDA = fastgen.LinearDiscriminantAnalysis
 QDA = fastgen.QuadraticDiscriminantAnalysis
@@ -528,7 +529,7 @@ def plain_em(est, X, y_idx, n_classes, base=None, tol=1e-14, max_iter=20000):
     """(means, covariances (G, d, d), iterations) of plain EM run to a relative change <= tol."""
     hyper = est._check_params(n_classes, X, None)
     step, mean, covs, support = _gaussian._em_map(
-        X, y_idx, np.ones(len(y_idx)), n_classes,
+        X, Members.hard(y_idx, np.ones(len(y_idx)), n_classes),
         lambda stats: est._covariances(stats, hyper, missing=True), base, 1, hyper["higher"])
     for n_iter in range(1, max_iter + 1):
         new_mean, new_covs, support, _, _ = step(mean, covs, support)
@@ -605,9 +606,10 @@ def test_em_objective_is_the_observed_data_loglik(Model, params, base, constant)
     hyper = est._check_params(3, Xh, None)
     earlier = None
     if base:
-        earlier = _gaussian.full_moments(X[60:], y[60:], w[60:], 3, 1, higher=hyper["higher"])
+        earlier = _gaussian.full_moments(X[60:], Members.hard(y[60:], w[60:], 3), 1,
+                                         higher=hyper["higher"])
     step, _, _, support = _gaussian._em_map(
-        Xh, y[:60], w[:60], 3, lambda stats: est._covariances(stats, hyper, missing=True),
+        Xh, Members.hard(y[:60], w[:60], 3), lambda stats: est._covariances(stats, hyper, missing=True),
         earlier, 1, hyper["higher"])
     keep = support.keep
     if not params:  # maximum likelihood: a constant feature is off the support
@@ -752,7 +754,8 @@ def test_em_failing_on_an_extrapolation_takes_the_plain_step(monkeypatch):
 
     real = _gaussian._positive_definite
     monkeypatch.setattr(_gaussian, "_positive_definite", positive_definite)
-    stats, _ = _gaussian.em_full(X, y, np.ones(len(y)), 3, covariances, None, 1000, 1e-13, 1)
+    stats, _ = _gaussian.em_full(X, Members.hard(y, np.ones(len(y)), 3), covariances, None, 1000,
+                                 1e-13, 1)
     assert failed
     means, covs, _ = plain_em(est, X, y, 3)
     assert_same_gaussians(stats[1], covariances(stats)[0], means, covs, 1e-8)

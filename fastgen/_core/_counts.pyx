@@ -1,7 +1,10 @@
 # Design: accumulation of the additive per-class sufficient statistics (counts of the discrete
 # event models; weights, means and squared deviations of the diagonal Gaussian and Poisson models).
-#  a) Rows arrive grouped by class through `order` (row numbers sorted stably by class) and
-#     `class_ptr` (rows of class c are order[class_ptr[c]:class_ptr[c+1]]).
+#  a) Rows arrive grouped by class through `order` (row numbers sorted stably by class),
+#     `class_ptr` (rows of class c are order[class_ptr[c]:class_ptr[c+1]]) and `weight`, the
+#     weight of each entry of `order`. A row may be listed under several classes, with a weight for
+#     each (soft class memberships, as EM's); the streaming kernels take the same entries in row
+#     order instead (`rows`, `y_idx`, `weight`).
 #  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
 #     row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
@@ -107,24 +110,25 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
 
 cdef double _add_class(
     const data_t *X_data, const index_t *X_indices, const index_t *X_indptr, const intp_t *rows,
-    intp_t n_rows, const float64_t *sample_weight, bint binarize, double threshold,
+    intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
     float64_t *target, float64_t *row_sum,
 ) noexcept nogil:
-    """target[j] += the class's sums over its rows rows[0:n_rows], in row order; row_sum (indexed
-    by row number) gets the rows' sums unless NULL. Returns the sum of the rows' weights."""
+    """target[j] += the class's sums over its rows rows[0:n_rows] (weights weight[0:n_rows]), in
+    row order; row_sum[p] gets the sum of row rows[p] unless NULL. Returns the sum of the
+    weights."""
     cdef intp_t p, r
     cdef double s, total = 0.0
     for p in range(n_rows):
         r = rows[p]
-        total += sample_weight[r]
+        total += weight[p]
         if binarize:
-            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], sample_weight[r], True,
+            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], weight[p], True,
                          threshold, target)
         else:
-            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], sample_weight[r],
-                         False, threshold, target)
+            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], weight[p], False,
+                         threshold, target)
         if row_sum != NULL:
-            row_sum[r] = s
+            row_sum[p] = s
     return total
 
 
@@ -132,19 +136,20 @@ def count_csr(
     const data_t[::1] X_data not None,          # IN
     const index_t[::1] X_indices not None,        # IN
     const index_t[::1] X_indptr not None,         # IN (n_samples + 1,)
-    const intp_t[::1] order not None,             # IN (n_samples,) row numbers grouped by class
+    const intp_t[::1] order not None,             # IN (n_entries,) row numbers grouped by class
     const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
-    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const float64_t[::1] weight not None,         # IN (n_entries,) the weight of each entry
     bint binarize,
     double threshold,
     float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features), added to
     float64_t[::1] class_count_out not None,       # OUT (n_classes,), added to
-    float64_t[::1] row_sum_out,                    # OUT (n_samples,) or None: sum of each row
+    float64_t[::1] row_sum_out,                    # OUT (n_entries,) or None: sum of each row
     int n_threads,
 ):
-    """feature_count_out[c, j] += sum of w_i * x_ij over rows i of class c (x_ij > threshold when
-    binarize); class_count_out[c] += sum of w_i. row_sum_out[i] = sum_j x_ij (unweighted, not
-    binarized) unless None. Arguments validated by the caller; thread-safe.
+    """feature_count_out[c, j] += sum of w_p * x_ij over the entries p of class c, i = order[p],
+    w_p = weight[p] (x_ij > threshold when binarize); class_count_out[c] += sum of w_p.
+    row_sum_out[p] = sum_j x_ij (unweighted, not binarized) unless None. Arguments validated by
+    the caller; thread-safe.
 
     A class whose rows hold at least half as many entries as there are features is summed into a
     scratch row of its thread first, then added to its output row in one sequential pass (design
@@ -167,9 +172,10 @@ def count_csr(
                 n_entries = n_entries + X_indptr[order[p] + 1] - X_indptr[order[p]]
             target = scratch if scratch != NULL and 2 * n_entries >= n_features \
                 else &feature_count_out[c, 0]
-            class_count_out[c] += _add_class(data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                                             class_ptr[c + 1] - class_ptr[c], &sample_weight[0],
-                                             binarize, threshold, target, row_sum)
+            class_count_out[c] += _add_class(
+                data, indices, &X_indptr[0], &order[0] + class_ptr[c],
+                class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize, threshold,
+                target, row_sum + class_ptr[c] if row_sum != NULL else NULL)
             if target == scratch:  # one pass: into the output row, the scratch back to zero
                 for j in range(n_features):
                     feature_count_out[c, j] += scratch[j]
@@ -179,7 +185,7 @@ def count_csr(
 
 cdef intp_t _list_class(
     const data_t *X_data, const index_t *X_indices, const index_t *X_indptr, const intp_t *rows,
-    intp_t n_rows, const float64_t *sample_weight, bint binarize, double threshold,
+    intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
     intp_t n_features, float64_t *scratch, float64_t *row_sum, float64_t *class_count,
     intp_t *feature, float64_t *value, float64_t *value_sum,
 ) noexcept nogil:
@@ -187,8 +193,8 @@ cdef intp_t _list_class(
     sums listed in feature order into feature and value, their sum (while in cache) in
     *value_sum and its rows' weights in *class_count. Returns how many were listed."""
     cdef intp_t m
-    class_count[0] = _add_class(X_data, X_indices, X_indptr, rows, n_rows, sample_weight,
-                                binarize, threshold, scratch, row_sum)
+    class_count[0] = _add_class(X_data, X_indices, X_indptr, rows, n_rows, weight, binarize,
+                                threshold, scratch, row_sum)
     m = list_nonzero(scratch, n_features, True, feature, value)
     value_sum[0] = sum_listed(value, m)
     return m
@@ -198,15 +204,15 @@ def list_csr(
     const data_t[::1] X_data not None,          # IN
     const index_t[::1] X_indices not None,        # IN
     const index_t[::1] X_indptr not None,         # IN (n_samples + 1,)
-    const intp_t[::1] order not None,             # IN (n_samples,) row numbers grouped by class
+    const intp_t[::1] order not None,             # IN (n_entries,) row numbers grouped by class
     const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
-    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const float64_t[::1] weight not None,         # IN (n_entries,) the weight of each entry
     bint binarize,
     double threshold,
     intp_t n_features,
     const intp_t[::1] room,                       # IN (n_classes + 1,) or None: see below
     float64_t[::1] class_count_out not None,      # OUT (n_classes,)
-    float64_t[::1] row_sum_out,                   # OUT (n_samples,) or None: sum of each row
+    float64_t[::1] row_sum_out,                   # OUT (n_entries,) or None: sum of each row
     intp_t[::1] ptr_out not None,                 # OUT (n_classes + 1,)
     intp_t[::1] feature_out not None,             # OUT (room[-1] or enough,)
     float64_t[::1] value_out not None,            # OUT (room[-1] or enough,)
@@ -216,7 +222,7 @@ def list_csr(
     """count_csr's sums of a first batch, listed instead of written to a table (design note f):
     class c's nonzero sums in ptr_out[c]:ptr_out[c + 1] of feature_out and value_out, in feature
     order, as _tables.nonzero_counts lists a written table, their sum (in that order) in
-    sum_out[c]; class_count_out[c] = sum of c's w_i; row_sum_out as count_csr's.
+    sum_out[c]; class_count_out[c] = sum of c's weights; row_sum_out as count_csr's.
 
     Class c needs room for min(n_features, its entries) slots. With room, class c is listed
     first at room[c]:room[c + 1] and threads share the classes; the lists are then moved
@@ -237,11 +243,12 @@ def list_csr(
             failed = scratch == NULL
             for c in range(n_classes if not failed else 0):
                 ptr_out[c] = position
-                position += _list_class(data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                                        class_ptr[c + 1] - class_ptr[c], &sample_weight[0],
-                                        binarize, threshold, n_features, scratch, row_sum,
-                                        &class_count_out[c], feature + position,
-                                        value + position, &sum_out[c])
+                position += _list_class(
+                    data, indices, &X_indptr[0], &order[0] + class_ptr[c],
+                    class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize,
+                    threshold, n_features, scratch,
+                    row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
+                    feature + position, value + position, &sum_out[c])
             ptr_out[n_classes] = position
             free(scratch)
         return -1 if failed else 0
@@ -253,9 +260,10 @@ def list_csr(
             else:
                 ptr_out[c + 1] = _list_class(  # a count for now
                     data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                    class_ptr[c + 1] - class_ptr[c], &sample_weight[0], binarize, threshold,
-                    n_features, scratch, row_sum, &class_count_out[c], feature + room[c],
-                    value + room[c], &sum_out[c])
+                    class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize,
+                    threshold, n_features, scratch,
+                    row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
+                    feature + room[c], value + room[c], &sum_out[c])
         free(scratch)
     if failed:
         return -1
@@ -272,9 +280,9 @@ def list_csr(
 
 def count_dense(
     const data_t[:, ::1] X not None,            # IN (n_samples, n_features)
-    const intp_t[::1] order not None,             # IN (n_samples,)
+    const intp_t[::1] order not None,             # IN (n_entries,)
     const intp_t[::1] class_ptr not None,         # IN (n_classes + 1,)
-    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const float64_t[::1] weight not None,         # IN (n_entries,)
     bint binarize,
     double threshold,
     float64_t[:, ::1] feature_count_out not None,  # OUT (n_classes, n_features), added to
@@ -292,7 +300,7 @@ def count_dense(
         fc_row = &feature_count_out[c, 0]
         for p in range(class_ptr[c], class_ptr[c + 1]):
             r = order[p]
-            w = sample_weight[r]
+            w = weight[p]
             class_count_out[c] += w
             x_row = &X[r, 0]
             if binarize:
@@ -330,8 +338,9 @@ cdef inline void _sqdev_row(double *m2, const double *mean, const floating *x, d
 
 def moments_dense(
     const floating[:, ::1] X not None,          # IN (n_samples, n_features), NaN = missing
-    const intp_t[::1] y_idx not None,             # IN (n_samples,) class of each row
-    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const intp_t[::1] rows not None,              # IN (n_entries,) the row of each entry
+    const intp_t[::1] y_idx not None,             # IN (n_entries,) its class
+    const float64_t[::1] weight not None,         # IN (n_entries,) its weight
     float64_t[:, ::1] weight_out not None,        # OUT (n_classes, n_features), overwritten
     float64_t[:, ::1] mean_out not None,          # OUT (n_classes, n_features), overwritten
     float64_t[:, ::1] m2_out not None,            # OUT (n_classes, n_features), overwritten
@@ -342,9 +351,10 @@ def moments_dense(
     variance does not suffer the cancellation of sum x^2 - n mean^2). Batches are combined by
     the caller (Chan et al.). Validated by the caller; thread-safe.
 
-    Rows are streamed in order (a class-by-class gather is six times slower on this memory
-    access pattern); threads own blocks of features, so results do not depend on n_threads."""
-    cdef intp_t n_samples = X.shape[0]
+    Entries (rows in row order, a row once per class it counts for) are streamed in order (a
+    class-by-class gather is six times slower on this memory access pattern); threads own blocks
+    of features, so results do not depend on n_threads."""
+    cdef intp_t n_entries = rows.shape[0]
     cdef intp_t n_classes = weight_out.shape[0]
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_blocks = min(max(n_threads, 1), (n_features + 7) // 8)
@@ -355,42 +365,44 @@ def moments_dense(
     for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
         j0 = b * n_features // n_blocks
         width = (b + 1) * n_features // n_blocks - j0
-        for i in range(n_samples):
+        for i in range(n_entries):
             c = y_idx[i]
-            _sum_row(&weight_out[c, j0], &mean_out[c, j0], &X[i, j0], sample_weight[i], width)
+            _sum_row(&weight_out[c, j0], &mean_out[c, j0], &X[rows[i], j0], weight[i], width)
         for c in range(n_classes):
             for j in range(j0, j0 + width):
                 if weight_out[c, j] > 0:
                     mean_out[c, j] = mean_out[c, j] / weight_out[c, j]
-        for i in range(n_samples):
+        for i in range(n_entries):
             c = y_idx[i]
-            _sqdev_row(&m2_out[c, j0], &mean_out[c, j0], &X[i, j0], sample_weight[i], width)
+            _sqdev_row(&m2_out[c, j0], &mean_out[c, j0], &X[rows[i], j0], weight[i], width)
 
 
 def count_categorical(
     const data_t[:, ::1] X not None,              # IN (n_samples, n_features) codes, <0/NaN missing
-    const intp_t[::1] y_idx not None,             # IN (n_samples,)
-    const float64_t[::1] sample_weight not None,  # IN (n_samples,)
+    const intp_t[::1] rows not None,              # IN (n_entries,) the row of each entry
+    const intp_t[::1] y_idx not None,             # IN (n_entries,) its class
+    const float64_t[::1] weight not None,         # IN (n_entries,) its weight
     const intp_t[::1] offsets not None,           # IN (n_features + 1,) first column of feature j
     float64_t[:, ::1] count_out not None,         # OUT (n_classes, offsets[-1]), added to
     int n_threads,
 ):
-    """count_out[c, offsets[j] + k] += weight of the rows of class c whose feature j is k; missing
-    values (negative or NaN) and codes beyond the feature's categories are skipped. Rows are read
-    in order (one pass on one thread); thread t owns the classes c with c % n_threads == t, so
-    results do not depend on n_threads. Codes validated by the caller (codes_status);
-    thread-safe."""
-    cdef intp_t n_samples = X.shape[0], n_features = X.shape[1]
+    """count_out[c, offsets[j] + k] += the weight of the entries of class c whose row's feature j
+    is k; missing values (negative or NaN) and codes beyond the feature's categories are skipped.
+    Entries are read in order (one pass on one thread); thread t owns the classes c with
+    c % n_threads == t, so results do not depend on n_threads. Codes validated by the caller
+    (codes_status); thread-safe."""
+    cdef intp_t n_entries = rows.shape[0], n_features = X.shape[1]
     cdef intp_t n_classes = count_out.shape[0]
     cdef intp_t n_parts = max(1, min(n_threads, n_classes))
-    cdef intp_t t, c, i, j, k
+    cdef intp_t t, c, e, i, j, k
     cdef double v, w
     for t in prange(n_parts, nogil=True, schedule="static", num_threads=n_parts):
-        for i in range(n_samples):
-            c = y_idx[i]
+        for e in range(n_entries):
+            c = y_idx[e]
             if c % n_parts != t:
                 continue
-            w = sample_weight[i]
+            i = rows[e]
+            w = weight[e]
             for j in range(n_features):
                 if data_t is float32_t or data_t is float64_t:
                     v = X[i, j]

@@ -81,15 +81,16 @@ def test_count_csr_and_dense_match_reference(dtype, index_dtype, binarize, n_thr
     fc_ref, cc_ref = count_reference(X, y_idx, w, 4, binarize, 1.5)
     fc, cc = np.zeros((4, 25)), np.zeros(4)
     row_sum = np.empty(60)
-    _counts.count_csr(data, indices, indptr, order, class_ptr, w, binarize, 1.5, fc, cc, row_sum,
-                      n_threads)
+    _counts.count_csr(data, indices, indptr, order, class_ptr, w[order],
+                      binarize, 1.5, fc, cc, row_sum, n_threads)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-12)
-    np.testing.assert_allclose(row_sum, np.asarray(X.sum(axis=1, dtype=np.float64)).ravel(),
-                               rtol=1e-12)
+    row_sums = np.asarray(X.sum(axis=1, dtype=np.float64)).ravel()
+    np.testing.assert_allclose(row_sum, row_sums[order], rtol=1e-12)  # one for each entry
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-12)
     fc_dense, cc_dense = np.zeros((4, 25)), np.zeros(4)
     Xd = _readonly(X.toarray())[0]
-    _counts.count_dense(Xd, order, class_ptr, w, binarize, 1.5, fc_dense, cc_dense, n_threads)
+    _counts.count_dense(Xd, order, class_ptr, w[order],
+                        binarize, 1.5, fc_dense, cc_dense, n_threads)
     np.testing.assert_array_equal(fc_dense, fc)
     np.testing.assert_array_equal(cc_dense, cc)
 
@@ -110,15 +111,15 @@ def test_count_csr_large_and_small_classes_add_batch_sums(n_threads):
     assert entries[y_idx == 0].sum() >= 20 and entries[y_idx == 1].sum() < 20 > entries[1]
     old = rng.uniform(0, 5, (5, 40))
     fc, cc = old.copy(), np.zeros(5)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
-                      n_threads)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                      False, 0.0, fc, cc, None, n_threads)
     batch, cc_ref = count_reference(X, y_idx, w, 5)
     np.testing.assert_allclose(fc, old + batch, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     np.testing.assert_array_equal(fc[4], old[4])
     # a second batch into the same totals: the scratch row was left zero
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc, None,
-                      n_threads)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                      False, 0.0, fc, cc, None, n_threads)
     np.testing.assert_allclose(fc, old + 2 * batch, rtol=1e-13)
 
 
@@ -154,13 +155,14 @@ def test_list_csr_lists_the_nonzeros(n_threads, binarize, rooms):
     room = np.r_[0, np.cumsum(np.minimum(entries, 40).astype(np.intp) + 1)]
     ptr, feature = np.empty(6, np.intp), np.full(room[-1], -1, np.intp)
     value, sums = np.full(room[-1], np.nan), np.empty(5)
-    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, fc, cc,
-                      None, n_threads)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                      binarize, 1.5, fc, cc, None, n_threads)
     fc_ref, cc_ref = count_reference(X, y_idx, w, 5, binarize, 1.5)
     np.testing.assert_allclose(fc, fc_ref, rtol=1e-13)
     np.testing.assert_allclose(cc, cc_ref, rtol=1e-13)
     cc2 = np.full(5, np.nan)
-    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, binarize, 1.5, 40,
+    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                            binarize, 1.5, 40,
                             room if rooms else None, cc2, None, ptr, feature, value, sums,
                             n_threads) == 0
     np.testing.assert_array_equal(cc2, cc)
@@ -184,15 +186,15 @@ def test_count_and_list_csr_of_a_large_x(index_dtype, f, density):
     expected = (onehot.T @ X).toarray()
     for n_threads in (1, 2):
         fc, cc = np.zeros((6, f)), np.zeros(6)
-        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
-                          None, n_threads)
+        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                          False, 0.0, fc, cc, None, n_threads)
         np.testing.assert_allclose(fc, expected, rtol=1e-13)
         entries = np.bincount(y_idx, weights=np.diff(X.indptr), minlength=6)
         room = np.r_[0, np.cumsum(np.minimum(entries, f).astype(np.intp))]
         ptr, feature, value, sums = (np.empty(7, np.intp), np.empty(room[-1], np.intp),
                                      np.empty(room[-1]), np.empty(6))
-        assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, f,
-                                room, np.empty(6), None, ptr, feature, value, sums,
+        assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, w[order],
+                                False, 0.0, f, room, np.empty(6), None, ptr, feature, value, sums,
                                 n_threads) == 0
         assert_lists_nonzero_counts(fc, cc, ptr, feature, value, sums)
 

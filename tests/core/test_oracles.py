@@ -60,6 +60,21 @@ def _inputs(readonly, *arrays):
     return copies
 
 
+def _entries(rng, y_idx, w, n_classes, soft):
+    """The kernels' entries (rows, classes, weights) in row order: one a row (labels), or, with
+    ``soft``, about half the rows counted for one more class too, with weights of their own (EM's
+    class memberships)."""
+    rows = np.arange(len(y_idx), dtype=np.intp)
+    if not soft:
+        return rows, y_idx, w
+    extra = np.flatnonzero(rng.random(len(y_idx)) < 0.5)
+    rows = np.concatenate([rows, extra])
+    y_idx = np.concatenate([y_idx, rng.integers(0, n_classes, len(extra))]).astype(np.intp)
+    w = np.concatenate([w, rng.uniform(0.0, 1.0, len(extra))])
+    order = np.argsort(rows, kind="stable")
+    return rows[order], y_idx[order], w[order]
+
+
 def _same_bits(a, b):
     a, b = np.asarray(a), np.asarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape
@@ -429,10 +444,12 @@ MOMENT_SHAPES = {"rows": (50, 19, 4), "zero-rows": (0, 9, 2), "one-row": (1, 5, 
 @pytest.mark.parametrize("readonly", [False, True], ids=["writable", "readonly"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("shape", list(MOMENT_SHAPES))
-def test_moments_dense_matches_numpy(dtype, readonly, n_threads, shape):
+@pytest.mark.parametrize("soft", [False, True], ids=["labels", "soft"])
+def test_moments_dense_matches_numpy(dtype, readonly, n_threads, shape, soft):
     """Per class and feature over the observed values: weight, weighted mean (0 without weight)
     and weighted squared deviations, for data far from 0 (1e6 + noise: no cancellation), NaN
-    anywhere, an all-NaN row, a class without rows, zero weights; the outputs are overwritten."""
+    anywhere, an all-NaN row, a class without rows, zero weights, rows counted for several
+    classes; the outputs are overwritten."""
     n, d, k = MOMENT_SHAPES[shape]
     rng = np.random.default_rng(n * 100 + d + k)
     X = (1e6 + rng.normal(0.0, 1.0, (n, d)) * 10.0 ** rng.uniform(-3, 3, d)).astype(dtype)
@@ -445,12 +462,13 @@ def test_moments_dense_matches_numpy(dtype, readonly, n_threads, shape):
         X[y_idx == y_idx[3], 0] = np.nan  # a feature a class never observes
     w = rng.uniform(0.0, 3.0, n)
     w[::5] = 0.0
-    expected = diagonal_moments_reference(X, y_idx, w, k)
-    X, y_idx, w = _inputs(readonly, X, y_idx, w)
+    rows, y_idx, w = _entries(rng, y_idx, w, k, soft)
+    expected = diagonal_moments_reference(X[rows], y_idx, w, k)
+    X, rows, y_idx, w = _inputs(readonly, X, rows, y_idx, w)
 
     def call(threads):
         outs = tuple(np.full((k, d), np.nan) for _ in range(3))
-        _counts.moments_dense(X, y_idx, w, *outs, threads)
+        _counts.moments_dense(X, rows, y_idx, w, *outs, threads)
         return outs
 
     weight, mean, m2 = _run(call, n_threads)
@@ -471,7 +489,8 @@ COUNT_SHAPES = {"rows": (60, (3, 1, 5, 0, 4), 3), "zero-rows": (0, (2, 3), 2),
 @pytest.mark.parametrize("readonly", [False, True], ids=["writable", "readonly"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("shape", list(COUNT_SHAPES))
-def test_count_categorical_matches_reference(dtype, readonly, n_threads, shape):
+@pytest.mark.parametrize("soft", [False, True], ids=["labels", "soft"])
+def test_count_categorical_matches_reference(dtype, readonly, n_threads, shape, soft):
     """The weights of each class's codes per feature and category, added to the counts already
     there; missing codes (negative however large, NaN) and codes beyond K (up to 2**53 for
     floats, the dtype's largest but int64's, whose top codes are test_codes_beyond_2_63...)
@@ -483,12 +502,13 @@ def test_count_categorical_matches_reference(dtype, readonly, n_threads, shape):
     w = rng.uniform(0.5, 2.0, n)
     offsets = np.r_[0, np.cumsum(n_categories)].astype(np.intp)
     before = rng.integers(0, 5, (k, offsets[-1])).astype(np.float64)
-    expected = before + category_counts_reference(X, y_idx, w, n_categories, k)
-    X, y_idx, w, offsets = _inputs(readonly, X, y_idx, w, offsets)
+    rows, y_idx, w = _entries(rng, y_idx, w, k, soft)
+    expected = before + category_counts_reference(X[rows], y_idx, w, n_categories, k)
+    X, rows, y_idx, w, offsets = _inputs(readonly, X, rows, y_idx, w, offsets)
 
     def call(threads):
         count = before.copy()
-        _counts.count_categorical(X, y_idx, w, offsets, count, threads)
+        _counts.count_categorical(X, rows, y_idx, w, offsets, count, threads)
         return (count,)
 
     (count,) = _run(call, n_threads)
@@ -505,8 +525,8 @@ def test_count_categorical_skips_int64_codes_beyond_k(code):
     model keeps such codes out once codes_status reports them too large)."""
     X = np.array([[code], [1]], dtype=np.int64)
     count = np.zeros((1, 2))
-    _counts.count_categorical(X, np.zeros(2, np.intp), np.ones(2), np.array([0, 2], np.intp),
-                              count, 1)
+    _counts.count_categorical(X, np.arange(2), np.zeros(2, np.intp), np.ones(2),
+                              np.array([0, 2], np.intp), count, 1)
     np.testing.assert_array_equal(count, [[0.0, 1.0]])
 
 

@@ -1,0 +1,651 @@
+"""Learning from unlabelled rows: semi-supervised EM over any fastgen model (``SemiSupervised``).
+
+A generative model can use rows without a label: the missing label is marginalised as a missing
+feature is, which gives EM (Dempster, Laird & Rubin 1977; for naive Bayes text classifiers Nigam,
+McCallum, Thrun & Mitchell 2000). The E-step scores the unlabelled rows; the M-step counts each of
+them for every class, weighted by its posterior probability -- soft class memberships
+(``_base.Members``), added to the model's declared statistics like labelled rows, without copying
+a row per class -- and derives the parameters as a fit does.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from ._base import (
+    _ESTIMATORS,
+    OUT_JLL,
+    BaseClassifier,
+    BaseEstimator,
+    MatrixLike,
+    Members,
+    partial_fit_classes,
+)
+from ._core._openmp import effective_n_threads
+from ._dask import is_dask_collection
+from ._persist import write_model
+from ._state import readonly
+from ._validation import (
+    ConvergenceWarning,
+    check_is_fitted,
+    check_sample_weight,
+    check_y,
+    encode_labels,
+    invalid_parameter,
+)
+from .naive_bayes import ComplementNB
+
+UNLABELLED = -1  # the label of a row without one, as scikit-learn's semi-supervised estimators
+# Posteriors below this are left out of the memberships: what they would add to a statistic is
+# below its rounding error (float64 resolves 2**-52 of a row's own contribution), while the many
+# tiny posteriors of long documents would multiply the cost of the M-step
+MIN_MEMBERSHIP = 2.0**-60
+
+
+class _Result(NamedTuple):
+    """A fit's outcome, published by one assignment: a prediction running beside a refit sees
+    the old one or the new one, never a mix."""
+
+    estimator: BaseClassifier
+    n_iter: int
+    objective: np.ndarray
+    converged: bool
+
+
+def unlabelled_rows(y):
+    """Which entries of a validated 1-D y are ``-1``: in a numeric array, or as a number in an
+    object array (the string "-1" is a label like any other)."""
+    if y.dtype.kind in "iuf":
+        return y == UNLABELLED
+    if y.dtype.kind == "O":
+        return np.fromiter((isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                            and v == UNLABELLED for v in y), dtype=bool, count=len(y))
+    return np.zeros(len(y), dtype=bool)
+
+
+def _normalised(jll):
+    """(log P(x), P(c | x)) of each row from its joint log-likelihoods, by one pass of exp (NaN
+    for a row with no finite one)."""
+    top = jll.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        scaled = np.exp(jll - top)
+    total = scaled.sum(axis=1, keepdims=True)
+    scaled /= total
+    return (top + np.log(total))[:, 0], scaled
+
+
+def _take_rows(X, rows):
+    """Rows of an input as the estimator takes it (a DataFrame stays one)."""
+    if hasattr(X, "iloc"):
+        return X.iloc[rows]
+    if sp.issparse(X):
+        return X.tocsr()[rows]
+    return np.asarray(X)[rows]
+
+
+def _validated_rows(X, has_nan, rows):
+    """Rows of a validated X, as the kernels take them (CSR indices and indptr of one dtype),
+    and whether they hold NaN."""
+    part = X[rows]
+    if sp.issparse(part):
+        if part.indices.dtype != part.indptr.dtype:
+            part.indices, part.indptr = (a.astype(np.int64) for a in (part.indices, part.indptr))
+        return part, has_nan and bool(np.isnan(part.data).any())
+    return np.ascontiguousarray(part), has_nan and bool(np.isnan(part).any())
+
+
+class SemiSupervised(BaseEstimator):
+    """Semi-supervised EM: a fastgen model fitted on labelled and unlabelled rows together.
+
+    Rows labelled ``-1`` are unlabelled. The model is first fitted on the labelled rows alone;
+    then each iteration scores the unlabelled rows (E-step: each row's posterior P(c | x)) and
+    refits the model on the labelled rows plus every unlabelled row counted for each class with
+    weight ``unlabeled_weight * sample_weight * P(c | x)`` (M-step): the missing label is
+    marginalised, as a missing feature is. This is EM for the model's likelihood (Dempster, Laird
+    & Rubin 1977), and for naive Bayes text classifiers the method of Nigam, McCallum, Thrun &
+    Mitchell (2000), with their EM-lambda weighting of the unlabelled rows.
+
+    Parameters
+    ----------
+    estimator : fastgen classifier
+        The model, unfitted or not (it is cloned, never changed): MultinomialNB, BernoulliNB,
+        CategoricalNB, PoissonNB, GaussianNB, MixedNB, LinearDiscriminantAnalysis,
+        QuadraticDiscriminantAnalysis or BaselineClassifier. Not ComplementNB (no model of
+        P(x | c), so no likelihood for EM to ascend), not ``predictive=True`` (EM fits a point
+        estimate; set ``predictive`` on ``estimator_`` afterwards, see Notes) and not
+        ``alpha="evidence"`` (a prior chosen again at each M-step leaves EM no fixed objective:
+        choose alpha on the labelled rows first).
+    unlabeled_weight : float in [0, 1], default=1.0
+        lambda: the weight of an unlabelled row relative to a labelled one. 0 ignores the
+        unlabelled rows (the model of the labelled rows alone, exactly); 1 is plain EM. A value
+        below 1 limits the pull of many unlabelled rows when the model is a poor description of
+        them; choose it on held-out labelled rows.
+    max_iter : int, default=100
+        The largest number of EM iterations (M-steps after the start).
+    tol : float, default=1e-3
+        EM stops when an iteration raises the objective by at most ``tol`` per unit of weight
+        (the labelled rows' sample weights plus lambda times the unlabelled rows'), as
+        scikit-learn's GaussianMixture measures its lower bound per sample.
+
+    Attributes
+    ----------
+    estimator_ : fastgen classifier
+        The fitted model: the statistics of the labelled rows plus the unlabelled rows' soft
+        memberships of the last E-step. It predicts for this meta-estimator.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels (the labelled rows' and those announced in ``classes``).
+    n_features_in_ : int
+        The number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    n_iter_ : int
+        The number of EM iterations run (0: the model of the labelled rows alone).
+    objective_ : ndarray of shape (n_iter_ + 1,)
+        The objective at the start and after each iteration (see Notes). EM never decreases it.
+    converged_ : bool
+        Whether the last iteration raised the objective by at most ``tol`` per unit of weight.
+
+    Notes
+    -----
+    The objective is the log posterior of the parameters, up to a constant:
+    ``sum_labelled w_i log P(x_i, y_i) + lambda sum_unlabelled w_i log P(x_i) + log p(theta)``,
+    with ``log P(x, c)`` as the model's ``predict_joint_log_proba`` gives it and ``p(theta)``
+    the prior whose posterior mode the model's estimate is: the Dirichlet (Beta, Gamma) prior of
+    alpha pseudo-counts for the discrete models and PoissonNB, none (maximum likelihood) for the
+    Gaussian family. Each M-step maximises its expectation, so the objective never decreases. A
+    regulariser that is not a prior -- ``var_smoothing``, ``reg_param``, ``shrinkage`` -- makes
+    the M-step a slightly different map: the objective may then fall by amounts of that size.
+
+    Missing features (NaN, in the models that take them) and missing labels combine: the E-step
+    marginalises the missing features of each row, and LDA's and QDA's M-step runs their own EM
+    for the missing values of the rows counted with their class weights.
+
+    A class announced in ``classes`` but carried by no labelled row has no weight at the start.
+    With a class prior learned from the data (the default), its prior is 0, so no row ever
+    gains a membership of it: it stays empty and is never predicted. With a fixed prior
+    (``fit_prior=False``, ``class_prior`` or ``priors``), EM may give it unlabelled rows: a
+    class learned from unlabelled rows alone, named by the announced label (a model that cannot
+    derive a class without weight, such as QDA, raises instead).
+
+    A CategoricalNB or MixedNB learns the categories of every row, labelled or not (with
+    ``unlabeled_weight`` above 0): the E-step must score them.
+
+    The fitted ``estimator_`` is a plain model: ``set_params(predictive=True)`` on it scores
+    with the posterior predictive of the statistics EM ended with. ``partial_fit`` adds labelled
+    rows to ``estimator_`` (no EM: ``n_iter_`` and ``objective_`` keep describing the last fit)
+    and refuses unlabelled ones; EM needs every unlabelled row in each iteration, so ``fit``
+    takes in-memory data only, not dask collections.
+
+    References
+    ----------
+    Dempster, A. P., Laird, N. M. & Rubin, D. B. (1977). Maximum likelihood from incomplete data
+    via the EM algorithm. Journal of the Royal Statistical Society B 39(1), 1-38.
+
+    Nigam, K., McCallum, A. K., Thrun, S. & Mitchell, T. (2000). Text classification from
+    labeled and unlabeled documents using EM. Machine Learning 39, 103-134.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgen import GaussianNB, SemiSupervised
+    >>> X = np.array([[0.0], [0.2], [0.1], [5.0], [5.2], [4.9]])
+    >>> y = np.array([0, -1, -1, 1, -1, -1])  # two labelled rows, four unlabelled
+    >>> em = SemiSupervised(GaussianNB()).fit(X, y)
+    >>> em.predict([[0.3], [4.5]])
+    array([0, 1])
+    """
+
+    def __init__(self, estimator: BaseClassifier, *, unlabeled_weight: float = 1.0,
+                 max_iter: int = 100, tol: float = 1e-3):
+        self.estimator = estimator
+        self.unlabeled_weight = unlabeled_weight
+        self.max_iter = max_iter
+        self.tol = tol
+
+    # ----------------------------------------------------------------- parameters
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Get the parameters of this estimator (with ``deep``, also the model's, as
+        ``estimator__<name>``).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return the parameters of ``estimator``.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        params = super().get_params()
+        if deep and isinstance(self.estimator, BaseEstimator) and \
+                not isinstance(self.estimator, type):
+            params.update({f"estimator__{name}": value
+                           for name, value in self.estimator.get_params().items()})
+        return params
+
+    def set_params(self, **params: Any):
+        """Set the parameters of this estimator; ``estimator__<name>`` sets the model's.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+        """
+        nested = {name[len("estimator__"):]: value for name, value in params.items()
+                  if name.startswith("estimator__")}
+        super().set_params(**{name: value for name, value in params.items()
+                              if not name.startswith("estimator__")})
+        if nested:
+            self.estimator.set_params(**nested)
+        return self
+
+    def _checked(self):
+        """(lambda, max_iter, tol) validated, after the estimator."""
+        estimator = self.estimator
+        if not isinstance(estimator, BaseClassifier):
+            raise TypeError("SemiSupervised's estimator must be a fastgen classifier (an "
+                            "instance, such as MultinomialNB()); got "
+                            f"{estimator!r}.")
+        if isinstance(estimator, ComplementNB):
+            raise TypeError("SemiSupervised cannot use ComplementNB: it weighs the complement of "
+                            "each class and has no model of P(x | c), so EM has no likelihood "
+                            "to ascend. Use MultinomialNB.")
+        params = estimator.get_params()
+        if params.get("predictive") is True or params.get("predictive") is np.True_:
+            raise ValueError("SemiSupervised fits a point estimate: use an estimator with "
+                             "predictive=False (set predictive=True on estimator_ after the fit "
+                             "to score with the posterior predictive).")
+        if isinstance(params.get("alpha"), str):
+            raise ValueError(f"SemiSupervised cannot use alpha={params['alpha']!r}: a prior "
+                             "chosen again at each M-step gives EM no fixed objective. Choose "
+                             "alpha on the labelled rows first (the alpha_ of a model fitted "
+                             "on them) and pass that number.")
+        lam, max_iter, tol = self.unlabeled_weight, self.max_iter, self.tol
+        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 <= lam <= 1:
+            raise invalid_parameter(self, "unlabeled_weight", "a float in the range [0, 1]")
+        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or \
+                not max_iter >= 1:
+            raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
+            raise invalid_parameter(self, "tol", "a float in the range [0, inf)")
+        return float(lam), int(max_iter), float(tol)
+
+    # ----------------------------------------------------------------- fitting
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            classes: ArrayLike | None = None):
+        """Fit the model on the labelled rows, then run EM over the unlabelled ones.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training vectors, as the model takes them (not a dask collection).
+        y : array-like of shape (n_samples,)
+            Target labels; ``-1`` marks an unlabelled row (also as a number in an object array
+            of string labels). At least one row must be labelled.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, labelled or not.
+        classes : array-like, default=None
+            Every label the model may predict, in any order: the labelled rows' and any more
+            (see Notes for a class no row is labelled with).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        lam, max_iter, tol = self._checked()
+        if is_dask_collection(X) or is_dask_collection(y):
+            raise TypeError("SemiSupervised.fit takes in-memory X and y, not dask collections: "
+                            "each EM iteration scores and counts every unlabelled row. Compute "
+                            "them first, or fit the model itself on dask's labelled rows.")
+        model = type(self.estimator)(**self.estimator.get_params(deep=False))
+        effective_n_threads(model.n_threads)
+        with model._write_lock():
+            shell = model._new_shell(X)
+            X_valid, has_nan = model._validate_X(X, shell)
+            y = check_y(y, X_valid.shape[0], type(self).__name__)
+            sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
+            unlabelled = unlabelled_rows(y)
+            labelled = np.flatnonzero(~unlabelled)
+            if not len(labelled):
+                raise ValueError("Every row of y is unlabelled (-1): EM needs labelled rows to "
+                                 "start from and to name the classes.")
+            known, y_idx = self._classes(y[labelled], classes)
+            # rows of no weight count for nothing: EM leaves them out
+            rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
+            if lam == 0 or not len(rows_u):
+                self._result = self._supervised(model, X, y, sample_weight, labelled, known)
+                return self
+            start = Members(labelled, y_idx, sample_weight[labelled], len(known))
+            hyper = model._hyper(len(known), X_valid, shell)
+            self._result = self._em(
+                model, start, lambda members: model._fitted_on(X, X_valid, has_nan, shell, known,
+                                                               members, hyper),
+                _validated_rows(X_valid, has_nan, labelled),
+                _validated_rows(X_valid, has_nan, rows_u), rows_u, lam * sample_weight[rows_u],
+                max_iter, tol)
+        return self
+
+    @staticmethod
+    def _classes(y, classes):
+        """(the sorted classes, each labelled row's index among them)."""
+        if classes is None:
+            return encode_labels(y)
+        known = partial_fit_classes(classes)
+        y_idx = np.searchsorted(known, y)
+        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+        if bad.any():
+            raise ValueError(f"The target label(s) {np.unique(y[bad])} in y are not among the "
+                             f"classes {known}.")
+        return known, y_idx
+
+    def _supervised(self, model, X, y, sample_weight, labelled, known):
+        """The model of the labelled rows alone (lambda = 0, or no unlabelled row of weight)."""
+        all_rows = len(labelled) == len(y)
+        X_l = X if all_rows else _take_rows(X, labelled)
+        model.partial_fit(X_l, y[labelled], classes=known,
+                          sample_weight=sample_weight[labelled])
+        fitted = model._fitted
+        jll = model.predict_joint_log_proba(X_l).astype(np.float64)
+        y_idx = np.searchsorted(fitted.classes, y[labelled])
+        value = self._objective(model, fitted, jll, y_idx, sample_weight[labelled], None, None)
+        return _Result(model, 0, np.array([value]), True)
+
+    def _em(self, model, start, fitted_on, part_l, part_u, rows_u, w_u, max_iter, tol):
+        """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
+        is the model of the labelled rows plus the unlabelled rows' memberships."""
+        total = float(start.weights.sum() + w_u.sum())
+        objective, converged = [], False
+        members = start
+        for iteration in range(max_iter + 1):
+            fitted = fitted_on(members)
+            params = model._params_of(fitted)
+            jll_l, jll_u = (self._jll(model, params, fitted, part) for part in (part_l, part_u))
+            marginal, posterior = _normalised(jll_u)
+            objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
+                                             marginal, w_u))
+            if iteration and objective[-1] - objective[-2] <= tol * total:
+                converged = True
+                break
+            if iteration == max_iter:
+                break
+            # E-step: the unlabelled rows' posteriors, weighted, as soft class memberships
+            posterior[posterior < MIN_MEMBERSHIP] = 0.0
+            members = start.join(Members.soft(posterior * w_u[:, None], rows_u))
+        if not converged:
+            warnings.warn(f"EM did not converge in max_iter={max_iter} iterations: the last one "
+                          f"raised the objective by {(objective[-1] - objective[-2]) / total:.3g}"
+                          f" per unit of weight, more than tol={tol:g}. Increase max_iter (or "
+                          "tol).", ConvergenceWarning, stacklevel=3)
+        model._publish(fitted)
+        return _Result(model, len(objective) - 1, np.array(objective), converged)
+
+    @staticmethod
+    def _jll(model, params, fitted, part):
+        X, has_nan = part
+        out = np.empty((X.shape[0], len(fitted.classes)), dtype=fitted.dtype)
+        model._score(params, X, OUT_JLL, out, has_nan)
+        return out.astype(np.float64, copy=False)
+
+    @staticmethod
+    def _objective(model, fitted, jll_l, y_idx, w_l, marginal_u, w_u):
+        """The log posterior (see Notes) from the labelled rows' joint log-likelihoods and the
+        unlabelled rows' log P(x) (or None); a ValueError if a row's is not finite (a
+        probability of 0 under the model, or an infinite density), which leaves EM nothing to
+        ascend."""
+        weighed = w_l > 0  # (a row of weight 0 counts for nothing, even if impossible)
+        own = jll_l[np.flatnonzero(weighed), y_idx[weighed]]
+        w_l = w_l[weighed]
+        bad = ~np.isfinite(own)
+        if bad.any():
+            raise ValueError(f"Labelled row {int(np.flatnonzero(weighed)[np.argmax(bad)])} (in "
+                             "the order of the labelled rows) has no finite log-likelihood under its class, so EM's "
+                             "objective is not finite: use smoothing (alpha > 0, var_smoothing "
+                             "> 0).")
+        value = float(w_l @ own)
+        if marginal_u is not None:
+            bad = ~np.isfinite(marginal_u)
+            if bad.any():
+                raise ValueError(f"Unlabelled row {int(np.argmax(bad))} (in the order of the "
+                                 "unlabelled rows) has no finite log-likelihood under the model "
+                                 "(probability 0 under every class, or an infinite density), so "
+                                 "EM's objective is not finite: use smoothing (alpha > 0, "
+                                 "var_smoothing > 0).")
+            value += float(w_u @ marginal_u)
+        return value + model._log_prior_density(fitted)
+
+    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None):
+        """Add labelled rows to ``estimator_`` (the model's own ``partial_fit``; no EM).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like or dask array/Series of shape (n_samples,)
+            Target labels, none of them ``-1``: EM needs every unlabelled row at once (use
+            ``fit``).
+        classes : array-like of shape (n_classes,), default=None
+            As the model's ``partial_fit``: required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        self._checked()
+        if is_dask_collection(y):
+            unlabelled = bool((y == UNLABELLED).any().compute())
+        else:
+            unlabelled = unlabelled_rows(np.asarray(y) if np.ndim(y) == 1
+                                         else np.asarray(y).ravel()).any()
+        if unlabelled:
+            raise ValueError("SemiSupervised.partial_fit adds labelled rows only, and y has "
+                             "unlabelled rows (-1): EM needs every unlabelled row in each "
+                             "iteration, so fit on all the rows instead.")
+        result = self.__dict__.get("_result")
+        model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
+            if result is None else result.estimator
+        model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+        self._result = _Result(model, 0, np.empty(0), True) if result is None \
+            else result._replace(estimator=model)
+        return self
+
+    # ----------------------------------------------------------------- the fitted model
+    def __sklearn_is_fitted__(self):
+        return "_result" in self.__dict__
+
+    def _more_input_tags(self):
+        estimator = self.estimator
+        return estimator._more_input_tags() if isinstance(estimator, BaseClassifier) \
+            else super()._more_input_tags()
+
+    def _fitted_result(self):
+        check_is_fitted(self)
+        return self._result
+
+    def _part(self, name):
+        """The fit's outcome, for the fitted attribute ``name`` (AttributeError before fit)."""
+        result = self.__dict__.get("_result")
+        if result is None:
+            raise AttributeError(f"SemiSupervised.{name} is available after fit")
+        return result
+
+    estimator_ = property(lambda self: self._part("estimator_").estimator,
+                          doc="The fitted model (see the class docstring).")
+    n_iter_ = property(lambda self: self._part("n_iter_").n_iter,
+                       doc="int: the number of EM iterations run.")
+    objective_ = property(lambda self: readonly(self._part("objective_").objective),
+                          doc="ndarray of shape (n_iter_ + 1,): the objective after each "
+                              "iteration.")
+    converged_ = property(lambda self: self._part("converged_").converged,
+                          doc="bool: whether EM met tol.")
+    classes_ = property(lambda self: self._part("classes_").estimator.classes_,
+                        doc="ndarray of shape (n_classes,): the class labels.")
+    n_features_in_ = property(lambda self: self._part("n_features_in_").estimator.n_features_in_,
+                              doc="int: the number of features seen during fit.")
+    feature_names_in_ = property(
+        lambda self: self._part("feature_names_in_").estimator.feature_names_in_,
+        doc="ndarray of shape (n_features_in_,): column names, when X was a DataFrame.")
+
+    def predict(self, X: MatrixLike, loss: ArrayLike | None = None) -> NDArray[Any]:
+        """Predict the class of minimum expected loss (``estimator_.predict``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples.
+        loss : array-like of shape (n_classes, n_classes), default=None
+            ``loss[true, predicted]`` in ``classes_`` order; None is the 0-1 loss.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels from ``classes_``.
+        """
+        return self._fitted_result().estimator.predict(X, loss=loss)
+
+    def predict_proba(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Posterior probabilities P(c | x) (``estimator_.predict_proba``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Posteriors (rows sum to one), columns in ``classes_`` order.
+        """
+        return self._fitted_result().estimator.predict_proba(X)
+
+    def predict_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Log-posteriors log P(c | x) (``estimator_.predict_log_proba``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-posteriors, columns in ``classes_`` order.
+        """
+        return self._fitted_result().estimator.predict_log_proba(X)
+
+    def predict_joint_log_proba(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Joint log-likelihoods log P(x, c) (``estimator_.predict_joint_log_proba``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        jll : ndarray of shape (n_samples, n_classes)
+            Unnormalised log posteriors, columns in ``classes_`` order.
+        """
+        return self._fitted_result().estimator.predict_joint_log_proba(X)
+
+    def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:
+        """Posterior log-odds (two classes) or log-posteriors (``estimator_``'s).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As ``estimator_.decision_function``.
+        """
+        return self._fitted_result().estimator.decision_function(X)
+
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Return the (weighted) accuracy of ``predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Mean accuracy.
+        """
+        return self._fitted_result().estimator.score(X, y, sample_weight=sample_weight)
+
+    # ----------------------------------------------------------------- model files
+    def save(self, path) -> None:
+        """Write the fitted meta-estimator to a model file (fastgen's format, no pickle):
+        ``fastgen.load(path)`` reads it back, validating every field.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write the model.
+        """
+        result = self._fitted_result()
+        params, fitted = result.estimator._file_record()
+        write_model(path, type(self).__name__,
+                    {"estimator": {"class": type(result.estimator).__name__, "params": params},
+                     "unlabeled_weight": self.unlabeled_weight, "max_iter": self.max_iter,
+                     "tol": self.tol},
+                    {"estimator": fitted, "n_iter": result.n_iter,
+                     "objective": result.objective, "converged": result.converged})
+
+    @classmethod
+    def _from_file(cls, params, exported):
+        """The meta-estimator a model file describes, every field validated (``load``)."""
+        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
+            raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
+        inner = params["estimator"]
+        if not isinstance(inner, dict) or set(inner) != {"class", "params"}:
+            raise ValueError("the estimator must be given by its class and parameters")
+        inner_cls = _ESTIMATORS.get(inner["class"]) if isinstance(inner["class"], str) else None
+        if inner_cls is None or not issubclass(inner_cls, BaseClassifier):
+            raise ValueError(f"unknown estimator {inner['class']!r}")
+        if not isinstance(exported, dict) or set(exported) != {"estimator", "n_iter",
+                                                               "objective", "converged"}:
+            raise ValueError("the fitted state must have the entries estimator, n_iter, "
+                             "objective and converged")
+        model = inner_cls._from_file(inner["params"], exported["estimator"])
+        meta = cls(type(model)(**model.get_params()),
+                   **{name: params[name] for name in ("unlabeled_weight", "max_iter", "tol")})
+        meta._checked()
+        n_iter, objective, converged = (exported[name] for name in ("n_iter", "objective",
+                                                                    "converged"))
+        if isinstance(n_iter, bool) or not isinstance(n_iter, int) or not 0 <= n_iter <= \
+                meta.max_iter:
+            raise ValueError("n_iter must be an integer in [0, max_iter]")
+        if not (isinstance(objective, np.ndarray) and objective.dtype == np.float64
+                and objective.shape in ((n_iter + 1,), (0,)) and np.isfinite(objective).all()):
+            raise ValueError("objective must hold n_iter + 1 finite float64 values (or none)")
+        if not isinstance(converged, bool):
+            raise ValueError("converged must be true or false")
+        meta._result = _Result(model, n_iter, objective.copy(), converged)
+        return meta
+
+
+_ESTIMATORS["SemiSupervised"] = SemiSupervised
