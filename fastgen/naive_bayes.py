@@ -2209,6 +2209,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
         # partial_fit but not seen yet, or all missing): 0/0, so the feature tells nothing about
         # the class, as a missing value tells nothing
         log_prob[np.repeat(totals == 0, n_categories[nonempty], axis=1)] = 0.0
+        # ... but a class without any weight has no distribution at all: it produces nothing
+        # (P(x, c) = 0), as MultinomialNB's, rather than P(x | c) = 1 for every x
+        log_prob[stats["class_count_"] == 0] = -np.inf
         log_prob.flags.writeable = False
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),
@@ -2259,6 +2262,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
     def _sample_X(self, fitted, y_idx, rng):
         """Codes drawn per feature from the class's category probabilities (inverse CDF)."""
         params = self._params_of(fitted)
+        empty = np.isneginf(params.log_prob).all(axis=1)[y_idx]
+        if empty.any():
+            raise ValueError(f"CategoricalNB.sample: class {fitted.classes[y_idx[empty][0]]!r} "
+                             "has no training samples and no smoothing (alpha = 0), so it has "
+                             "no distribution to draw from.")
         X = np.empty((len(y_idx), fitted.n_features))
         for j, log_prob in enumerate(_per_feature(params.log_prob, params.offsets)):
             cdf = np.cumsum(np.exp(log_prob), axis=1)

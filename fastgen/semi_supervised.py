@@ -55,6 +55,21 @@ class _Result(NamedTuple):
     n_iter: int
     objective: np.ndarray
     converged: bool
+    params: dict  # unlabeled_weight, max_iter and tol as the fit validated them (model files)
+
+
+def _as_labels(y):
+    """(y as an array in which -1 stays a number, whether it was a list of strings): a list or
+    tuple of labels mixing strings and -1 becomes an object array (NumPy would turn the -1 into
+    the string "-1"); anything else is left to ``check_y``."""
+    if isinstance(y, (list, tuple)) and all(np.ndim(v) == 0 for v in y):
+        natural = np.asarray(y)
+        if natural.dtype.kind in "US":
+            values = np.empty(len(y), dtype=object)
+            values[:] = y
+            return values, True
+        return natural, False
+    return y, False
 
 
 def unlabelled_rows(y):
@@ -79,13 +94,25 @@ def _normalised(jll):
     return (top + np.log(total))[:, 0], scaled
 
 
+def _checked_classes(classes):
+    """``classes`` as partial_fit validates them, without -1: the mark of an unlabelled row
+    cannot name a class."""
+    known = partial_fit_classes(classes)
+    if unlabelled_rows(known).any():
+        raise ValueError("classes holds -1, which marks an unlabelled row: it cannot be a class "
+                         "of SemiSupervised.")
+    return known
+
+
 def _take_rows(X, rows):
     """Rows of an input as the estimator takes it (a DataFrame stays one)."""
     if hasattr(X, "iloc"):
         return X.iloc[rows]
     if sp.issparse(X):
         return X.tocsr()[rows]
-    return np.asarray(X)[rows]
+    if isinstance(X, np.ndarray) or hasattr(X, "__array__"):
+        return np.asarray(X)[rows]
+    return [X[i] for i in rows]  # (a list of rows keeps its values' types: MixedNB's columns)
 
 
 def _validated_rows(X, has_nan, rows):
@@ -128,7 +155,7 @@ class SemiSupervised(BaseEstimator):
     max_iter : int, default=100
         The largest number of EM iterations (M-steps after the start).
     tol : float, default=1e-3
-        EM stops when an iteration raises the objective by at most ``tol`` per unit of weight
+        EM stops when an iteration changes the objective by at most ``tol`` per unit of weight
         (the labelled rows' sample weights plus lambda times the unlabelled rows'), as
         scikit-learn's GaussianMixture measures its lower bound per sample.
 
@@ -146,9 +173,11 @@ class SemiSupervised(BaseEstimator):
     n_iter_ : int
         The number of EM iterations run (0: the model of the labelled rows alone).
     objective_ : ndarray of shape (n_iter_ + 1,)
-        The objective at the start and after each iteration (see Notes). EM never decreases it.
+        The objective at the start and after each iteration (see Notes). EM does not decrease
+        it, but for the exceptions the Notes name.
+        Empty for a model that only ``partial_fit`` has given rows.
     converged_ : bool
-        Whether the last iteration raised the objective by at most ``tol`` per unit of weight.
+        Whether the last iteration changed the objective by at most ``tol`` per unit of weight.
 
     Notes
     -----
@@ -163,14 +192,18 @@ class SemiSupervised(BaseEstimator):
 
     Missing features (NaN, in the models that take them) and missing labels combine: the E-step
     marginalises the missing features of each row, and LDA's and QDA's M-step runs their own EM
-    for the missing values of the rows counted with their class weights.
+    for the missing values of the rows counted with their class weights. That inner EM completes
+    a row once for each class it may belong to (its memory grows with the number of classes),
+    starts afresh at each M-step and stops at the model's ``tol``: short of the M-step's maximum,
+    the objective may fall (a smaller ``tol`` on the model, or ``reg_param``, helps).
 
     A class announced in ``classes`` but carried by no labelled row has no weight at the start.
     With a class prior learned from the data (the default), its prior is 0, so no row ever
     gains a membership of it: it stays empty and is never predicted. With a fixed prior
     (``fit_prior=False``, ``class_prior`` or ``priors``), EM may give it unlabelled rows: a
-    class learned from unlabelled rows alone, named by the announced label (a model that cannot
-    derive a class without weight, such as QDA, raises instead).
+    class learned from unlabelled rows alone (starting from what the model derives for a class
+    without data: its smoothing, or the overall mean and spread), named by the announced label.
+    ``classes`` may not hold -1.
 
     A CategoricalNB or MixedNB learns the categories of every row, labelled or not (with
     ``unlabeled_weight`` above 0): the E-step must score them.
@@ -313,6 +346,7 @@ class SemiSupervised(BaseEstimator):
         with model._write_lock():
             shell = model._new_shell(X)
             X_valid, has_nan = model._validate_X(X, shell)
+            y, listed = _as_labels(y)
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
             unlabelled = unlabelled_rows(y)
@@ -320,20 +354,30 @@ class SemiSupervised(BaseEstimator):
             if not len(labelled):
                 raise ValueError("Every row of y is unlabelled (-1): EM needs labelled rows to "
                                  "start from and to name the classes.")
-            known, y_idx = self._classes(y[labelled], classes)
+            w_l = sample_weight[labelled]
+            if not w_l.sum() > 0:
+                raise ValueError("The labelled rows have no weight (sample_weight is 0 on every "
+                                 "one of them): EM needs labelled rows to start from and to "
+                                 "name the classes.")
+            # (labels listed among -1s are what they would be alone: strings, not objects)
+            y_l = np.asarray(y[labelled].tolist()) if listed else y[labelled]
+            known, y_idx = self._classes(y_l, classes)
+            params = {"unlabeled_weight": lam, "max_iter": max_iter, "tol": tol}
             # rows of no weight count for nothing: EM leaves them out
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
             if lam == 0 or not len(rows_u):
-                self._result = self._supervised(model, X, y, sample_weight, labelled, known)
+                self._result = self._supervised(
+                    model, X if len(labelled) == len(y) else _take_rows(X, labelled), y_l, w_l,
+                    known, params)
                 return self
-            start = Members(labelled, y_idx, sample_weight[labelled], len(known))
+            start = Members(labelled, y_idx, w_l, len(known))
             hyper = model._hyper(len(known), X_valid, shell)
             self._result = self._em(
                 model, start, lambda members: model._fitted_on(X, X_valid, has_nan, shell, known,
                                                                members, hyper),
                 _validated_rows(X_valid, has_nan, labelled),
                 _validated_rows(X_valid, has_nan, rows_u), rows_u, lam * sample_weight[rows_u],
-                max_iter, tol)
+                params)
         return self
 
     @staticmethod
@@ -341,7 +385,7 @@ class SemiSupervised(BaseEstimator):
         """(the sorted classes, each labelled row's index among them)."""
         if classes is None:
             return encode_labels(y)
-        known = partial_fit_classes(classes)
+        known = _checked_classes(classes)
         y_idx = np.searchsorted(known, y)
         bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
         if bad.any():
@@ -349,32 +393,32 @@ class SemiSupervised(BaseEstimator):
                              f"classes {known}.")
         return known, y_idx
 
-    def _supervised(self, model, X, y, sample_weight, labelled, known):
-        """The model of the labelled rows alone (lambda = 0, or no unlabelled row of weight)."""
-        all_rows = len(labelled) == len(y)
-        X_l = X if all_rows else _take_rows(X, labelled)
-        model.partial_fit(X_l, y[labelled], classes=known,
-                          sample_weight=sample_weight[labelled])
+    def _supervised(self, model, X_l, y_l, w_l, known, params):
+        """The model of the labelled rows alone (lambda = 0, or no unlabelled row of weight):
+        their rows X_l, labels y_l and weights w_l."""
+        model.partial_fit(X_l, y_l, classes=known, sample_weight=w_l)
         fitted = model._fitted
         jll = model.predict_joint_log_proba(X_l).astype(np.float64)
-        y_idx = np.searchsorted(fitted.classes, y[labelled])
-        value = self._objective(model, fitted, jll, y_idx, sample_weight[labelled], None, None)
-        return _Result(model, 0, np.array([value]), True)
+        value = self._objective(model, fitted, jll, np.searchsorted(fitted.classes, y_l), w_l,
+                                None, None)
+        return _Result(model, 0, np.array([value]), True, params)
 
-    def _em(self, model, start, fitted_on, part_l, part_u, rows_u, w_u, max_iter, tol):
+    def _em(self, model, start, fitted_on, part_l, part_u, rows_u, w_u, params):
         """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
         is the model of the labelled rows plus the unlabelled rows' memberships."""
+        max_iter, tol = params["max_iter"], params["tol"]
         total = float(start.weights.sum() + w_u.sum())
         objective, converged = [], False
         members = start
         for iteration in range(max_iter + 1):
             fitted = fitted_on(members)
-            params = model._params_of(fitted)
-            jll_l, jll_u = (self._jll(model, params, fitted, part) for part in (part_l, part_u))
+            derived = model._params_of(fitted)
+            jll_l, jll_u = (self._jll(model, derived, fitted, part) for part in (part_l, part_u))
             marginal, posterior = _normalised(jll_u)
             objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
                                              marginal, w_u))
-            if iteration and objective[-1] - objective[-2] <= tol * total:
+            # (the objective of a regularised model may fall: a fall is a change too)
+            if iteration and abs(objective[-1] - objective[-2]) <= tol * total:
                 converged = True
                 break
             if iteration == max_iter:
@@ -383,12 +427,13 @@ class SemiSupervised(BaseEstimator):
             posterior[posterior < MIN_MEMBERSHIP] = 0.0
             members = start.join(Members.soft(posterior * w_u[:, None], rows_u))
         if not converged:
+            change = abs(objective[-1] - objective[-2]) / total
             warnings.warn(f"EM did not converge in max_iter={max_iter} iterations: the last one "
-                          f"raised the objective by {(objective[-1] - objective[-2]) / total:.3g}"
-                          f" per unit of weight, more than tol={tol:g}. Increase max_iter (or "
-                          "tol).", ConvergenceWarning, stacklevel=3)
+                          f"changed the objective by {change:.3g} per unit of weight, more than "
+                          f"tol={tol:g}. Increase max_iter (or tol).", ConvergenceWarning,
+                          stacklevel=3)
         model._publish(fitted)
-        return _Result(model, len(objective) - 1, np.array(objective), converged)
+        return _Result(model, len(objective) - 1, np.array(objective), converged, params)
 
     @staticmethod
     def _jll(model, params, fitted, part):
@@ -445,7 +490,9 @@ class SemiSupervised(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        self._checked()
+        lam, max_iter, tol = self._checked()
+        if classes is not None:
+            _checked_classes(classes)
         if is_dask_collection(y):
             unlabelled = bool((y == UNLABELLED).any().compute())
         else:
@@ -459,7 +506,8 @@ class SemiSupervised(BaseEstimator):
         model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
             if result is None else result.estimator
         model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-        self._result = _Result(model, 0, np.empty(0), True) if result is None \
+        self._result = _Result(model, 0, np.empty(0), True, {
+            "unlabeled_weight": lam, "max_iter": max_iter, "tol": tol}) if result is None \
             else result._replace(estimator=model)
         return self
 
@@ -608,10 +656,10 @@ class SemiSupervised(BaseEstimator):
         """
         result = self._fitted_result()
         params, fitted = result.estimator._file_record()
+        # the hyperparameters EM ran with (a set_params since then changed nothing fitted)
         write_model(path, type(self).__name__,
                     {"estimator": {"class": type(result.estimator).__name__, "params": params},
-                     "unlabeled_weight": self.unlabeled_weight, "max_iter": self.max_iter,
-                     "tol": self.tol},
+                     **result.params},
                     {"estimator": fitted, "n_iter": result.n_iter,
                      "objective": result.objective, "converged": result.converged})
 
@@ -640,11 +688,15 @@ class SemiSupervised(BaseEstimator):
                 meta.max_iter:
             raise ValueError("n_iter must be an integer in [0, max_iter]")
         if not (isinstance(objective, np.ndarray) and objective.dtype == np.float64
-                and objective.shape in ((n_iter + 1,), (0,)) and np.isfinite(objective).all()):
-            raise ValueError("objective must hold n_iter + 1 finite float64 values (or none)")
+                and objective.shape in ((n_iter + 1,), (0,) if n_iter == 0 else ())
+                and np.isfinite(objective).all()):
+            raise ValueError("objective must hold n_iter + 1 finite float64 values (none: a "
+                             "model only partial_fit has given rows)")
         if not isinstance(converged, bool):
             raise ValueError("converged must be true or false")
-        meta._result = _Result(model, n_iter, objective.copy(), converged)
+        meta._result = _Result(model, n_iter, objective.copy(), converged, {
+            "unlabeled_weight": float(meta.unlabeled_weight), "max_iter": int(meta.max_iter),
+            "tol": float(meta.tol)})
         return meta
 
 

@@ -226,15 +226,22 @@ def test_alpha_zero_matches_sklearn_tables(data):
 
 
 def test_alpha_zero_feature_a_class_never_observed_tells_nothing():
-    """alpha=0 and no observed value of a feature in a class (a class announced to partial_fit
-    but not seen yet, or all its values missing) is 0/0: the feature is marginalised for that
-    class, with no NaN and no warning (hypothesis found the RuntimeWarning)."""
+    """alpha=0 and no observed value of a feature in a class whose other features were
+    observed (all its values missing) is 0/0: the feature is marginalised for that class, with
+    no NaN and no warning (hypothesis found the RuntimeWarning). A class announced to
+    partial_fit but not seen yet has no distribution at all: it produces nothing (P(x, c) = 0,
+    as in MultinomialNB), even under a fixed prior, where P(x | c) = 1 would win every row."""
     X = np.array([[2.0, 0.0, 2.0], [0.0, 1.0, 1.0], [1.0, 1.0, 2.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = fastgen.CategoricalNB(alpha=0.0).partial_fit(X[:2], [0, 1], classes=[0, 1, 2])
-        assert_array_equal(est.feature_log_prob_[0][2], 0.0)  # class 2: nothing observed
-        assert not np.isnan(est.predict_proba(X)).any()
+        for fit_prior in (True, False):
+            est = fastgen.CategoricalNB(alpha=0.0, fit_prior=fit_prior).partial_fit(
+                X[:2], [0, 1], classes=[0, 1, 2])
+            assert_array_equal(est.feature_log_prob_[0][2], -np.inf)  # class 2: no samples
+            assert_array_equal(est.predict_proba(X[:2])[:, 2], 0.0)  # (X[2]: 0 in every class)
+            assert_array_equal(est.predict(X[:2]), [0, 1])
+            with pytest.raises(ValueError, match="no distribution"):
+                est.sample(1, y=[2])
         est.partial_fit(X[2:], [2])
         assert_array_equal(est.predict(X), [0, 1, 2])
         # class 0 never observed feature 1: only feature 0 speaks for it

@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -388,3 +389,47 @@ def test_fit_and_partial_fit_at_once_while_predicting(case):
     proba = outcome_of(shared, Xq)
     assert judge(proba) == "probabilities", _describe(proba)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(shared)).predict_proba(Xq), proba)
+
+
+# ---------------------------------------------------------------------------------------
+# (d) semi-supervised EM: a refit publishes its whole outcome at once
+
+
+@pytest.mark.parametrize("name", ["MultinomialNB", "GaussianNB"])
+def test_semi_supervised_refit_while_predicting(name):
+    """SemiSupervised refitted by EM on datasets with other classes (a third of the rows
+    unlabelled) while 8 threads predict: every prediction is bit for bit that of the model EM
+    gives on one of the datasets alone."""
+    case = CASES[name]
+    f = case.n_features
+    data = {}
+    for key, labels, seed in (("D1", D1_LABELS, 1), ("D2", D2_LABELS, 2)):
+        X, y = make_data(case, N_TRAIN, f, labels, seed=seed)
+        y = y.astype(object)
+        y[::3] = -1
+        data[key] = (X, y)
+
+    def em():  # (a few iterations: whether EM converged does not matter here)
+        return fastgen.SemiSupervised(case.make(f), max_iter=3, tol=0.0)
+
+    Xq = query(case)
+    warnings.simplefilter("ignore", fastgen.ConvergenceWarning)  # (pytest restores filters)
+    expected = {key: em().fit(X, y).predict_proba(Xq) for key, (X, y) in data.items()}
+    shared = em().fit(*data["D1"])
+    last = ["D1"]
+
+    def refit(pace):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
+            for _ in range(REFIT_CYCLES):
+                for key in ("D2", "D1"):
+                    shared.fit(*data[key])
+                    last[0] = key
+                    if not pace():
+                        return
+
+    judge = same_as(expected)
+    errors, outcomes = run_concurrently(shared, Xq, judge, [refit])
+    assert_no_errors(errors, outcomes)
+    assert {"D1", "D2"} <= set(outcomes), dict(outcomes)
+    assert judge(outcome_of(shared, Xq)) == last[0]

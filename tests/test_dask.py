@@ -1,5 +1,7 @@
 """Dask collections: fit / partial_fit over partitions merged in a tree, lazy predictions; run on
 a real dask.distributed LocalCluster with worker processes on loopback."""
+import copy
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -232,3 +234,30 @@ def test_fit_on_arrays_from_delayed_blocks(client, persisted):
         ours, reference = cls().fit(dX, dy), cls().fit(X, y)
         assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9,
                         atol=1e-9)
+
+
+def test_semi_supervised_with_dask(client):
+    """SemiSupervised: fit refuses dask collections (EM needs every unlabelled row in each
+    iteration); partial_fit adds dask's labelled rows as the model's own partial_fit does and
+    refuses a batch with unlabelled rows; predictions of a dask X are lazy."""
+    X = np.random.default_rng(3).normal(size=(600, 4)) + (Y == Y[0])[:, None]
+    dX, dy = to_dask(X), da.from_array(Y, chunks=CHUNK)
+    y_semi = Y.astype(object)
+    y_semi[100:] = -1
+    em = fastgen.SemiSupervised(fastgen.GaussianNB())
+    with pytest.raises(TypeError, match="dask"):
+        em.fit(dX, y_semi)
+    with pytest.raises(TypeError, match="dask"):
+        em.fit(X, da.from_array(y_semi, chunks=CHUNK))
+    em.fit(X, y_semi)
+    reference = copy.deepcopy(em.estimator_)
+    em.partial_fit(dX, dy)
+    reference.partial_fit(X, Y)
+    assert_allclose(em.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                    rtol=1e-9, atol=1e-9)
+    lazy = em.predict_proba(dX)
+    assert isinstance(lazy, da.Array)
+    assert_allclose(lazy.compute(), reference.predict_proba(X), rtol=1e-9, atol=1e-12)
+    unlabelled = np.where(np.arange(600) < 300, 0, -1)
+    with pytest.raises(ValueError, match="unlabelled"):
+        em.partial_fit(dX, da.from_array(unlabelled, chunks=CHUNK))

@@ -5,10 +5,13 @@ import pytest
 
 import fastgen.data
 import fastgen.naive_bayes
+import fastgen.semi_supervised
 import fastgen.text
 
 
-@pytest.mark.parametrize("module", [fastgen.naive_bayes, fastgen.discriminant_analysis, fastgen.data, fastgen.text], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [fastgen.naive_bayes, fastgen.discriminant_analysis,
+                                    fastgen.data, fastgen.text, fastgen.semi_supervised],
+                         ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, "no examples found"
