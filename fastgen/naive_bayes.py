@@ -2209,9 +2209,10 @@ class CategoricalNB(_Evidence, BaseClassifier):
         # partial_fit but not seen yet, or all missing): 0/0, so the feature tells nothing about
         # the class, as a missing value tells nothing
         log_prob[np.repeat(totals == 0, n_categories[nonempty], axis=1)] = 0.0
-        # ... but a class without any weight has no distribution at all: it produces nothing
-        # (P(x, c) = 0), as MultinomialNB's, rather than P(x | c) = 1 for every x
-        log_prob[stats["class_count_"] == 0] = -np.inf
+        # ... but without smoothing a class without any weight has no distribution at all: it
+        # produces nothing (P(x, c) = 0), as MultinomialNB's, rather than P(x | c) = 1 for every x
+        if not smoothing(self, fitted) > 0:
+            log_prob[stats["class_count_"] == 0] = -np.inf
         log_prob.flags.writeable = False
         return _CategoricalParams(np.ascontiguousarray(log_prob.T), log_prob, offsets,
                                   n_categories, class_log_prior(stats["class_count_"], hyper),

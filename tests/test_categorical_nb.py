@@ -242,6 +242,10 @@ def test_alpha_zero_feature_a_class_never_observed_tells_nothing():
             assert_array_equal(est.predict(X[:2]), [0, 1])
             with pytest.raises(ValueError, match="no distribution"):
                 est.sample(1, y=[2])
+        # with smoothing the class has one: its prior's, uniform over the categories
+        est = fastgen.CategoricalNB(alpha=1.0, fit_prior=False).partial_fit(
+            X[:2], [0, 1], classes=[0, 1, 2])
+        assert_allclose(est.feature_log_prob_[0][2], np.log([1 / 3, 1 / 3, 1 / 3]))
         est.partial_fit(X[2:], [2])
         assert_array_equal(est.predict(X), [0, 1, 2])
         # class 0 never observed feature 1: only feature 0 speaks for it
