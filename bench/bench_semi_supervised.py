@@ -51,7 +51,7 @@ DATASET = "ng20-10k-unlabelled"
 PER_CLASS = 20
 N_UNLABELLED = 10_000
 ALPHA = 0.1
-ITERATION_ROUNDS = 15
+ITERATION_ROUNDS = 30
 
 
 class Split(NamedTuple):

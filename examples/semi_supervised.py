@@ -47,7 +47,7 @@ with ``--n-threads`` threads for fastgen (default 1; scikit-learn's naive Bayes 
 
 Needs scikit-learn (self-training). Run it from the repository root::
 
-    python examples/semi_supervised.py              # 5 draws, a few minutes
+    python examples/semi_supervised.py              # 5 draws, about a minute
     python examples/semi_supervised.py --quick      # 2 draws, one amount of labels per dataset
 """
 
