@@ -19,6 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO_ROOT / "examples" / "missing_values.py"
 CATEGORICAL_EXAMPLE = REPO_ROOT / "examples" / "categorical_missing.py"
 BAYES_EXAMPLE = REPO_ROOT / "examples" / "bayesian_prediction.py"
+SEMI_EXAMPLE = REPO_ROOT / "examples" / "semi_supervised.py"
 
 
 def _load_example(path=EXAMPLE):
@@ -65,7 +66,7 @@ def test_missing_values_quick(shared_data, capsys):
         assert abs(mean_acc("breast-cancer", model) - mean_acc("breast-cancer", model, "mean-impute")) < 0.02
 
 
-@pytest.mark.parametrize("example", [EXAMPLE, CATEGORICAL_EXAMPLE, BAYES_EXAMPLE],
+@pytest.mark.parametrize("example", [EXAMPLE, CATEGORICAL_EXAMPLE, BAYES_EXAMPLE, SEMI_EXAMPLE],
                          ids=lambda path: path.stem)
 def test_example_without_data(tmp_path, example):
     """Run as a script (from another directory) without the data: a message, no traceback."""
@@ -267,3 +268,39 @@ def test_bayesian_prediction_quick(shared_data, capsys):
             < plug_in[1]
     smoothed = results["house-votes", "CategoricalNB predictive (alpha=1)", 10]
     assert smoothed[1] < results["house-votes", "CategoricalNB ML plug-in (alpha=1e-10)", 10][1]
+
+
+def test_semi_supervised_quick(shared_data, capsys):
+    """Few labels: EM over the unlabelled messages beats the labelled ones alone on SMS, and a
+    lambda chosen as 0 gives exactly the labelled-only model (spambase, where EM hurts)."""
+    pytest.importorskip("sklearn")
+    example = _load_example(SEMI_EXAMPLE)
+    results = example.main(["--quick", "--data", str(shared_data), "--datasets", "sms,spambase",
+                            "--models", "MultinomialNB,GaussianNB"])
+    out = capsys.readouterr().out
+    assert "| sms | MultinomialNB | 1% (45) |" in out
+    assert "| spambase | GaussianNB | 10/class (20) |" in out
+    assert list(results) == ["sms", "spambase"]
+    chosen_zero = 0
+    for name, key in (("sms", ("MultinomialNB", 0.01)), ("spambase", ("GaussianNB", 10))):
+        cells = results[name][key]
+        assert list(cells) == list(example.METHODS)
+        for method, cell in cells.items():
+            assert len(cell.accuracy) == len(cell.seconds) == 2, (name, method)
+            assert all(0.0 <= a <= 1.0 for a in cell.accuracy)
+            assert not [w for w in cell.warnings if w.startswith("RuntimeWarning")], cell.warnings
+        chosen, alone = cells["EM, lambda chosen"], cells["labelled only"]
+        assert set(chosen.lambdas) <= set(example.LAMBDAS)
+        for lam, accuracy, accuracy_alone in zip(chosen.lambdas, chosen.accuracy, alone.accuracy):
+            if lam == 0:
+                chosen_zero += 1
+                assert accuracy == accuracy_alone, name
+    assert chosen_zero  # spambase's Gaussian classes are no model of its unlabelled rows
+
+    def mean(name, key, method):
+        return np.mean(results[name][key][method].accuracy)
+
+    sms = ("sms", ("MultinomialNB", 0.01))
+    # 45 labelled messages: labelled only about 0.91, EM about 0.97 (majority class 0.87)
+    assert mean(*sms, "EM, lambda=1") > mean(*sms, "labelled only") + 0.03
+    assert mean(*sms, "EM, lambda chosen") > mean(*sms, "labelled only") + 0.03
