@@ -157,7 +157,11 @@ def count_csr(
     as scikit-learn's feature_count_ += Y.T @ X; a smaller class is added in place."""
     cdef intp_t n_features = feature_count_out.shape[1]
     cdef intp_t c, p, j, n_entries
-    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
+    # no entries at all: nothing is read or written through these
+    cdef const intp_t *rows = &order[0] if order.shape[0] else NULL
+    cdef const float64_t *weights = &weight[0] if weight.shape[0] else NULL
+    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None and \
+        row_sum_out.shape[0] else NULL
     cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
     cdef const index_t *indices = &X_indices[0] if X_indices.shape[0] else NULL
     # no class can reach the scratch threshold when all rows together do not
@@ -173,8 +177,8 @@ def count_csr(
             target = scratch if scratch != NULL and 2 * n_entries >= n_features \
                 else &feature_count_out[c, 0]
             class_count_out[c] += _add_class(
-                data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize, threshold,
+                data, indices, &X_indptr[0], rows + class_ptr[c],
+                class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize, threshold,
                 target, row_sum + class_ptr[c] if row_sum != NULL else NULL)
             if target == scratch:  # one pass: into the output row, the scratch back to zero
                 for j in range(n_features):
@@ -231,7 +235,11 @@ def list_csr(
     its scratch row (the outputs are then incomplete). Validated by the caller; thread-safe."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
     cdef intp_t c, m, position = 0, failed = 0
-    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None else NULL
+    # no entries at all: nothing is read or written through these
+    cdef const intp_t *rows = &order[0] if order.shape[0] else NULL
+    cdef const float64_t *weights = &weight[0] if weight.shape[0] else NULL
+    cdef float64_t *row_sum = &row_sum_out[0] if row_sum_out is not None and \
+        row_sum_out.shape[0] else NULL
     cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
     cdef const index_t *indices = &X_indices[0] if X_indices.shape[0] else NULL
     cdef intp_t *feature = &feature_out[0]
@@ -244,8 +252,8 @@ def list_csr(
             for c in range(n_classes if not failed else 0):
                 ptr_out[c] = position
                 position += _list_class(
-                    data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                    class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize,
+                    data, indices, &X_indptr[0], rows + class_ptr[c],
+                    class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize,
                     threshold, n_features, scratch,
                     row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
                     feature + position, value + position, &sum_out[c])
@@ -259,8 +267,8 @@ def list_csr(
                 failed += 1
             else:
                 ptr_out[c + 1] = _list_class(  # a count for now
-                    data, indices, &X_indptr[0], &order[0] + class_ptr[c],
-                    class_ptr[c + 1] - class_ptr[c], &weight[0] + class_ptr[c], binarize,
+                    data, indices, &X_indptr[0], rows + class_ptr[c],
+                    class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize,
                     threshold, n_features, scratch,
                     row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
                     feature + room[c], value + room[c], &sum_out[c])
