@@ -293,7 +293,8 @@ class SemiSupervised(BaseEstimator):
         return self
 
     def _checked(self):
-        """(lambda, max_iter, tol) validated, after the estimator."""
+        """The hyperparameters EM runs with, validated (after the estimator): a dict of
+        unlabeled_weight, max_iter and tol, as model files hold them."""
         estimator = self.estimator
         if not isinstance(estimator, BaseClassifier):
             raise TypeError("SemiSupervised's estimator must be a fastgen classifier (an "
@@ -321,7 +322,7 @@ class SemiSupervised(BaseEstimator):
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
             raise invalid_parameter(self, "tol", "a float in the range [0, inf)")
-        return float(lam), int(max_iter), float(tol)
+        return {"unlabeled_weight": float(lam), "max_iter": int(max_iter), "tol": float(tol)}
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
@@ -346,7 +347,8 @@ class SemiSupervised(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        lam, max_iter, tol = self._checked()
+        params = self._checked()
+        lam = params["unlabeled_weight"]
         if is_dask_collection(X) or is_dask_collection(y):
             raise TypeError("SemiSupervised.fit takes in-memory X and y, not dask collections: "
                             "each EM iteration scores and counts every unlabelled row. Compute "
@@ -372,7 +374,6 @@ class SemiSupervised(BaseEstimator):
             # (labels listed among -1s are what they would be alone: strings, not objects)
             y_l = np.asarray(y[labelled].tolist()) if listed else y[labelled]
             known, y_idx = self._classes(y_l, classes)
-            params = {"unlabeled_weight": lam, "max_iter": max_iter, "tol": tol}
             # rows of no weight count for nothing: EM leaves them out
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
             if lam == 0 or not len(rows_u):
@@ -500,7 +501,7 @@ class SemiSupervised(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        lam, max_iter, tol = self._checked()
+        params = self._checked()
         if classes is not None:
             _checked_classes(classes)
         if is_dask_collection(y):
@@ -516,8 +517,7 @@ class SemiSupervised(BaseEstimator):
         model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
             if result is None else result.estimator
         model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-        self._result = _Result(model, 0, np.empty(0), True, {
-            "unlabeled_weight": lam, "max_iter": max_iter, "tol": tol}) if result is None \
+        self._result = _Result(model, 0, np.empty(0), True, params) if result is None \
             else result._replace(estimator=model)
         return self
 
@@ -602,7 +602,7 @@ class SemiSupervised(BaseEstimator):
         model = inner_cls._from_file(inner["params"], exported["estimator"])
         meta = cls(type(model)(**model.get_params()),
                    **{name: params[name] for name in ("unlabeled_weight", "max_iter", "tol")})
-        meta._checked()
+        validated = meta._checked()
         n_iter, objective, converged = (exported[name] for name in ("n_iter", "objective",
                                                                     "converged"))
         if isinstance(n_iter, bool) or not isinstance(n_iter, int) or not 0 <= n_iter <= \
@@ -615,9 +615,7 @@ class SemiSupervised(BaseEstimator):
                              "model only partial_fit has given rows)")
         if not isinstance(converged, bool):
             raise ValueError("converged must be true or false")
-        meta._result = _Result(model, n_iter, objective.copy(), converged, {
-            "unlabeled_weight": float(meta.unlabeled_weight), "max_iter": int(meta.max_iter),
-            "tol": float(meta.tol)})
+        meta._result = _Result(model, n_iter, objective.copy(), converged, validated)
         return meta
 
 
