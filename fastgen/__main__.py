@@ -1,7 +1,11 @@
 """Command line: ``fastgen {train,predict,evaluate,bench,demo,info}`` (also ``python -m fastgen``).
 
-Data files are svmlight/libsvm (sparse counts) or CSV (numbers; an empty field is a missing
-value), read in batches so that files larger than memory train and score. Errors are one line:
+Data files are read in their natural form: svmlight/libsvm (sparse counts, streamed in batches),
+CSV/TSV/whitespace-separated tables with numbers, text and missing-value tokens, and JSON lines;
+tables and JSON lines may hold documents for a text model (a vectoriser and a classifier saved as
+one file). Training stores how it read the file -- the columns, the label, the features and their
+kinds -- in the model file, so predict and evaluate read other files the same way, by column name.
+Errors are one line naming the file and the line or column:
 ``fastgen: error: train.svm:17: index 0 is below 1 (one-based indices)``.
 """
 from __future__ import annotations
@@ -10,6 +14,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import sys
 import time
 
@@ -18,15 +23,20 @@ import numpy as np
 DESCRIPTION = """\
 Fast, exact generative classifiers (naive Bayes, LDA, QDA) from the command line.
 
-  fastgen train MultinomialNB train.svm -o spam.fgm     learn a model from a file, save it
-  fastgen predict spam.fgm new.svm -o predictions.csv  label new data, batch by batch
-  fastgen evaluate spam.fgm test.svm                   accuracy and confusion matrix
-  fastgen bench MultinomialNB train.svm test.svm       fastgen against scikit-learn
-  fastgen demo                                         spam filtering on bundled data
+  fastgen train MixedNB adult.csv --no-header --label 15 -o adult.fgm    learn a model, save it
+  fastgen predict adult.fgm new.csv -o predictions.csv   label new data (with or without labels)
+  fastgen evaluate adult.fgm test.csv                    accuracy, log-loss, confusion matrix
+  fastgen train MultinomialNB news.jsonl.gz --label label --text text   a text model
+  fastgen bench MultinomialNB train.svm test.svm         fastgen against scikit-learn
+  fastgen demo                                           spam filtering on bundled data
 
-Data files: svmlight/libsvm ("label index:value ...", one-based indices) for sparse counts,
-or CSV of numbers with a header and the label in the last column (empty field = missing).
-The format follows the extension (.csv is CSV, anything else svmlight) unless --format says.
+Data files: svmlight/libsvm ("label index:value ...", one-based indices) for sparse counts;
+CSV (also TSV, ';'- or whitespace-separated) with numbers and text, a header line or
+--no-header, missing values written as nothing, ?, NA, ... (--na-values); JSON lines (one
+object per line). gzip-compressed files are read as they are. The format follows the file
+name (.csv .data .txt: CSV, .tsv: TSV, .jsonl .json: JSON lines, else svmlight) unless
+--format says. Columns are named by their header name or their position from 1.
+Reading tables needs pandas: pip install "fastgen[cli]".
 """
 
 
@@ -43,16 +53,55 @@ def _models():
             and issubclass(getattr(fastgen, name), BaseClassifier)}
 
 
-def _data_options(parser):
+def _columns(text):
+    """--drop a,b --drop c: column names or positions, comma-separated, repeatable."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _data_options(parser, training=False, labelled=True):
     group = parser.add_argument_group("data file options")
-    group.add_argument("--format", choices=("auto", "svmlight", "csv"), default="auto",
-                       help="file format (default: from the extension: .csv is CSV, else svmlight)")
+    group.add_argument("--format", choices=("auto", "svmlight", "csv", "tsv", "jsonl"),
+                       default="auto", help="file format (default: from the file name; see "
+                       "fastgen --help)")
+    group.add_argument("--delimiter", help="CSV: the field separator: a character, 'tab' or "
+                       "'whitespace' (default: ',', tab for .tsv; a model file remembers it)")
+    header = group.add_mutually_exclusive_group()
+    header.add_argument("--header", action="store_true", default=None,
+                        help="CSV: line 1 names the columns (the default; checked unless given)")
+    header.add_argument("--no-header", dest="header", action="store_false",
+                        help="CSV: line 1 is data; columns are named by position: 1, 2, ...")
+    group.add_argument("--label", "--label-column", dest="label", metavar="COLUMN",
+                       help="tables: the column of labels, by name or position (from 1; -1 is "
+                       "the last)" + ("" if training else "; only for a model file that does "
+                                      "not say (trained from Python or svmlight)"))
+    if training:
+        group.add_argument("--drop", type=_columns, action="append", default=[],
+                           metavar="COLUMNS", help="tables: columns to leave out, e.g. an ID "
+                           "(comma-separated, repeatable)")
+        group.add_argument("--columns", type=_columns, metavar="COLUMNS",
+                           help="tables: the feature columns to use, in this order "
+                           "(default: all but the label and --drop)")
+        group.add_argument("--categorical", type=_columns, action="append", default=[],
+                           metavar="COLUMNS", help="tables: columns of numbers to read as "
+                           "categories (codes) rather than as numbers")
+        group.add_argument("--na-values", type=lambda text: text.split(","), metavar="TOKENS",
+                           help="tables: comma-separated tokens that mean a missing value, besides "
+                           "an empty field (default: ?,NA,N/A,NaN,nan,null,None)")
+        group.add_argument("--text", metavar="COLUMN", help="tables, JSON lines: the column of "
+                           "documents; trains a text model (a vectoriser and the classifier)")
+        group.add_argument("--vectorizer-param", action="append", default=[],
+                           metavar="NAME=VALUE", help="with --text: a parameter of "
+                           "fastgen.text.CountVectorizer, e.g. ngram_range=(1,2) (repeatable)")
+    else:
+        group.add_argument("--drop", type=_columns, action="append", default=[],
+                           metavar="COLUMNS", help="tables: columns of this file to leave out "
+                           "(comma-separated, repeatable)")
+    if labelled and not training:
+        group.add_argument("--rename-label", nargs=2, action="append", default=[],
+                           metavar=("FROM", "TO"), help="read the true label FROM as TO, e.g. "
+                           "'>50K.' '>50K' (repeatable)")
     group.add_argument("--zero-based", action="store_true",
-                       help="svmlight column indices start at 0 (default: at 1, as libsvm's)")
-    group.add_argument("--label-column", default="-1",
-                       help="CSV: the label column, a position or a header name (default: last)")
-    group.add_argument("--no-header", action="store_true", help="CSV: the first line is data")
-    group.add_argument("--delimiter", default=",", help="CSV: field separator (default: ,)")
+                       help="svmlight: column indices start at 0 (default: at 1, as libsvm's)")
     group.add_argument("--batch-size", type=int, default=65_536,
                        help="rows read at a time; bounds the memory used (default: 65536)")
     group.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -75,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--n-features", type=int,
                        help="svmlight: number of columns (default: 1 + the largest index)")
     train.add_argument("--list-models", action="store_true", help="list the models and exit")
-    _data_options(train)
+    _data_options(train, training=True)
 
     predict = commands.add_parser("predict", help="label a data file with a saved model",
                                   description="Label a data file with a saved model, batch by "
@@ -85,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("-o", "--output", help="predictions file: .jsonl for JSON lines, else "
                          "CSV (default: standard output, CSV)")
     predict.add_argument("--proba", action="store_true", help="also write class probabilities")
-    _data_options(predict)
+    _data_options(predict, labelled=False)
 
     evaluate = commands.add_parser("evaluate", help="accuracy and confusion matrix of a model",
                                    description="Score a saved model on a labelled data file: "
@@ -108,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: fastgen-bench.png)")
     bench.add_argument("--no-plot", action="store_true")
     bench.add_argument("--n-features", type=int)
-    _data_options(bench)
+    _data_options(bench, training=True)
 
     demo = commands.add_parser("demo", help="spam filtering on the bundled SMS Spam Collection",
                                description="Spam filtering on the bundled SMS Spam Collection with "
@@ -128,79 +177,123 @@ USAGE = build_parser().format_help()
 
 # -- data -------------------------------------------------------------------------------------
 
+# The models that read columns of text (categories) as well as numbers.
+READS_TEXT_COLUMNS = frozenset({"CategoricalNB", "MixedNB"})
+
+
 def _format(args, path):
-    if args.format != "auto":
-        return args.format
-    return "csv" if os.fspath(path).lower().endswith(".csv") else "svmlight"
+    from fastgen import _input
+
+    return _input.guess_format(path) if args.format == "auto" else args.format
 
 
-def _label_column(args):
-    try:
-        return int(args.label_column)
-    except ValueError:
-        return args.label_column
+def _flat(lists):
+    return tuple(ref for refs in lists for ref in refs)
+
+
+def _options(args, fmt):
+    from fastgen import _input
+
+    training = hasattr(args, "text")
+    return _input.Options(
+        fmt, args.delimiter, args.header, args.label,
+        args.text if training else None,
+        tuple(args.columns) if training and args.columns is not None else None,
+        _flat(args.drop), _flat(args.categorical) if training else (),
+        tuple(args.na_values) if training and args.na_values is not None else None)
 
 
 def _check_file(path):
-    if not os.path.isfile(path):
-        raise CommandError(f"{path}: no such file")
+    from fastgen import _input
+
+    _input.check_file(path)
 
 
-def _scan(args, path):
-    """(rows, features, classes) of a data file, in one streaming pass."""
+def _check_batch_size(args):
+    if args.batch_size < 1:
+        raise CommandError(f"--batch-size must be positive, got {args.batch_size}")
+
+
+def _svmlight_scan(args, path):
+    """(rows, features, classes) of an svmlight file, in one streaming pass."""
     from fastgen import io
 
     _check_file(path)
-    if _format(args, path) == "csv":
-        return io.scan_csv(path, label_column=_label_column(args), header=not args.no_header,
-                           delimiter=args.delimiter)
     return io.scan_svmlight(path, zero_based=args.zero_based)
 
 
-def _batches(args, path, n_features):
+def _svmlight_batches(args, path, n_features):
     from fastgen import io
 
     _check_file(path)
-    if args.batch_size < 1:
-        raise CommandError(f"--batch-size must be positive, got {args.batch_size}")
-    if _format(args, path) == "csv":
-        return io.iter_csv(path, label_column=_label_column(args), header=not args.no_header,
-                           delimiter=args.delimiter, batch_size=args.batch_size)
+    _check_batch_size(args)
     return io.iter_svmlight(path, n_features=n_features, batch_size=args.batch_size,
                             zero_based=args.zero_based)
 
 
+def _table_scan(args, path, fmt):
+    from fastgen import _input
+
+    _check_file(path)
+    _check_batch_size(args)
+    return _input.scan(path, _options(args, fmt), args.batch_size)
+
+
+def _model_schema(args, path, model, schema, fmt):
+    """The schema a table file is scored through: the model file's, with the delimiter, header
+    and missing-value tokens the command line gives; a model trained elsewhere (from Python,
+    from svmlight) reads numbers, its features by name when it has names."""
+    from fastgen import _input
+
+    if fmt == "svmlight":
+        raise CommandError(f"{path}: an svmlight file, but the model was trained on a table: "
+                           "give it a table file (or --format)")
+    if schema is None:
+        names = getattr(model, "feature_names_in_", None)
+        options = _options(args, fmt)._replace(columns=None if names is None else tuple(names))
+        return _input.plain_schema(path, options, args.batch_size)
+    changes = {}
+    if args.delimiter is not None:
+        changes["delimiter"] = _input.DELIMITERS.get(args.delimiter, args.delimiter)
+    if args.header is not None:
+        changes["header"] = args.header
+    return schema._replace(**changes)
+
+
 class _Progress:
-    """A one-line progress bar on standard error (only on a terminal, and not with --quiet)."""
+    """A one-line progress bar on standard error (only on a terminal, and not with --quiet);
+    without a known total, a count of rows."""
 
     def __init__(self, what, total, quiet):
-        self.what, self.total, self.done, self.start = what, max(total, 1), 0, time.perf_counter()
+        self.what, self.total, self.done, self.start = what, total, 0, time.perf_counter()
         self.shown = not quiet and sys.stderr.isatty()
 
     def update(self, rows):
         self.done += rows
         if self.shown:
-            fraction = min(self.done / self.total, 1.0)
-            bar = "#" * int(30 * fraction)
             rate = self.done / max(time.perf_counter() - self.start, 1e-9)
-            print(f"\r{self.what} [{bar:<30}] {fraction:6.1%} {rate:,.0f} rows/s", end="",
-                  file=sys.stderr, flush=True)
+            if self.total:
+                fraction = min(self.done / self.total, 1.0)
+                shown = f"[{'#' * int(30 * fraction):<30}] {fraction:6.1%}"
+            else:
+                shown = f"{self.done:,} rows"
+            print(f"\r{self.what} {shown} {rate:,.0f} rows/s", end="", file=sys.stderr,
+                  flush=True)
 
     def close(self):
         if self.shown:
             print(file=sys.stderr)
 
 
-def _parse_params(pairs, model_class):
+def _parse_params(pairs, owner, names):
     params = {}
-    valid = model_class._param_names()
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep:
             raise CommandError(f"--param expects NAME=VALUE, got {pair!r}")
-        if name not in valid:
-            raise CommandError(f"{model_class.__name__} has no parameter {name!r} "
-                               f"(parameters: {', '.join(valid)})")
+        if name not in names:
+            raise CommandError(f"{owner} has no parameter {name!r} "
+                               f"(parameters: {', '.join(names)})")
         try:
             params[name] = ast.literal_eval(text)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -216,13 +309,26 @@ def _model_class(name):
 
 
 def _load_model(path):
+    """(model or text pipeline, the schema of the table it was trained on or None)."""
     import fastgen
+    from fastgen import _input
 
     _check_file(path)
     try:
-        return fastgen.load(path)
+        model = fastgen.load(path)
+        record = fastgen.load_metadata(path).get("input")
+        schema = None if record is None else _input.Schema.from_json(record)
     except (ValueError, OSError) as exc:
-        raise CommandError(f"{path}: {exc}") from None
+        message = str(exc)
+        raise CommandError(message if message.startswith(os.fspath(path)) else
+                           f"{path}: {message}") from None
+    return model, schema
+
+
+def _one_line(message):
+    """A (possibly multi-line) message from a model as one line."""
+    parts = (re.sub(r"^\s*- ", "", part).strip() for part in str(message).splitlines())
+    return "; ".join(part for part in parts if part)
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -234,26 +340,132 @@ def _train(args):
     if args.model is None or args.data is None:
         raise CommandError("train needs a model and a data file: fastgen train MODEL DATA")
     model_class = _model_class(args.model)
-    model = model_class(**_parse_params(args.param, model_class))
-    n_rows, n_features, classes = _scan(args, args.data)
+    model = model_class(**_parse_params(args.param, args.model, model_class._param_names()))
+    fmt = _format(args, args.data)
+    start = time.perf_counter()
+    if fmt == "svmlight":
+        if args.text is not None:
+            raise CommandError("--text reads documents from a table or JSON lines file, not "
+                               "from svmlight")
+        saved, n_rows, n_features, classes, schema = _train_svmlight(args, model)
+    else:
+        saved, n_rows, n_features, classes, schema = _train_table(args, model, fmt)
+    output = args.output or f"{args.model}.fgm"
+    import fastgen
+
+    fastgen.save(saved, output,
+                 metadata=None if schema is None else {"input": schema.to_json()})
+    what = f"{n_features:,} features" if schema is None or schema.documents is None else \
+        f"documents in column {schema.documents!r} ({n_features:,} terms)"
+    print(f"trained {args.model} on {n_rows:,} rows x {what}, {len(classes)} classes, in "
+          f"{time.perf_counter() - start:.2f} s; saved {output}")
+    return 0
+
+
+def _train_svmlight(args, model):
+    n_rows, n_features, classes = _svmlight_scan(args, args.data)
     if n_rows == 0:
         raise CommandError(f"{args.data}: no data rows")
     n_features = args.n_features or n_features
     progress = _Progress("train", n_rows, args.quiet)
-    start = time.perf_counter()
-    for X, y in _batches(args, args.data, n_features):
+    for X, y in _svmlight_batches(args, args.data, n_features):
         model.partial_fit(X, y, classes=classes)
         progress.update(X.shape[0])
     progress.close()
-    output = args.output or f"{args.model}.fgm"
-    model.save(output)
-    print(f"trained {args.model} on {n_rows:,} rows x {n_features:,} features, "
-          f"{len(classes)} classes, in {time.perf_counter() - start:.2f} s; saved {output}")
-    return 0
+    return model, n_rows, n_features, classes, None
 
 
-def _write_predictions(out, fmt, model, labels, proba, first):
-    classes = model.classes_
+def _train_table(args, model, fmt):
+    from fastgen import _input
+
+    scan = _table_scan(args, args.data, fmt)
+    schema = scan.schema
+    name = type(model).__name__
+    if schema.documents is not None:
+        return _train_text(args, model, scan)
+    if args.vectorizer_param:
+        raise CommandError("--vectorizer-param needs --text (the column of documents)")
+    if schema.text and name not in READS_TEXT_COLUMNS:
+        column = schema.text[0]
+        example = scan.categories[column][0] if len(scan.categories[column]) else ""
+        raise CommandError(f"{args.data}: column {column!r} holds text (e.g. {example!r}), "
+                           f"which {name} cannot read: use MixedNB or CategoricalNB, or leave "
+                           f"it out with --drop {column!r}")
+    _note_unlabelled(args.data, scan.unlabelled)
+    progress = _Progress("train", scan.n_rows, args.quiet)
+    for X, y, line in _input.batches(args.data, schema, args.batch_size,
+                                     categories=scan.categories):
+        try:
+            model.partial_fit(X, y, classes=scan.classes)
+        except ValueError as exc:
+            raise CommandError(f"{args.data}:{line}-{line + len(y) - 1}: "
+                               f"{_one_line(exc)}") from None
+        progress.update(len(y))
+    progress.close()
+    return model, scan.n_rows, len(schema.features), scan.classes, schema
+
+
+def _train_text(args, model, scan):
+    """A vectoriser and the classifier, fitted on every document at once (the vocabulary is
+    learned from all of them), saved together as one scikit-learn Pipeline."""
+    from fastgen import _input
+    from fastgen.text import CountVectorizer
+
+    try:
+        from sklearn.pipeline import Pipeline
+    except ImportError:
+        raise CommandError("a text model is saved as a scikit-learn Pipeline (a vectoriser and "
+                           "the classifier): pip install scikit-learn") from None
+    vectorizer = CountVectorizer(**_parse_params(
+        args.vectorizer_param, "CountVectorizer", sorted(CountVectorizer().get_params())))
+    _note_unlabelled(args.data, scan.unlabelled)
+    documents, labels = [], []
+    for docs, y, _ in _input.batches(args.data, scan.schema, args.batch_size):
+        documents.extend(docs)
+        labels.append(y)
+    pipeline = Pipeline([("vectorizer", vectorizer), ("classifier", model)])
+    pipeline.fit(documents, np.concatenate(labels))
+    return (pipeline, scan.n_rows, len(vectorizer.vocabulary_), scan.classes, scan.schema)
+
+
+def _scored_batches(args, path, model, schema, unlabelled=None):
+    """(X, true labels or None, line of the first row) batches of a file, read as the model
+    was trained; with ``unlabelled`` (evaluate) the true labels too, rows without one counted
+    there and left out."""
+    from fastgen import _input
+
+    _check_file(path)
+    _check_batch_size(args)
+    fmt = _format(args, path)
+    if schema is None and fmt == "svmlight":
+        for X, y in _svmlight_batches(args, path, _n_features(model)):
+            yield X, y, None
+        return
+    schema = _model_schema(args, path, model, schema, fmt)
+    if unlabelled is not None and schema.label is None:
+        raise CommandError(f"{path}: which column holds the true labels? pass --label")
+    yield from _input.batches(path, schema, args.batch_size, labels=unlabelled is not None,
+                              extra_ignored=_flat(args.drop), unlabelled=unlabelled)
+
+
+def _n_features(model):
+    steps = getattr(model, "steps", None)
+    if steps is not None:
+        raise CommandError("a text model reads documents from a table or JSON lines file, not "
+                           "svmlight")
+    return model.n_features_in_
+
+
+def _scored(path, line, n_rows, method, X):
+    """A model's output on a batch; a model's complaint about the data names the rows."""
+    try:
+        return method(X)
+    except ValueError as exc:
+        where = f"{path}:{line}-{line + n_rows - 1}" if line is not None else f"{path}"
+        raise CommandError(f"{where}: {_one_line(exc)}") from None
+
+
+def _write_predictions(out, fmt, classes, labels, proba, first):
     if fmt == "jsonl":
         for i, label in enumerate(labels):
             record = {"label": label.item() if hasattr(label, "item") else label}
@@ -270,61 +482,95 @@ def _write_predictions(out, fmt, model, labels, proba, first):
 
 
 def _predict(args):
-    model = _load_model(args.model_file)
+    model, schema = _load_model(args.model_file)
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
+    rows = _scored_batches(args, args.data, model, schema)
+    first = next(rows, None)  # the data is checked before an output file is created
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    n_rows, progress = 0, _Progress("predict", 0, args.quiet or not args.output)
     try:
-        quiet = args.quiet or not args.output or not sys.stderr.isatty()
-        # the bar needs the row count: a scanning pass, only when the bar is shown
-        progress = _Progress("predict", 0 if quiet else _scan(args, args.data)[0], quiet)
-        first, n_rows = True, 0
-        for X, _ in _batches(args, args.data, model.n_features_in_):
-            n_rows += X.shape[0]
-            proba = model.predict_proba(X) if args.proba else None
-            labels = model.classes_[np.argmax(proba, axis=1)] if args.proba else model.predict(X)
-            _write_predictions(out, fmt, model, labels, proba, first)
-            first = False
-            progress.update(X.shape[0])
-        progress.close()
+        batch = first
+        while batch is not None:
+            X, _, line = batch
+            size = X.shape[0] if hasattr(X, "shape") else len(X)
+            proba = _scored(args.data, line, size, model.predict_proba, X) if args.proba \
+                else None
+            labels = model.classes_[np.argmax(proba, axis=1)] if args.proba else \
+                _scored(args.data, line, size, model.predict, X)
+            _write_predictions(out, fmt, model.classes_, labels, proba, n_rows == 0)
+            n_rows += size
+            progress.update(size)
+            batch = next(rows, None)
     finally:
         if args.output:
             out.close()
+    progress.close()
     if args.output:
         print(f"wrote {n_rows:,} predictions to {args.output}")
     return 0
 
 
 def _evaluate(args):
-    model = _load_model(args.model_file)
+    from fastgen import _input
+
+    model, schema = _load_model(args.model_file)
     classes = model.classes_
-    n_rows, _, data_classes = _scan(args, args.data)
+    renamed = {}
+    for old, new in args.rename_label:
+        renamed[_input.as_label(old)] = _input.as_label(new)
+    known = {label: k for k, label in enumerate(classes.tolist())}
+    counts, log_loss, n_rows = {}, 0.0, 0
+    progress, unlabelled = _Progress("evaluate", 0, args.quiet), _input.Unlabelled()
+    for X, y, line in _scored_batches(args, args.data, model, schema, unlabelled):
+        size = len(y)
+        log_proba = _scored(args.data, line, size, model.predict_log_proba, X)
+        predicted = classes[np.argmax(log_proba, axis=1)]
+        truth = [renamed.get(label, label) for label in y.tolist()]
+        col = np.array([known.get(label, -1) for label in truth])
+        seen = col >= 0
+        log_loss -= float(np.sum(log_proba[np.flatnonzero(seen), col[seen]]))
+        log_loss += np.inf if not seen.all() else 0.0
+        for pair in zip(truth, predicted.tolist()):
+            counts[pair] = counts.get(pair, 0) + 1
+        n_rows += size
+        progress.update(size)
+    progress.close()
     if n_rows == 0:
         raise CommandError(f"{args.data}: no data rows")
-    labels = np.array(sorted(set(classes.tolist()) | set(data_classes.tolist()), key=str))
-    index = {label: k for k, label in enumerate(labels.tolist())}
+    unknown = sorted({t for t, _ in counts if t not in known}, key=str)
+    labels = sorted(set(classes.tolist()) | set(unknown), key=str)
+    index = {label: k for k, label in enumerate(labels)}
     confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    log_loss, progress = 0.0, _Progress("evaluate", n_rows, args.quiet)
-    for X, y in _batches(args, args.data, model.n_features_in_):
-        log_proba = model.predict_log_proba(X)
-        predicted = classes[np.argmax(log_proba, axis=1)]
-        col = np.searchsorted(classes, y)
-        known = (col < len(classes)) & (classes[np.minimum(col, len(classes) - 1)] == y)
-        log_loss -= float(np.sum(log_proba[np.flatnonzero(known), col[known]]))
-        log_loss += np.inf if not known.all() else 0.0
-        for truth, guess in zip(y.tolist(), predicted.tolist()):
-            confusion[index[truth], index[guess]] += 1
-        progress.update(X.shape[0])
-    progress.close()
-    accuracy = np.trace(confusion) / confusion.sum()
-    print(f"{args.data}: {n_rows:,} rows, model {type(model).__name__} ({args.model_file})")
+    for (truth, guess), count in counts.items():
+        confusion[index[truth], index[guess]] += count
+    accuracy = np.trace(confusion) / n_rows
+    print(f"{args.data}: {n_rows:,} rows, model {_describe(model)} ({args.model_file})")
     print(f"accuracy  {accuracy:.4f}")
     print(f"log-loss  {log_loss / n_rows:.4f}")
+    _note_unlabelled(args.data, unlabelled)
+    if unknown:
+        print(f"note: {sum(c for (t, _), c in counts.items() if t not in known):,} rows have "
+              f"labels the model never saw ({', '.join(map(repr, unknown[:5]))}); if they "
+              "mean known ones, map them with --rename-label FROM TO")
     width = max(8, *(len(str(label)) for label in labels))
     print("\nconfusion matrix (rows: true label, columns: predicted)")
     print(" " * width + "".join(f"{str(label):>{width + 1}}" for label in labels))
     for label, row in zip(labels, confusion):
         print(f"{str(label):<{width}}" + "".join(f"{count:>{width + 1}}" for count in row))
     return 0
+
+
+def _note_unlabelled(path, unlabelled):
+    if unlabelled:
+        print(f"note: left out {unlabelled.rows:,} rows without a label (the first at "
+              f"{path}:{unlabelled.first})")
+
+
+def _describe(model):
+    steps = getattr(model, "steps", None)
+    if steps is None:
+        return type(model).__name__
+    return " + ".join(type(step).__name__ for _, step in steps)
 
 
 SKLEARN_EQUIVALENT = {
@@ -337,9 +583,24 @@ SKLEARN_EQUIVALENT = {
 
 
 def _load_all(args, path, n_features):
+    """A whole file as (X, y): svmlight as CSR, a table of numbers as an array."""
     import scipy.sparse as sp
 
-    parts = list(_batches(args, path, n_features))
+    fmt = _format(args, path)
+    if fmt == "svmlight":
+        parts = list(_svmlight_batches(args, path, n_features))
+    else:
+        from fastgen import _input
+
+        scan = _table_scan(args, path, fmt)
+        if scan.schema.documents is not None:
+            raise CommandError("bench times models on tables of numbers or svmlight; a text "
+                               "model (--text) is timed with fastgen train")
+        if scan.schema.text:
+            raise CommandError(f"{path}: bench times tables of numbers; column "
+                               f"{scan.schema.text[0]!r} holds text")
+        parts = [(X.to_numpy(), y) for X, y, _ in
+                 _input.batches(path, scan.schema, args.batch_size)]
     if not parts:
         raise CommandError(f"{path}: no data rows")
     stack = sp.vstack if sp.issparse(parts[0][0]) else np.vstack
@@ -360,9 +621,10 @@ def _bench(args):
     import importlib
 
     model_class = _model_class(args.model)
-    params = _parse_params(args.param, model_class)
-    _, n_features, _ = _scan(args, args.train)
-    n_features = args.n_features or n_features
+    params = _parse_params(args.param, args.model, model_class._param_names())
+    n_features = args.n_features
+    if _format(args, args.train) == "svmlight" and n_features is None:
+        n_features = _svmlight_scan(args, args.train)[1]
     X_train, y_train = _load_all(args, args.train, n_features)
     X_test, y_test = _load_all(args, args.test or args.train, n_features)
     rows = []
@@ -452,10 +714,19 @@ def main(argv=None):
     try:
         return COMMANDS[args.command](args)
     except (CommandError, ValueError, TypeError) as exc:
-        print(f"fastgen: error: {exc}", file=sys.stderr)
+        print(f"fastgen: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # whoever read the output has stopped (``fastgen predict ... | head``): end quietly,
+        # and keep the interpreter's final flush of standard output from failing again
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
     except OSError as exc:
-        print(f"fastgen: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"fastgen: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # sizes the data file asks for (a huge index, --n-features)
         print(f"fastgen: error: out of memory{': ' + str(exc) if str(exc) else ''}",

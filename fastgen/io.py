@@ -12,7 +12,6 @@ A malformed line is a ``ValueError`` naming the file and the line, like ``train.
 """
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 import os
@@ -198,20 +197,46 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
         yield X, np.array([label for _, label, _ in batch])
 
 
+def _csv_schema(path, label_column, header, delimiter, batch_size):
+    """The columns of a CSV file of numbers, with label_column as the label."""
+    from . import _input
+
+    if isinstance(label_column, bool) or not isinstance(label_column, (int, str)):
+        raise TypeError(f"label_column must be an int or a column name, got {label_column!r}")
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter must be one character, got {delimiter!r}")
+    _input.check_file(path)
+    options = _input.Options("csv", delimiter, bool(header), None, None, None, (), (), ())
+    schema = _input.plain_schema(path, options, batch_size)
+    columns = schema.columns
+    if isinstance(label_column, str):
+        if label_column not in columns:
+            raise ValueError(f"{os.fspath(path)}: no column named {label_column!r}")
+        label = label_column
+    elif -len(columns) <= label_column < len(columns):
+        label = columns[label_column]
+    else:
+        raise ValueError(f"{os.fspath(path)}: label_column={label_column} is outside the "
+                         f"{len(columns)} columns")
+    return schema._replace(label=label, features=tuple(c for c in columns if c != label),
+                           ignored=())
+
+
 def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,
              delimiter: str = ",", batch_size: int = BATCH_SIZE,
              dtype=np.float64) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stream a CSV file of numbers as ``(X, y)`` batches; an empty field is a missing value
-    (NaN), which fastgen's models marginalise.
+    (NaN), which fastgen's models marginalise. The file is read by pandas (an optional
+    dependency: ``pip install "fastgen[cli]"``) and may be gzip-compressed.
 
     Parameters
     ----------
     path : str or path-like
         The file.
     label_column : int or str, default=-1
-        The column of the labels: a position (negative counts from the end) or, with a header,
-        a name. A label that reads as a number becomes one (an int when integral); others stay
-        text (a batch mixing both is an object array).
+        The column of the labels: a position (from 0; negative counts from the end) or, with a
+        header, a name. Labels that read as numbers become numbers (an int when integral);
+        otherwise they stay text (a file mixing both is an error naming the line).
     header : bool, default=True
         Whether the first line names the columns.
     delimiter : str, default=","
@@ -226,54 +251,18 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X : ndarray of shape (n_rows, n_columns - 1)
     y : ndarray of shape (n_rows,)
     """
+    from . import _input
+
     _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
-    if isinstance(label_column, bool) or not isinstance(label_column, (int, str)):
-        raise TypeError(f"label_column must be an int or a column name, got {label_column!r}")
-    with open(path, newline="", encoding="utf-8") as f:
-        lines = _text_lines(path, f)
-        try:
-            reader = csv.reader((line for _, line in lines), delimiter=delimiter)
-        except (TypeError, csv.Error) as exc:
-            raise ValueError(f"delimiter={delimiter!r}: {exc}") from None
-        rows = _csv_rows(path, reader)
-        names = next(rows, None) if header else None
-        width = len(names) if names is not None else None
-        label_at = None
-        if isinstance(label_column, str):
-            if names is None or label_column not in names:
-                raise ValueError(f"{os.fspath(path)}: no column named {label_column!r}")
-            label_at = names.index(label_column)
-        batch = []
-        for row in rows:
-            if not row:
-                continue  # a blank line
-            if width is None:
-                width = len(row)
-            if label_at is None:
-                if not -width <= label_column < width:
-                    raise ValueError(f"{os.fspath(path)}: label_column={label_column} is outside "
-                                     f"the {width} columns")
-                label_at = label_column % width
-            batch.append((reader.line_num, row))
-            if len(batch) == batch_size:
-                yield _csv_batch(path, batch, width, label_at, dtype)
-                batch = []
-        if batch:
-            yield _csv_batch(path, batch, width, label_at, dtype)
-
-
-def _csv_rows(path, reader):
-    """The reader's rows; a malformed line (a field longer than the csv module's limit, an
-    unterminated quote) is a ValueError naming the file and the line."""
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise _error(path, reader.line_num, f"malformed CSV: {exc}") from None
-        yield row
+    schema = _csv_schema(path, label_column, header, delimiter, batch_size)
+    unlabelled = _input.Unlabelled()
+    for X, y, _ in _input.batches(path, schema, batch_size, unlabelled=unlabelled):
+        if unlabelled:
+            break
+        yield X.to_numpy(dtype=dtype), y
+    if unlabelled:
+        raise ValueError(f"{os.fspath(path)}:{unlabelled.first}: the label is missing")
 
 
 def scan_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: bool = True,
@@ -298,30 +287,4 @@ def scan_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
         n_rows += X.shape[0]
         n_features = X.shape[1]
         labels.update(y.tolist())
-    try:
-        classes = sorted(labels)
-    except TypeError:  # numbers and text
-        raise ValueError(f"{os.fspath(path)}: the labels mix numbers and text") from None
-    return n_rows, n_features, np.array(classes)
-
-
-def _csv_batch(path, batch, width, label_at, dtype):
-    X = np.empty((len(batch), width - 1), dtype=dtype)
-    labels = []
-    for i, (line_no, row) in enumerate(batch):
-        if len(row) != width:
-            raise _error(path, line_no, f"{len(row)} fields, expected {width}")
-        labels.append(_as_label(row[label_at].strip()))
-        for j, field in enumerate(row[:label_at] + row[label_at + 1:]):
-            field = field.strip()
-            try:
-                value = float(field) if field else math.nan
-            except ValueError:
-                raise _error(path, line_no, f"field {j + 1 if j < label_at else j + 2} ({field!r}) "
-                             "is not a number") from None
-            if math.isinf(value):
-                raise _error(path, line_no, f"field {field!r} is infinite")
-            X[i, j] = value
-    kinds = {type(label) for label in labels}
-    # numbers, or text; a batch mixing both keeps each label's own type
-    return X, np.array(labels, dtype=object if str in kinds and len(kinds) > 1 else None)
+    return n_rows, n_features, np.array(sorted(labels))

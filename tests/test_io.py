@@ -88,10 +88,13 @@ def test_csv_missing_values_and_labels(tmp_path):
     assert_array_equal(np.isnan(X), [[False, False], [False, True], [True, False]])
     assert_array_equal(np.concatenate([b[1] for b in batches]), ["ham", "spam", "ham"])
     named = tmp_path / "named.csv"
-    named.write_text("h,w,label\n1,2.5,3\n4,,6\n")
+    named.write_text("h,w,label\n1,2.5,3\n4,7,6\n")
     (X2, y2), = fio.iter_csv(named, label_column="w")
     assert_array_equal(X2, [[1, 3], [4, 6]])
-    assert y2.tolist() == [2.5, ""]  # a label that reads as a number becomes one
+    assert y2.tolist() == [2.5, 7]  # a label that reads as a number becomes one
+    named.write_text("h,w,label\n1,2.5,3\n4,,6\n")
+    with pytest.raises(ValueError, match=r"named\.csv:3: the label is missing"):
+        list(fio.iter_csv(named, label_column="w"))
     model = fastgen.GaussianNB()
     for X_batch, y_batch in fio.iter_csv(path, batch_size=1):
         model.partial_fit(X_batch, y_batch, classes=["ham", "spam"])
@@ -109,9 +112,11 @@ def test_csv_without_header_and_numeric_labels(tmp_path):
 
 
 @pytest.mark.parametrize("text, kwargs, match", [
-    ("a,b,y\n1,2\n", {}, r"r.csv:2: 2 fields, expected 3"),
-    ("a,b,y\n1,zz,0\n", {}, r"r.csv:2: field 2 \('zz'\) is not a number"),
-    ("a,b,y\n1,-inf,0\n", {}, r"r.csv:2: field '-inf' is infinite"),
+    ("a,b,y\n1,2\n", {}, r"r.csv:2: the label is missing"),  # a short row's last fields
+    ("a,b,y\n1,zz,0\n", {}, r"r.csv:2: column 'b' holds 'zz', not a finite number"),
+    ("a,b,y\n1,-inf,0\n", {}, r"r.csv:2: column 'b' holds '-inf', not a finite number"),
+    ("a,b,y\n1,2,0\n3,4,x\n", {}, r"r.csv:3: the labels mix numbers and text \('x'"),
+    ("a,b,y\n1,2,0,9\n", {}, r"r.csv:2: 4 fields, expected 3"),
     ("a,b,y\n1,2,0\n", {"label_column": "z"}, "no column named 'z'"),
     ("a,b,y\n1,2,0\n", {"label_column": 5}, "outside the 3 columns"),
     ("a,b,y\n1,2,0\n", {"batch_size": 0}, "batch_size must be a positive int"),

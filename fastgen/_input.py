@@ -1,0 +1,636 @@
+"""Data files as they come: CSV, TSV and whitespace-separated tables (read by pandas) and JSON lines,
+with numbers, text, categories and missing-value tokens, optionally gzip-compressed.
+
+Training learns the file's *schema* -- its columns, which one is the label, which ones the model
+reads and in which order, which of those hold text, how the file is separated and how it spells a
+missing value -- and the command line stores it in the model file. Scoring reads a file through
+that schema: columns are found by name (in any order), a missing or unknown column is a one-line
+error naming it, and a file without a header must have the training file's layout (with or without
+the label column). So a file with other columns never gives a silently wrong answer.
+
+pandas is needed here (an optional dependency, ``pip install "fastgen[cli]"``) and imported here
+only, never at ``import fastgen``.
+"""
+from __future__ import annotations
+
+import csv
+import errno
+import gzip
+import io
+import json
+import os
+import re
+from typing import NamedTuple
+
+import numpy as np
+
+GZIP_MAGIC = b"\x1f\x8b"
+# What a missing value looks like unless --na-values says otherwise (the UCI files write "?").
+NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "None")
+DELIMITERS = {"tab": "\t", "whitespace": "whitespace"}
+_FORMATS = ("csv", "tsv", "jsonl")
+
+
+class InputError(ValueError):
+    """A problem with a data file, named in one line (the file, the row or column, the fix)."""
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError:
+        raise InputError("reading CSV, TSV and JSON lines files needs pandas: "
+                         "pip install \"fastgen[cli]\"") from None
+    return pd
+
+
+class Schema(NamedTuple):
+    """How a data file is read and what the model takes from it (stored in the model file)."""
+
+    format: str                  # "csv" (any delimiter) or "jsonl"
+    delimiter: str               # "," ";" "\t" ... or "whitespace" (csv)
+    header: bool                 # whether line 1 names the columns (csv)
+    columns: tuple               # every column of the training file, in its order
+    label: str | None            # the label column
+    features: tuple              # the columns the model reads, in the model's order
+    text: tuple                  # those of them read as text (categories, or the documents)
+    na_values: tuple             # tokens that mean "missing"
+    ignored: tuple               # columns left out at training (they may come back when scoring)
+    documents: str | None        # a text model's column of documents (then features == (documents,))
+
+    def to_json(self):
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in self._asdict().items()}
+
+    @classmethod
+    def from_json(cls, record):
+        """The schema a model file describes, every field checked (files are hostile)."""
+        if not isinstance(record, dict) or set(record) != set(cls._fields):
+            raise ValueError(f"the input schema must have exactly the fields {cls._fields}")
+
+        def strings(name, allow_none=False):
+            value = record[name]
+            if allow_none and value is None:
+                return None
+            if isinstance(value, list):
+                if not all(type(v) is str for v in value):
+                    raise ValueError(f"the input schema's {name!r} must hold column names")
+                return tuple(value)
+            if type(value) is not str:
+                raise ValueError(f"the input schema's {name!r} must be a str")
+            return value
+
+        fields = {name: strings(name, allow_none=name in ("label", "documents"))
+                  for name in cls._fields if name != "header"}
+        if type(record["header"]) is not bool:
+            raise ValueError("the input schema's 'header' must be a bool")
+        schema = cls(header=record["header"], **fields)
+        listed = ("columns", "features", "text", "na_values", "ignored")
+        if not all(isinstance(getattr(schema, name), tuple) for name in listed):
+            raise ValueError(f"the input schema's {listed} must be lists")
+        if schema.format not in ("csv", "jsonl") or not schema.delimiter:
+            raise ValueError(f"the input schema's format/delimiter are not valid: "
+                             f"{schema.format!r}, {schema.delimiter!r}")
+        columns = set(schema.columns)
+        if (len(columns) != len(schema.columns) or not schema.features
+                or len(set(schema.features)) != len(schema.features)
+                or not columns.issuperset(schema.features) or not set(schema.features) >= set(
+                    schema.text) or not columns.issuperset(schema.ignored)
+                or (schema.label is not None and (schema.label not in columns
+                                                  or schema.label in schema.features))
+                or (schema.documents is not None
+                    and (schema.features, schema.text) != ((schema.documents,),) * 2)):
+            raise ValueError("the input schema's columns, label, features and text do not agree")
+        return schema
+
+
+# -- opening files ---------------------------------------------------------------------------------
+
+def check_file(path):
+    """A readable file, or the OSError that says what it is instead."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a data file", os.fspath(path))
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path))
+    if not os.access(path, os.R_OK):
+        raise PermissionError(errno.EACCES, "not readable (permission denied)", os.fspath(path))
+
+
+def is_gzip(path):
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def open_text(path):
+    """The file as UTF-8 text, gunzipped when it is gzip (by content, whatever its name)."""
+    if is_gzip(path):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def guess_format(path):
+    """The format a file's name suggests (a .gz suffix looked through): "svmlight", "csv", "tsv"
+    or "jsonl"."""
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    if name.endswith((".tsv", ".tab")):
+        return "tsv"
+    if name.endswith((".csv", ".data", ".txt", ".dat")):
+        return "csv"
+    return "svmlight"
+
+
+# -- raw batches: every field as text, missing values as None --------------------------------------
+
+def _decode_error(path, exc):
+    return InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block; "
+                      "convert the file to UTF-8, e.g. with iconv)")
+
+
+def _csv_chunks(path, delimiter, batch_size, width=None):
+    """DataFrames of str, columns 0..width-1, of at most batch_size rows. A row with more fields
+    than the first is an error; one with fewer has its last fields empty (pandas reads it so),
+    that is, missing."""
+    pd = _pandas()
+    options = {"header": None, "dtype": str, "na_filter": False, "skip_blank_lines": True,
+               "encoding": "utf-8", "chunksize": batch_size,
+               "compression": "gzip" if is_gzip(path) else None}
+    if delimiter == "whitespace":
+        options["sep"] = r"\s+"
+    elif delimiter == "\t":
+        # a tab-separated file of documents: quotes are text, not quoting
+        options.update(sep="\t", quoting=csv.QUOTE_NONE)
+    else:
+        options.update(sep=delimiter, skipinitialspace=True)
+    if width is not None:
+        options["names"] = range(width)
+    try:
+        reader = pd.read_csv(path, **options)
+        for chunk in reader:
+            yield chunk
+    except UnicodeDecodeError as exc:
+        raise _decode_error(path, exc) from None
+    except pd.errors.EmptyDataError:
+        return
+    except pd.errors.ParserError as exc:
+        message = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
+        if found:
+            expected, line, saw = found.groups()
+            raise InputError(f"{path}:{line}: {saw} fields, expected {expected} (as line 1 has)"
+                             f"{_delimiter_hint(delimiter)}") from None
+        raise InputError(f"{path}: {message}{_delimiter_hint(delimiter)}") from None
+    except (ValueError, csv.Error) as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _delimiter_hint(delimiter):
+    shown = {"\t": "tab", "whitespace": "whitespace"}.get(delimiter, repr(delimiter))
+    return f"; the fields are separated by {shown}: is that right? (--delimiter)"
+
+
+def _json_value(value, path, line_no, key):
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise InputError(f"{path}:{line_no}: field {key!r} is a {type(value).__name__}, "
+                     "not a number or a string")
+
+
+def _jsonl_chunks(path, batch_size):
+    """DataFrames of str (None where a record lacks a field) from a JSON lines file."""
+    pd = _pandas()
+    records, first = [], 1
+    with open_text(path) as f:
+        line_no = 0
+        try:
+            for line_no, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{path}:{line_no}: not a JSON object ({exc})") from None
+                if not isinstance(record, dict):
+                    raise InputError(f"{path}:{line_no}: not a JSON object "
+                                     f"(a {type(record).__name__})")
+                records.append({key: _json_value(value, path, line_no, key)
+                                for key, value in record.items()})
+                if len(records) == batch_size:
+                    yield first, pd.DataFrame.from_records(records)
+                    records, first = [], line_no + 1
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text after line {line_no} ({exc.reason}; "
+                             "convert the file to UTF-8)") from None
+        except (EOFError, gzip.BadGzipFile, OSError) as exc:
+            raise InputError(f"{path}: a damaged gzip file ({exc})") from None
+    if records:
+        yield first, pd.DataFrame.from_records(records)
+
+
+# -- column references -----------------------------------------------------------------------------
+
+def resolve(ref, columns, what):
+    """A column named by the user: its name, or its position counted from 1 (-1 is the last)."""
+    if ref in columns:
+        return ref
+    try:
+        position = int(ref)
+    except ValueError:
+        position = None
+    if position is not None and position != 0 and -len(columns) <= position <= len(columns):
+        return columns[position - 1 if position > 0 else position]
+    listing = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+    raise InputError(f"{what} {ref!r}: no such column (columns: {listing}; or a position "
+                     f"from 1 to {len(columns)})")
+
+
+def _unique_names(fields):
+    """Header fields as column names: stripped; a repeated name gets .1, .2, ... (as pandas
+    does); an empty one is named by its position."""
+    seen, names = {}, []
+    for position, field in enumerate(fields, start=1):
+        name = str(field).strip() or str(position)
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    return names
+
+
+def shown(value, limit=40):
+    """A value from a file, quoted for a message and cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + "...'"
+
+
+def _is_number(token):
+    """Whether a field reads as a number (as pandas reads numbers)."""
+    return bool(np.isfinite(_pandas().to_numeric(token, errors="coerce")))
+
+
+# -- training: learn the schema --------------------------------------------------------------------
+
+class Options(NamedTuple):
+    """What the command line says about a file (None: not said)."""
+
+    format: str
+    delimiter: str | None
+    header: bool | None
+    label: str | None
+    documents: str | None
+    columns: tuple | None     # --columns: the features, in this order
+    drop: tuple               # --drop
+    categorical: tuple        # --categorical: numeric-looking columns read as text
+    na_values: tuple | None
+
+
+class Scan(NamedTuple):
+    """What training learns from a pass over the file."""
+
+    schema: Schema
+    n_rows: int
+    classes: np.ndarray
+    categories: dict          # text feature -> its sorted values (not for documents)
+    unlabelled: Unlabelled    # rows left out for want of a label
+
+
+def _csv_delimiter(options):
+    if options.delimiter is not None:
+        return DELIMITERS.get(options.delimiter, options.delimiter)
+    return "\t" if options.format == "tsv" else ","
+
+
+class _Layout(NamedTuple):
+    schema: Schema            # text and categories not known yet
+    first: tuple              # (line, DataFrame) of the first data rows read
+    rest: object              # the other chunks
+
+
+def _layout(path, options, batch_size, need_label=True):
+    """A file's columns (from its header, or by position: 1, 2, ...), label and features, from
+    its first rows and the command line's options."""
+    fmt = "jsonl" if options.format == "jsonl" else "csv"
+    delimiter = _csv_delimiter(options) if fmt == "csv" else ","
+    na_values = tuple(dict.fromkeys(("",) + tuple(
+        NA_VALUES if options.na_values is None else options.na_values)))
+    chunks = _raw_chunks(path, fmt, delimiter, batch_size)
+    first = next(chunks, None)
+    if first is None or first[1].empty:
+        raise InputError(f"{path}: no data rows")
+    start, frame = first
+    header = True
+    if fmt == "jsonl":
+        columns = [str(c) for c in frame.columns]
+    else:
+        _check_split(path, frame, delimiter)
+        header = _decide_header(path, frame, options.header)
+        if header:
+            columns = _unique_names(frame.iloc[0].tolist())
+            frame, start = frame.iloc[1:], 2
+        else:
+            columns = [str(j) for j in range(1, frame.shape[1] + 1)]
+    listing = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
+    if options.label is None and need_label:
+        raise InputError(f"{path}: which column is the label? pass --label NAME or position "
+                         f"(columns: {listing})")
+    label = None if options.label is None else resolve(options.label, columns, "--label")
+    drop = [resolve(ref, columns, "--drop") for ref in options.drop]
+    if label is not None and label in drop:
+        raise InputError(f"--drop {label!r}: it is the label column")
+    documents = None
+    if options.documents is not None:
+        documents = resolve(options.documents, columns, "--text")
+        features = [documents]
+    elif options.columns is not None:
+        features = [resolve(ref, columns, "--columns") for ref in options.columns]
+        features = [c for c in features if c not in drop]
+    else:
+        features = [c for c in columns if c != label and c not in drop]
+    if label in features:
+        raise InputError(f"{label!r} is the label column; it cannot also be a feature")
+    if not features:
+        raise InputError(f"{path}: no feature columns left (columns: {listing}; label "
+                         f"{label!r}, dropped: {', '.join(drop) or 'none'})")
+    if len(set(features)) != len(features):
+        raise InputError("--columns names a column twice")
+    ignored = [c for c in columns if c != label and c not in features]
+    schema = Schema(fmt, delimiter, header, tuple(columns), label, tuple(features), (),
+                    na_values, tuple(ignored), documents)
+    return _Layout(schema, (start, frame), chunks)
+
+
+def scan(path, options, batch_size):
+    """One pass over a training file: its layout (``_layout``), which features hold text, their
+    categories and the classes."""
+    layout = _layout(path, options, batch_size)
+    schema = layout.schema
+    na = set(schema.na_values)
+    forced = {resolve(ref, schema.columns, "--categorical") for ref in options.categorical}
+    numeric = {c: c not in forced for c in schema.features if c != schema.documents}
+    values = {c: set() for c in numeric}
+    counts = {c: [0, 0] for c in numeric}  # values that read as numbers, and that do not
+    classes, n_rows, text_labels, unlabelled = set(), 0, None, Unlabelled()
+    for start, chunk in _named(_prepend(layout.first, layout.rest), schema.columns,
+                               schema.format, path):
+        chunk, labels = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
+        text_labels = labels.dtype == object if len(labels) else text_labels
+        classes.update(labels.tolist())
+        n_rows += len(chunk)
+        for c in values:
+            column, missing = _clean(chunk[c], na)
+            present = column[~missing]
+            words = int(_pandas().to_numeric(present, errors="coerce").isna().sum())
+            counts[c][0] += len(present) - words
+            counts[c][1] += words
+            values[c].update(present.tolist())
+    if n_rows == 0:
+        raise InputError(f"{path}: no rows with a label" if unlabelled else f"{path}: no data rows")
+    for c, (numbers, words) in counts.items():
+        if numeric[c] and words:
+            numeric[c] = False
+            if numbers >= 9 * words:  # a column of numbers with a few words in it
+                word = next(v for v in sorted(values[c]) if not _is_number(v))
+                raise InputError(
+                    f"{path}: column {c!r} holds numbers, and {words:,} values that are not, "
+                    f"e.g. {shown(word)}: if that means a missing value, add it to --na-values; "
+                    f"to read the column as categories, pass --categorical {shown(c)}")
+    text = [c for c in schema.features if c == schema.documents or not numeric[c]]
+    categories = {c: np.array(sorted(values[c]), dtype=object)
+                  for c in text if c != schema.documents}
+    return Scan(schema._replace(text=tuple(text)), n_rows, np.array(sorted(classes)),
+                categories, unlabelled)
+
+
+def plain_schema(path, options, batch_size):
+    """The schema of a table of numbers read for a model trained elsewhere (from Python, or
+    without a stored schema): the label only if the command line names it."""
+    return _layout(path, options, batch_size, need_label=False).schema
+
+
+def _prepend(first, rest):
+    yield first
+    yield from rest
+
+
+def _check_split(path, frame, delimiter):
+    """A file read as one column, whose first line holds another separator, is a wrong
+    --delimiter rather than a one-column table."""
+    if frame.shape[1] == 1 and delimiter not in ("\t", "whitespace") and len(frame):
+        line = str(frame.iat[0, 0])
+        sniffed = [d for d in (";", "\t", "|", ":", ",") if d in line and d != delimiter]
+        if sniffed:
+            shown = "tab" if sniffed[0] == "\t" else repr(sniffed[0])
+            raise InputError(f"{path}:1: one column when split at {delimiter!r}, but the line "
+                             f"holds {shown}: pass --delimiter {shown}")
+
+
+def _decide_header(path, frame, header):
+    """Whether line 1 names the columns. Said on the command line, it is taken as said; else
+    line 1 must look like a header: a field that is a number in a column of numbers, or a value
+    that the column also holds further down, looks like data, and a line where most fields look
+    like data is refused rather than silently taken as names."""
+    if header is not None:
+        return header
+    if len(frame) < 2:
+        return True
+    first, rest = frame.iloc[0], frame.iloc[1:]
+    data_like = []
+    for j in range(frame.shape[1]):
+        token = first.iat[j]
+        column = rest.iloc[:, j].dropna()
+        if token is None or (isinstance(token, float) and np.isnan(token)):
+            continue
+        numbers = _pandas().to_numeric(column, errors="coerce")
+        numeric_column = bool(numbers.notna().mean() > 0.5) if len(column) else False
+        if (numeric_column and _is_number(token)) or (not numeric_column
+                                                       and (column == token).any()):
+            data_like.append(j + 1)
+    if 2 * len(data_like) > frame.shape[1]:
+        shown = ", ".join(str(j) for j in data_like[:6]) + (", ..." if len(data_like) > 6 else "")
+        raise InputError(f"{path}:1: line 1 looks like data, not a header (fields {shown} are "
+                         "numbers or values found further down): pass --no-header if the file "
+                         "has no header line, or --header if it does")
+    return True
+
+
+def _raw_chunks(path, fmt, delimiter, batch_size, width=None):
+    """(line of the first row, DataFrame of str) pairs."""
+    if fmt == "jsonl":
+        yield from _jsonl_chunks(path, batch_size)
+        return
+    line = 1
+    for chunk in _csv_chunks(path, delimiter, batch_size, width):
+        yield line, chunk
+        line += len(chunk)
+
+
+def _named(chunks, columns, fmt, path):
+    """Chunks with the file's column names: csv by position (every chunk as wide as the first),
+    JSON lines by key (a key the first records lacked is an error, so that no field is silently
+    dropped; a key a record lacks is a missing value)."""
+    for start, chunk in chunks:
+        if fmt == "jsonl":
+            unknown = [c for c in chunk.columns if c not in columns]
+            if unknown:
+                raise InputError(f"{path}:{start}: field {unknown[0]!r} is not in the first "
+                                 f"records (fields: {', '.join(columns[:12])})")
+            chunk = chunk.reindex(columns=columns)
+        elif list(chunk.columns) != list(columns):
+            if chunk.shape[1] != len(columns):
+                raise InputError(f"{path}:{start}: {chunk.shape[1]} fields, expected "
+                                 f"{len(columns)}")
+            chunk.columns = columns
+        yield start, chunk.reset_index(drop=True)
+
+
+def _clean(column, na):
+    """A column of str with its fields stripped and missing values (absent, or a missing-value
+    token) as None; and the mask of the missing ones."""
+    if column.dtype == object:
+        column = column.str.strip()
+    missing = column.isna() | column.isin(na)
+    return column.mask(missing, None), missing
+
+
+class Unlabelled:
+    """Rows left out because their label is missing: how many, and the line of the first."""
+
+    def __init__(self):
+        self.rows, self.first = 0, None
+
+    def __bool__(self):
+        return self.rows > 0
+
+
+def _labelled(chunk, label, path, start, na, text, unlabelled):
+    """(the chunk's rows that have a label, their labels): numbers (an int when integral) or
+    text, never a mix (``text``: whether earlier batches held text)."""
+    column, missing = _clean(chunk[label], na)
+    if missing.any():
+        if unlabelled.first is None:
+            unlabelled.first = start + int(chunk.index[np.flatnonzero(missing.to_numpy())[0]])
+        unlabelled.rows += int(missing.sum())
+        chunk, column = chunk[~missing.to_numpy()], column[~missing.to_numpy()]
+    return chunk, label_array([as_label(v) for v in column.tolist()], path, start, text,
+                              chunk.index)
+
+
+def as_label(text):
+    """A label as a number when it reads as one (int when integral), else the text."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if not np.isfinite(value):
+        return text
+    return int(value) if value.is_integer() else value
+
+
+def label_array(labels, path, start, text, positions):
+    """Labels of one batch as an array: numbers or text, never a mix (``text``: whether earlier
+    batches held text; ``positions``: the rows' places in their chunk, for the line number)."""
+    if text is None:
+        text = bool(labels) and isinstance(labels[0], str)
+    odd = next((i for i, v in enumerate(labels) if isinstance(v, str) != text), None)
+    if odd is not None:
+        raise InputError(f"{path}:{start + int(positions[odd])}: the labels mix numbers and text "
+                         f"({shown(labels[odd])} among {'text' if text else 'numbers'}); check the "
+                         "label column")
+    return np.array(labels, dtype=object if text else None)
+
+
+# -- reading with a schema -------------------------------------------------------------------------
+
+def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ignored=(),
+            unlabelled=None):
+    """(features, labels, line of the first row) batches of a file read through a schema.
+
+    features is a DataFrame with the schema's features in its order -- numbers as float64, text as
+    str (with ``categories``, as pandas categoricals holding all of them, as training needs) -- or,
+    for a text model, a list of documents. With ``labels`` the file must have the label column and
+    rows without a label are left out (counted in ``unlabelled``); without, labels are None."""
+    pd = _pandas()
+    na = set(schema.na_values)
+    chunks = _raw_chunks(path, schema.format, schema.delimiter, batch_size)
+    first = next(chunks, None)
+    if first is None:
+        return
+    start, frame = first
+    if schema.format == "csv":
+        _check_split(path, frame, schema.delimiter)
+    columns = _scoring_columns(path, schema, frame, extra_ignored)
+    if schema.format == "csv" and schema.header:
+        frame, start = frame.iloc[1:], 2
+    if labels and schema.label not in columns:
+        raise InputError(f"{path}: no label column {schema.label!r} (the model was trained "
+                         "with it), and the true labels are needed here")
+    unlabelled = Unlabelled() if unlabelled is None else unlabelled
+    text_labels, y = None, None
+    for start, chunk in _named(_prepend((start, frame), chunks), columns, schema.format, path):
+        if labels:
+            chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
+            text_labels = y.dtype == object if len(y) else text_labels
+            if not len(y):
+                continue
+        if schema.documents is not None:
+            docs = chunk[schema.documents]
+            if docs.isna().any():
+                row = start + int(chunk.index[np.flatnonzero(docs.isna().to_numpy())[0]])
+                raise InputError(f"{path}:{row}: no document (column {schema.documents!r})")
+            yield docs.tolist(), y, start
+            continue
+        out = {}
+        for c in schema.features:
+            column, missing = _clean(chunk[c], na)
+            if c in schema.text:
+                out[c] = column.to_numpy(dtype=object) if categories is None else \
+                    pd.Categorical(column, categories=categories[c])
+                continue
+            values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64,
+                                                                      na_value=np.nan)
+            bad = (np.isnan(values) & ~missing.to_numpy()) | np.isinf(values)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                row = start + int(chunk.index[i])
+                hint = "; does the file have a header line? pass --header" if row == 1 else ""
+                raise InputError(f"{path}:{row}: column {c!r} holds {shown(column.iloc[i])}, not a "
+                                 f"finite number (the model reads it as numbers){hint}")
+            out[c] = values
+        yield pd.DataFrame(out), y, start
+
+
+def _scoring_columns(path, schema, frame, extra_ignored):
+    """The names of a file's columns, checked against the schema: by name when the file has a
+    header (or is JSON lines), by position when it has none."""
+    if schema.format == "jsonl" or schema.header:
+        names = [str(c) for c in frame.columns] if schema.format == "jsonl" else \
+            _unique_names(frame.iloc[0].tolist())
+        missing = [c for c in schema.features if c not in names]
+        if missing:
+            hint = "" if schema.format == "jsonl" else (
+                "; if the file has no header line, pass --no-header")
+            raise InputError(f"{path}: no column {missing[0]!r}"
+                             f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}"
+                             f", which the model reads{hint}")
+        known = set(schema.features) | set(schema.ignored) | set(extra_ignored) | {schema.label}
+        unknown = [c for c in names if c not in known]
+        if unknown:
+            raise InputError(f"{path}: column {unknown[0]!r} is not one the model was trained on "
+                             f"(leave it out with --drop {unknown[0]!r})")
+        return names
+    width = frame.shape[1]
+    if width == len(schema.columns):
+        return list(schema.columns)
+    if schema.label is not None and width == len(schema.columns) - 1:
+        return [c for c in schema.columns if c != schema.label]
+    raise InputError(f"{path}: {width} columns, but the model was trained on files of "
+                     f"{len(schema.columns)} columns ({len(schema.columns) - 1} without the "
+                     "label) and this file has no header to match them by name")
