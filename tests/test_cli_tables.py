@@ -1,0 +1,344 @@
+"""The command line on tables and text as they come: columns with numbers, text and missing-value
+tokens, read through the schema stored in the model file, so that a file with other columns is
+mapped by name or refused -- never a silently wrong answer -- and one-line errors that name the
+file, the line or column and the fix."""
+import gzip
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastgen
+from fastgen.__main__ import main
+
+pd = pytest.importorskip("pandas")
+
+
+@pytest.fixture
+def table(tmp_path):
+    """A mixed table: an ID, two numeric and two text columns, '?' for missing, label 'kind'."""
+    rng = np.random.default_rng(0)
+    n = 300
+    kind = np.where(rng.random(n) < 0.4, "a", "b")
+    frame = pd.DataFrame({
+        "id": np.arange(n) + 1000,
+        "size": np.round(rng.normal(size=n) + (kind == "a"), 3).astype(object),
+        "colour": np.where(kind == "a", rng.choice(["red", "green", "blue"], n, p=[.6, .3, .1]),
+                           rng.choice(["red", "green", "blue"], n, p=[.2, .3, .5])),
+        "weight": np.round(rng.normal(size=n) * 2, 3),
+        "shape": rng.choice(["round", "square"], n),
+        "kind": kind,
+    })
+    frame.loc[rng.random(n) < 0.1, "size"] = "?"
+    frame.loc[rng.random(n) < 0.1, "colour"] = "?"
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def _python_model(frame):
+    X = frame.drop(columns=["id", "kind"]).replace("?", np.nan)
+    X["size"] = X["size"].astype(float)
+    return fastgen.MixedNB().fit(X, frame["kind"]), X
+
+
+def _run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _error(capsys, *argv):
+    status, out, err = _run(capsys, *argv)
+    assert status == 2, out
+    assert err.startswith("fastgen: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_training_on_a_table_equals_the_python_api(table, tmp_path, capsys):
+    path, frame = table
+    reference, X = _python_model(frame)
+    for batch_size in (7, 65_536):  # categories are declared up front, so batches agree
+        model_file = tmp_path / f"m{batch_size}.fgm"
+        status, out, _ = _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop",
+                              "id", "-o", model_file, "--batch-size", batch_size)
+        assert status == 0 and "300 rows x 4 features, 2 classes" in out
+        model = fastgen.load(model_file)
+        assert model.feature_names_in_.tolist() == ["size", "colour", "weight", "shape"]
+        assert_allclose(model.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                        rtol=1e-12, atol=1e-12)
+    status, out, _ = _run(capsys, "evaluate", model_file, path)
+    assert status == 0 and f"accuracy  {reference.score(X, frame['kind']):.4f}" in out
+
+
+def test_columns_are_found_by_name(table, tmp_path, capsys):
+    path, frame = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    reference, X = _python_model(frame)
+    accuracy = f"accuracy  {reference.score(X, frame['kind']):.4f}"
+    moved = tmp_path / "moved.csv"  # label first, features swapped
+    frame[["kind", "shape", "weight", "id", "colour", "size"]].to_csv(moved, index=False)
+    status, out, _ = _run(capsys, "evaluate", model_file, moved)
+    assert status == 0 and accuracy in out
+    unlabelled = tmp_path / "unlabelled.csv"  # what predict is for
+    frame.drop(columns=["kind", "id"]).to_csv(unlabelled, index=False)
+    predictions = tmp_path / "p.csv"
+    assert _run(capsys, "predict", model_file, unlabelled, "-o", predictions)[0] == 0
+    labels = pd.read_csv(predictions)["label"]
+    assert_array_equal(labels, reference.predict(X))
+    extra = tmp_path / "extra.csv"
+    frame.assign(note="x").to_csv(extra, index=False)
+    assert "column 'note' is not one the model was trained on (leave it out with --drop " \
+        "'note')" in _error(capsys, "evaluate", model_file, extra)
+    assert _run(capsys, "evaluate", model_file, extra, "--drop", "note")[0] == 0
+    missing = tmp_path / "missing.csv"
+    frame.drop(columns=["weight"]).to_csv(missing, index=False)
+    assert "no column 'weight', which the model reads" in _error(capsys, "evaluate",
+                                                                   model_file, missing)
+    renamed = tmp_path / "renamed.csv"
+    frame.rename(columns={"shape": "form"}).to_csv(renamed, index=False)
+    assert "no column 'shape'" in _error(capsys, "predict", model_file, renamed)
+
+
+def test_files_without_a_header(table, tmp_path, capsys):
+    path, frame = table
+    bare = tmp_path / "bare.csv"
+    frame.to_csv(bare, index=False, header=False)
+    # line 1 is data: taking it as names would silently lose a row and misname every column
+    assert "bare.csv:1: line 1 looks like data, not a header" in _error(
+        capsys, "train", "MixedNB", bare, "--label", "6")
+    model_file = tmp_path / "m.fgm"
+    status, out, _ = _run(capsys, "train", "MixedNB", bare, "--no-header", "--label", "6",
+                          "--drop", "1", "-o", model_file)
+    assert status == 0 and "300 rows" in out
+    status, out, _ = _run(capsys, "evaluate", model_file, bare)
+    assert status == 0 and "300 rows" in out
+    # a file with a header against a model of a headerless file: line 1 is not numbers
+    err = _error(capsys, "evaluate", model_file, path)
+    assert "t.csv:1: column '3'" in err or "t.csv:1: column '2'" in err
+    assert "pass --header" in err
+    # and the other way round: the model's names are not in line 1
+    named_file = tmp_path / "named.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "-o", named_file)
+    assert "no column 'id' (and 4 more), which the model reads; if the file has no header " \
+        "line, pass --no-header" in _error(capsys, "evaluate", named_file, bare)
+    status, out, _ = _run(capsys, "evaluate", named_file, bare, "--no-header")
+    assert status == 0 and "300 rows" in out
+    # without the label column: the other columns keep their order
+    no_label = tmp_path / "no_label.csv"
+    frame.drop(columns=["kind"]).to_csv(no_label, index=False, header=False)
+    predictions = tmp_path / "p.csv"
+    assert _run(capsys, "predict", model_file, no_label, "-o", predictions)[0] == 0
+    reference, X = _python_model(frame)
+    assert_array_equal(pd.read_csv(predictions)["label"], reference.predict(X))
+    narrow = tmp_path / "narrow.csv"
+    frame.iloc[:, :4].to_csv(narrow, index=False, header=False)
+    assert "4 columns, but the model was trained on files of 6 columns (5 without the label)" \
+        in _error(capsys, "predict", model_file, narrow)
+
+
+def test_a_numbers_file_with_no_header_is_not_silently_misread(tmp_path, capsys):
+    path = tmp_path / "numbers.csv"
+    rng = np.random.default_rng(1)
+    rows = np.column_stack([rng.normal(size=(50, 3)).round(3), np.arange(50) % 2])
+    np.savetxt(path, rows, delimiter=",", fmt="%g")
+    assert "line 1 looks like data" in _error(capsys, "train", "GaussianNB", path, "--format",
+                                              "csv", "--label", "-1")
+    assert _run(capsys, "train", "GaussianNB", path, "--no-header", "--label", "-1", "-o",
+                tmp_path / "g.fgm")[0] == 0
+    model = fastgen.load(tmp_path / "g.fgm")
+    reference = fastgen.GaussianNB().fit(rows[:, :3], rows[:, 3].astype(int))
+    assert_allclose(model.theta_, reference.theta_, rtol=1e-12)
+    assert model.classes_.tolist() == [0, 1]
+
+
+def test_the_label_column_is_never_guessed(table, capsys):
+    path, _ = table
+    err = _error(capsys, "train", "MixedNB", path)
+    assert "t.csv: which column is the label? pass --label NAME or position (columns: id, " \
+        "size, colour, weight, shape, kind)" in err
+    assert "--label 'nope': no such column" in _error(capsys, "train", "MixedNB", path,
+                                                      "--label", "nope")
+    assert "--drop 'kind': it is the label column" in _error(
+        capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "kind")
+
+
+def test_kinds_of_columns(table, tmp_path, capsys):
+    path, frame = table
+    assert "column 'colour' holds text (e.g. 'blue'), which GaussianNB cannot read: use " \
+        "MixedNB or CategoricalNB, or leave it out with --drop 'colour'" in _error(
+            capsys, "train", "GaussianNB", path, "--label", "kind")
+    # '?' is not a missing value here: a column of numbers with a word in it is refused
+    err = _error(capsys, "train", "MixedNB", path, "--label", "kind", "--na-values", "NA")
+    assert "column 'size' holds numbers, and" in err and "e.g. '?'" in err
+    assert "--categorical 'size'" in err
+    status, _, _ = _run(capsys, "train", "GaussianNB", path, "--label", "kind", "--columns",
+                        "weight,size", "-o", tmp_path / "g.fgm")
+    assert status == 0
+    assert fastgen.load(tmp_path / "g.fgm").feature_names_in_.tolist() == ["weight", "size"]
+    assert _run(capsys, "train", "MixedNB", path, "--label", "kind", "--categorical", "id",
+                "-o", tmp_path / "c.fgm")[0] == 0
+    model = fastgen.load(tmp_path / "c.fgm")
+    assert model.feature_types_[0] == "categorical"
+
+
+def test_unknown_categories_and_labels(table, tmp_path, capsys):
+    path, frame = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    odd = frame.copy()
+    odd.loc[5, "colour"] = "purple"
+    odd_path = tmp_path / "odd.csv"
+    odd.to_csv(odd_path, index=False)
+    err = _error(capsys, "evaluate", model_file, odd_path)
+    assert "odd.csv:2-301: " in err and "'colour'" in err and "purple" in err
+    relabelled = frame.assign(kind=frame["kind"] + ".")
+    relabelled.to_csv(odd_path, index=False)
+    status, out, _ = _run(capsys, "evaluate", model_file, odd_path)
+    assert status == 0 and "accuracy  0.0000" in out
+    assert "labels the model never saw ('a.', 'b.')" in out and "--rename-label" in out
+    status, out, _ = _run(capsys, "evaluate", model_file, odd_path, "--rename-label", "a.", "a",
+                          "--rename-label", "b.", "b")
+    reference, X = _python_model(frame)
+    assert f"accuracy  {reference.score(X, frame['kind']):.4f}" in out
+
+
+def test_rows_without_a_label(table, tmp_path, capsys):
+    path, frame = table
+    holes = frame.copy()
+    holes.loc[[3, 7], "kind"] = "?"
+    holes_path = tmp_path / "holes.csv"
+    holes.to_csv(holes_path, index=False)
+    status, out, _ = _run(capsys, "train", "MixedNB", holes_path, "--label", "kind", "--drop",
+                          "id", "-o", tmp_path / "m.fgm")
+    assert status == 0 and "note: left out 2 rows without a label (the first at " in out
+    assert "holes.csv:5)" in out and "298 rows" in out
+    mixed = frame.copy()
+    mixed.loc[10, "kind"] = 7
+    mixed.to_csv(holes_path, index=False)
+    assert "holes.csv:12: the labels mix numbers and text (7 among text); check the label " \
+        "column" in _error(capsys, "train", "MixedNB", holes_path, "--label", "kind")
+
+
+def test_other_formats(table, tmp_path, capsys):
+    path, frame = table
+    reference_file = tmp_path / "ref.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o",
+         reference_file)
+    reference = fastgen.load(reference_file)
+    _, X = _python_model(frame)
+    records = tmp_path / "t.jsonl.gz"
+    with gzip.open(records, "wt", encoding="utf-8") as f:
+        for row in frame.to_dict("records"):
+            row = {k: (None if v == "?" else v) for k, v in row.items()}
+            if row["size"] is not None:
+                row["size"] = float(row["size"])
+            f.write(json.dumps(row) + "\n")
+    semicolons = tmp_path / "t.txt"
+    frame.to_csv(semicolons, index=False, sep=";")
+    tabs = tmp_path / "t.tsv"
+    frame.to_csv(tabs, index=False, sep="\t")
+    spaces = tmp_path / "t.data"
+    frame.to_csv(spaces, index=False, sep=" ")
+    for data, extra in ((records, []), (semicolons, ["--delimiter", ";"]), (tabs, []),
+                        (spaces, ["--delimiter", "whitespace"])):
+        model_file = tmp_path / "m.fgm"
+        assert _run(capsys, "train", "MixedNB", data, "--label", "kind", "--drop", "id", "-o",
+                    model_file, *extra)[0] == 0, data
+        assert_allclose(fastgen.load(model_file).predict_joint_log_proba(X),
+                        reference.predict_joint_log_proba(X), rtol=1e-12, atol=1e-12)
+        assert _run(capsys, "evaluate", model_file, data)[0] == 0  # the file remembers how
+    assert "t.txt:1: one column when split at ',', but the line holds ';': pass --delimiter ';'" \
+        in _error(capsys, "train", "MixedNB", semicolons, "--label", "kind")
+
+
+def test_text_models(tmp_path, capsys):
+    from sklearn.pipeline import make_pipeline
+
+    from fastgen.text import CountVectorizer
+
+    lines = (fastgen.__path__[0] + "/data/SMSSpamCollection")
+    labels, docs = zip(*(line.split("\t", 1) for line in
+                         open(lines, encoding="utf-8").read().splitlines()[:1200]))
+    train, test = tmp_path / "train.tsv", tmp_path / "test.tsv"
+    train.write_text("".join(f"{y}\t{d}\n" for y, d in zip(labels[:900], docs[:900])),
+                     encoding="utf-8")
+    test.write_text("".join(f"{d}\n" for d in docs[900:]), encoding="utf-8")
+    model_file = tmp_path / "sms.fgm"
+    status, out, _ = _run(capsys, "train", "BernoulliNB", train, "--no-header", "--label", "1",
+                          "--text", "2", "--vectorizer-param", "ngram_range=(1, 2)", "-o",
+                          model_file)
+    assert status == 0 and "documents in column '2'" in out
+    reference = make_pipeline(CountVectorizer(ngram_range=(1, 2)), fastgen.BernoulliNB())
+    reference.fit(docs[:900], labels[:900])
+    loaded = fastgen.load(model_file)
+    assert_array_equal(loaded.predict_proba(docs[900:]), reference.predict_proba(docs[900:]))
+    predictions = tmp_path / "p.jsonl"
+    assert _run(capsys, "predict", model_file, test, "--proba", "-o", predictions)[0] == 0
+    got = [json.loads(line) for line in predictions.read_text().splitlines()]
+    assert [r["label"] for r in got] == reference.predict(docs[900:]).tolist()
+    assert_allclose([r["proba"]["spam"] for r in got],
+                    reference.predict_proba(docs[900:])[:, 1], rtol=1e-12)
+    assert "--vectorizer-param needs --text" in _error(
+        capsys, "train", "MultinomialNB", train, "--no-header", "--label", "1",
+        "--vectorizer-param", "lowercase=False")
+    assert "CountVectorizer has no parameter 'nope'" in _error(
+        capsys, "train", "MultinomialNB", train, "--no-header", "--label", "1", "--text", "2",
+        "--vectorizer-param", "nope=1")
+    svm = tmp_path / "x.svm"
+    svm.write_text("1 1:1\n")
+    assert "x.svm: an svmlight file, but the model was trained on a table" in _error(
+        capsys, "predict", model_file, svm)
+
+
+def test_file_errors(table, tmp_path, capsys):
+    path, _ = table
+    assert f"{tmp_path}: a directory, not a data file" in _error(
+        capsys, "train", "MixedNB", tmp_path, "--label", "kind")
+    assert "nothere.csv: no such file" in _error(capsys, "train", "MixedNB",
+                                                 tmp_path / "nothere.csv", "--label", "kind")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"a,b\n1,caf\xe9\n")
+    assert "latin.csv: not UTF-8 text" in _error(capsys, "train", "MixedNB", latin, "--label",
+                                                 "b")
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "-o", model_file)
+    damaged = tmp_path / "damaged.fgm"
+    damaged.write_bytes(model_file.read_bytes()[:-5])
+    err = _error(capsys, "predict", damaged, path)
+    assert err.count("damaged.fgm") == 1
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    rng = np.random.default_rng(2)
+    rows = np.column_stack([rng.normal(size=(20_000, 2)).round(2), np.arange(20_000) % 2])
+    path = tmp_path / "big.csv"
+    np.savetxt(path, rows, delimiter=",", fmt="%g", header="a,b,y", comments="")
+    model_file = tmp_path / "g.fgm"
+    assert main(["train", "GaussianNB", str(path), "--label", "y", "-o", str(model_file)]) == 0
+    run = subprocess.run(f'"{sys.executable}" -m fastgen predict "{model_file}" "{path}" | head -2',
+                         shell=True, capture_output=True, text=True, cwd=tmp_path)
+    assert run.stdout.splitlines() == ["label", run.stdout.splitlines()[1]]
+    assert run.stderr == ""
+    status = subprocess.run(["bash", "-c", f'set -o pipefail; "{sys.executable}" -m fastgen '
+                             f'predict "{model_file}" "{path}" | head -1'],
+                            capture_output=True, text=True)
+    assert status.returncode == 0 and status.stderr == ""
+
+
+def test_a_forged_schema_is_refused(table, tmp_path, capsys):
+    path, frame = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    model = fastgen.load(model_file)
+    schema = fastgen.load_metadata(model_file)["input"]
+    for change in ({"features": ["size", "nope"]}, {"label": "size"}, {"header": "yes"},
+                   {"columns": schema["columns"] + ["size"]}, {"format": "xml"},
+                   {"text": ["id"]}, {"delimiter": ""}, {"extra": 1}):
+        forged = tmp_path / "forged.fgm"
+        fastgen.save(model, forged, metadata={"input": {**schema, **change}})
+        assert "input schema" in _error(capsys, "evaluate", forged, path)
