@@ -312,12 +312,15 @@ def save(obj, path, metadata=None) -> None:
     >>> from sklearn.pipeline import make_pipeline
     >>> docs, labels = ["cheap pills now", "lunch at noon?", "win cheap prizes"], [1, 0, 1]
     >>> pipe = make_pipeline(CountVectorizer(), fastgen.MultinomialNB()).fit(docs, labels)
-    >>> path = os.path.join(tempfile.mkdtemp(), "spam.fastgen")
-    >>> fastgen.save(pipe, path, metadata={"source": "example"})
-    >>> loaded = fastgen.load(path)
-    >>> (loaded.predict_proba(["cheap lunch"]) == pipe.predict_proba(["cheap lunch"])).all()
-    np.True_
-    >>> fastgen.load_metadata(path)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "spam.fastgen")
+    ...     fastgen.save(pipe, path, metadata={"source": "example"})
+    ...     loaded, metadata = fastgen.load(path), fastgen.load_metadata(path)
+    >>> type(loaded).__name__, [name for name, _ in loaded.steps]
+    ('Pipeline', ['countvectorizer', 'multinomialnb'])
+    >>> bool((loaded.predict_proba(["cheap lunch"]) == pipe.predict_proba(["cheap lunch"])).all())
+    True
+    >>> metadata
     {'source': 'example'}
     """
     metadata = None if metadata is None else check_metadata(metadata)
