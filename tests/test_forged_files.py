@@ -1301,6 +1301,8 @@ TEXT_FORGERIES = [
      "exactly steps and verbose"),
     ("count", "fitted not a mapping", lambda h: h.__setitem__("fitted", None),
      "fitted state must be exactly its steps"),
+    ("vectorizer", "a function named", lambda h: h.__setitem__("class", "builtins.eval"),
+     "unknown estimator 'builtins.eval'"),
     ("count", "a Pipeline as a vectoriser", lambda h: h.__setitem__("class", "CountVectorizer"),
      "parameters must be exactly"),
     ("vectorizer", "a vectoriser as a Pipeline", lambda h: h.__setitem__("class", "Pipeline"),

@@ -2,6 +2,7 @@
 scikit-learn Pipelines of a vectoriser and a classifier, which then score raw SMS messages
 exactly as the originals did; what cannot be stored without pickle is refused at save; the
 caller's JSON metadata round trips. Forged files are in ``test_forged_files.py``."""
+import io
 import sys
 
 import numpy as np
@@ -95,6 +96,15 @@ def test_pipeline_scores_raw_text_exactly(make, settings, tmp_path):
         np.testing.assert_array_equal(getattr(loaded, method)(TEST), getattr(pipe, method)(TEST),
                                       err_msg=method)
     np.testing.assert_array_equal(loaded[-1].feature_count_, pipe[-1].feature_count_)
+
+
+def test_input_file_round_trips(tmp_path):
+    """``input="file"`` is a string parameter like any other: the loaded vectoriser reads files."""
+    vec = CountVectorizer(input="file").fit([io.StringIO(t) for t in TRAIN])
+    loaded = _round_trip(vec, tmp_path)
+    assert loaded.input == "file"
+    _same_csr(vec.transform([io.StringIO(t) for t in TEST]),
+              loaded.transform([io.StringIO(t) for t in TEST]))
 
 
 def test_hashing_pipeline_and_semi_supervised(tmp_path):
