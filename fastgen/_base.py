@@ -17,11 +17,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from . import _dask
+from . import _dask, _persist
 from ._core import _counts, jll
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
-from . import _persist
 from ._persist import _ESTIMATORS
 from ._state import (
     CLASSES,

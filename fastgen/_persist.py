@@ -61,7 +61,6 @@ MAX_DEPTH = 32  # nesting of the header's values (a model within a model is two 
 
 # fastgen's classes by name: the only ones a file can name (their modules fill it).
 _ESTIMATORS: dict[str, type] = {}
-_TRIVIAL_STEPS = (None, "passthrough")
 
 
 class _Writer:
