@@ -3,10 +3,14 @@ scikit-learn Pipelines of a vectoriser and a classifier, which then score raw SM
 exactly as the originals did; what cannot be stored without pickle is refused at save; the
 caller's JSON metadata round trips. Forged files are in ``test_forged_files.py``."""
 import io
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.pipeline import Pipeline, make_pipeline
 
@@ -240,3 +244,37 @@ def test_pipeline_file_without_sklearn_is_import_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.pipeline", None)  # import now fails
     with pytest.raises(ImportError, match="install scikit-learn"):
         fastgen.load(path)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(metadata=st.dictionaries(st.text(max_size=5), _JSON, max_size=4))
+def test_any_json_metadata_round_trips(metadata, tmp_path_factory):
+    path = tmp_path_factory.mktemp("metadata") / "v"
+    fastgen.save(HashingVectorizer(), path, metadata=metadata)
+    assert fastgen.load_metadata(path) == metadata
+
+
+def test_vectoriser_files_need_no_sklearn(tmp_path):
+    """A service without scikit-learn saves and loads vectorisers and classifiers (only a
+    Pipeline needs it): nothing on that path imports it."""
+    code = f"""
+import sys
+import fastgen
+from fastgen.text import CountVectorizer
+vec = CountVectorizer().fit(["a cat sat", "a dog ran"])
+fastgen.save(vec, {str(tmp_path / "v")!r})
+fastgen.save(fastgen.MultinomialNB().fit(vec.transform(["a cat"]), [1]), {str(tmp_path / "m")!r})
+assert fastgen.load({str(tmp_path / "v")!r}).vocabulary_ == vec.vocabulary_
+fastgen.load({str(tmp_path / "m")!r})
+assert "sklearn" not in sys.modules, "scikit-learn was imported"
+"""
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=Path(fastgen.__file__).parents[1])  # this checkout's fastgen
