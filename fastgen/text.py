@@ -14,6 +14,11 @@ words) runs in Cython over the strings' own buffers, without the GIL and across 
 Python exactly as scikit-learn defines it, and its features are then hashed or counted by the
 same kernels. Documents are read from any iterable in batches, so a generator over a file streams
 in bounded memory.
+
+``fastgen.save`` writes a fitted vectoriser, alone or as the first step of a Pipeline before a
+fastgen classifier, to a model file without pickle: its parameters and its vocabulary, checked
+on load as ``fit`` checks them. A callable ``analyzer``, ``tokenizer``, ``preprocessor`` or
+``strip_accents`` is code, which a model file does not hold: saving it is a TypeError.
 """
 from __future__ import annotations
 
