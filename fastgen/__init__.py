@@ -5,7 +5,7 @@ scikit-learn's names, parameters and fitted attributes.
 """
 from ._core._openmp import effective_n_threads, openmp_enabled
 from ._information_gain import information_gain
-from ._base import load
+from ._persist import load, load_metadata, save
 from ._validation import ConvergenceWarning, DataConversionWarning, NotFittedError
 from ._version import __version__
 from .baseline import BaselineClassifier
@@ -43,6 +43,8 @@ __all__ = [
     "__version__",
     "information_gain",
     "load",
+    "load_metadata",
+    "save",
     "show_config",
 ]
 

@@ -17,11 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from . import _dask
+from . import _dask, _persist
 from ._core import _counts, jll
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
-from ._persist import read_model, write_model
+from ._persist import _ESTIMATORS
 from ._state import (
     CLASSES,
     FEATURES,
@@ -436,43 +436,6 @@ def maps_dask(method):
             return _dask.predict(self, method.__name__, X, *args, **kwargs)
         return method(self, X, *args, **kwargs)
     return wrapper
-
-
-# fastgen's estimators by name: the only classes a model file can name (BaseClassifier fills it).
-_ESTIMATORS: dict[str, type] = {}
-
-
-def load(path):
-    """Read a model written by ``save``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The model file.
-
-    Returns
-    -------
-    estimator : fastgen estimator
-        The fitted model, exactly as saved.
-
-    Raises
-    ------
-    ValueError
-        If the file is truncated, corrupted (checksum), not a fastgen model file, of another
-        format version, or holds hyperparameters or statistics that are not valid for its model
-        (every field is checked against the model's declaration before anything is derived).
-    """
-    name, params, exported = read_model(path)
-    cls = _ESTIMATORS.get(name)
-    try:
-        if cls is None:
-            raise ValueError(f"unknown estimator {name!r}")
-        model = cls._from_file(params, exported)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
-            ZeroDivisionError, np.linalg.LinAlgError) as exc:
-        raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
-                         f"{type(exc).__name__}: {exc}).") from None
-    return model
 
 
 class BaseClassifier(BaseEstimator):
@@ -991,14 +954,14 @@ class BaseClassifier(BaseEstimator):
     def save(self, path) -> None:
         """Write the fitted model to a file (fastgen's documented format: no pickle, versioned,
         with a checksum; the hyperparameters and the statistics only); ``fastgen.load(path)``
-        reads it back exactly, validating every field.
+        reads it back exactly, validating every field. The same as ``fastgen.save(self, path)``.
 
         Parameters
         ----------
         path : str or path-like
             Where to write the model.
         """
-        write_model(path, type(self).__name__, *self._file_record())
+        _persist.save(self, path)
 
     def _file_record(self):
         """(hyperparameters, fitted state): what a model file holds of this model."""

@@ -1,5 +1,7 @@
-"""Model files: the container format, without pickle. ``model.save(path)`` and
-``fastgen.load(path)`` (in ``_base``) put a model's hyperparameters and declared statistics in it.
+"""Model files: the container format without pickle, and what it holds. ``fastgen.save(obj,
+path)`` (which ``model.save(path)`` calls) writes a fitted fastgen classifier, a fitted fastgen
+vectoriser (``fastgen.text``) or a scikit-learn ``Pipeline`` of them; ``fastgen.load(path)``
+gives the same kind of object back.
 
 Format (version 2), all integers little-endian::
 
@@ -11,23 +13,40 @@ Format (version 2), all integers little-endian::
     SHA-256                         32 bytes, of everything before it
 
 The header is ``{"fastgen": version, "class": name, "params": node, "fitted": node, "arrays":
-[...]}``: ``class`` names one of fastgen's estimators (nothing named in the file is imported or
-called), ``params`` its hyperparameters and ``fitted`` its fitted state -- the classes, the
-number, names and dtype of the features, and the declared statistics; nothing derived. Values are
-JSON values or tagged nodes: ``{"array": i}`` (entry i of ``arrays``: dtype, shape, offset,
-nbytes; numeric, bool or unicode dtypes only), ``{"objects": [...], "shape": [...]}`` (an object
-array of JSON scalars, e.g. string labels), ``{"tuple": [...]}`` and ``{"dict": [[key, value],
-...]}``. This module checks the container (checksum, bounds, node shapes); the estimator then
-validates every hyperparameter and every statistic against its declaration before anything is
-derived, so a forged file with a valid checksum is an error, not a model. Version 1 files (which
-held derived state) are refused.
+[...]}`` and, when the caller gave one, ``"metadata": {...}``. ``class`` names one of fastgen's
+estimators or vectorisers (the registry ``_ESTIMATORS``: nothing named in the file is imported or
+called), ``params`` its hyperparameters and ``fitted`` its fitted state -- for a classifier the
+classes, the number, names and dtype of the features, and the declared statistics; for a
+``CountVectorizer`` the vocabulary (term -> column), unless it was given as a parameter; nothing
+derived. Values are JSON values or tagged nodes: ``{"array": i}`` (entry i of ``arrays``: dtype,
+shape, offset, nbytes; numeric, bool or unicode dtypes only), ``{"objects": [...], "shape":
+[...]}`` (an object array of JSON scalars, e.g. string labels), ``{"tuple": [...]}`` and
+``{"dict": [[key, value], ...]}``.
+
+A scikit-learn ``Pipeline`` is ``class`` ``"Pipeline"`` with ``params`` ``{"steps": [[name,
+step], ...], "verbose": bool}``, each step ``{"class": name, "params": node}`` or a trivial step
+(``"passthrough"`` or null), and ``fitted`` ``{"steps": [state or null, ...]}`` in the same
+order. It holds at most one vectoriser, and a classifier as its last step.
+
+``metadata`` is the caller's record, plain JSON (an object with str keys whose values are str,
+numbers, booleans, null, lists and objects, nested at most ``MAX_DEPTH`` deep, no NaN or
+infinity), not tagged: the command line keeps there how it read its training file.
+``fastgen.load_metadata(path)`` returns it ({} when absent) without building the model.
+
+This module checks the container (checksum, bounds, node shapes, metadata); each class then
+validates every hyperparameter and every statistic before anything is derived, and a Pipeline's
+steps are checked to agree (names, kinds, the vectoriser's width against the classifier's
+``n_features_in_``), so a forged file with a valid checksum is an error, not an object. Version
+1 files (which held derived state) are refused.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -39,6 +58,9 @@ _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _ARRAY_KINDS = "biufU"
 MAX_DEPTH = 32  # nesting of the header's values (a model within a model is two levels)
+
+# fastgen's classes by name: the only ones a file can name (their modules fill it).
+_ESTIMATORS: dict[str, type] = {}
 
 
 class _Writer:
@@ -84,12 +106,15 @@ class _Writer:
         raise TypeError(f"cannot save a value of type {type(value).__name__}")
 
 
-def write_model(path, class_name, params, fitted):
-    """Write a model file: the estimator's class name, hyperparameters and fitted state."""
+def write_model(path, class_name, params, fitted, metadata=None):
+    """Write a model file: the estimator's class name, hyperparameters and fitted state, and
+    the caller's metadata (already checked by ``check_metadata``) unless None."""
     writer = _Writer()
     header = {"fastgen": __version__, "class": class_name, "params": writer.encode(params),
               "fitted": writer.encode(fitted)}
     header["arrays"] = writer.arrays
+    if metadata is not None:
+        header["metadata"] = metadata
     header = json.dumps(header, allow_nan=True).encode("utf-8")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(writer.blobs)
     digest = hashlib.sha256(body).digest()
@@ -168,16 +193,8 @@ class _Reader:
         raise self.bad("an unknown node")
 
 
-def read_model(path):
-    """Read a model file's container: returns (class name, hyperparameters, fitted state), the
-    last two decoded but not yet validated (the estimator does that).
-
-    Raises
-    ------
-    ValueError
-        If the file is truncated, corrupted (checksum), not a fastgen model file, or of another
-        format version.
-    """
+def _open(path):
+    """A model file's container checked: (header, reader for its arrays, metadata)."""
     with open(path, "rb") as f:
         blob = f.read()
     if len(blob) < _PREFIX.size + _DIGEST or not blob.startswith(MAGIC):
@@ -200,12 +217,297 @@ def read_model(path):
         raise ValueError(f"{path}: the model file is truncated (header past the end).")
     try:
         header = json.loads(body[start:start + header_length].decode("utf-8"))
-        name, params, fitted, arrays = (header["class"], header["params"], header["fitted"],
-                                        header["arrays"])
+        name, arrays = header["class"], header["arrays"]
         if not isinstance(name, str) or not isinstance(arrays, list) or \
-                not all(isinstance(a, dict) for a in arrays):
+                not all(isinstance(a, dict) for a in arrays) or \
+                not {"params", "fitted"} <= set(header):
             raise TypeError
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError):
         raise ValueError(f"{path}: not a valid fastgen model file (malformed header).") from None
+    try:
+        metadata = check_metadata(header.get("metadata", {}))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a valid fastgen model file ({exc}).") from None
     reader = _Reader(arrays, memoryview(body)[start + header_length:].tobytes(), path)
-    return name, reader.decode(params), reader.decode(fitted)
+    return header, reader, metadata
+
+
+def read_model(path):
+    """Read a model file's container: returns (class name, hyperparameters, fitted state), the
+    last two decoded but not yet validated (the class does that).
+
+    Raises
+    ------
+    ValueError
+        If the file is truncated, corrupted (checksum), not a fastgen model file, or of another
+        format version.
+    """
+    header, reader, _ = _open(path)
+    return header["class"], reader.decode(header["params"]), reader.decode(header["fitted"])
+
+
+def check_metadata(metadata):
+    """A copy of ``metadata`` if it is a JSON object: a dict with str keys whose values are str,
+    int, finite float, bool, None, and lists and dicts of them, at most ``MAX_DEPTH`` deep;
+    otherwise a TypeError (a ValueError for NaN, infinity or deeper nesting) saying where."""
+    if type(metadata) is not dict:
+        raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}")
+    return _json_value(metadata, "metadata", 0)
+
+
+def _json_value(value, where, depth):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise ValueError(f"{where} is {value}; JSON has no NaN or infinity")
+        return value
+    if type(value) is list:
+        return [_json_value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str:
+                raise TypeError(f"{where} has the key {key!r} of type {type(key).__name__}; "
+                                "keys must be str")
+        return {k: _json_value(v, f"{where}[{k!r}]", depth + 1) for k, v in value.items()}
+    raise TypeError(f"{where} is of type {type(value).__name__}; metadata holds str, int, "
+                    "float, bool, None, and lists and dicts of them")
+
+
+# ----------------------------------------------------------------------------- the public API
+def save(obj, path, metadata=None) -> None:
+    """Write a fitted fastgen object to a model file (no pickle, versioned, with a checksum).
+
+    Parameters
+    ----------
+    obj : fastgen classifier, fastgen vectoriser or sklearn.pipeline.Pipeline
+        A fitted classifier (the same file as ``obj.save(path)``), a fitted
+        ``fastgen.text.CountVectorizer`` or ``HashingVectorizer``, or a ``Pipeline`` of a
+        fastgen vectoriser and a fastgen classifier (its last step; other steps may be
+        ``"passthrough"`` or None), which then scores raw documents in one call.
+    path : str or path-like
+        Where to write the file.
+    metadata : dict, default=None
+        The caller's own record, kept in the file and returned by ``load_metadata``: str keys,
+        values str, int, finite float, bool, None, and lists and dicts of them.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` (or a Pipeline step, named) is not one of these, if a parameter cannot be
+        stored without pickle (a callable ``analyzer``, ``tokenizer``, ``preprocessor`` or
+        ``strip_accents``; a ``dtype`` that is not a plain NumPy dtype), or if ``metadata`` is
+        not JSON as above.
+    NotFittedError
+        If ``obj`` (or a step) is not fitted.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import fastgen
+    >>> from fastgen.text import CountVectorizer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> docs, labels = ["cheap pills now", "lunch at noon?", "win cheap prizes"], [1, 0, 1]
+    >>> pipe = make_pipeline(CountVectorizer(), fastgen.MultinomialNB()).fit(docs, labels)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "spam.fastgen")
+    ...     fastgen.save(pipe, path, metadata={"source": "example"})
+    ...     loaded, metadata = fastgen.load(path), fastgen.load_metadata(path)
+    >>> type(loaded).__name__, [name for name, _ in loaded.steps]
+    ('Pipeline', ['countvectorizer', 'multinomialnb'])
+    >>> bool((loaded.predict_proba(["cheap lunch"]) == pipe.predict_proba(["cheap lunch"])).all())
+    True
+    >>> metadata
+    {'source': 'example'}
+    """
+    metadata = None if metadata is None else check_metadata(metadata)
+    if _is_pipeline(obj):
+        name, (params, fitted) = "Pipeline", _pipeline_record(obj)
+    else:
+        name, (params, fitted) = type(obj).__name__, _record(obj, "obj")
+    write_model(path, name, params, fitted, metadata)
+
+
+def load(path):
+    """Read an object written by ``save`` (or ``model.save``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+
+    Returns
+    -------
+    obj : fastgen classifier, fastgen vectoriser or sklearn.pipeline.Pipeline
+        The fitted object, exactly as saved (a Pipeline with the same step names).
+
+    Raises
+    ------
+    ValueError
+        If the file is truncated, corrupted (checksum), not a fastgen model file, of another
+        format version, or holds anything not valid for its class: every hyperparameter goes
+        through the checks of ``fit``, every statistic is checked against its declaration
+        before anything is derived, a vocabulary must map distinct str terms to the columns
+        0..n-1, and a Pipeline's steps must be named uniquely and agree with each other.
+    ImportError
+        If the file holds a Pipeline and scikit-learn is not installed.
+    """
+    name, params, fitted = read_model(path)
+    pipeline = _sklearn_pipeline(path) if name == "Pipeline" else None
+    try:
+        if pipeline is not None:
+            return _pipeline_from_file(pipeline, params, fitted)
+        return _from_file(name, params, fitted)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+            ZeroDivisionError, np.linalg.LinAlgError) as exc:
+        raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
+                         f"{type(exc).__name__}: {exc}).") from None
+
+
+def load_metadata(path) -> dict:
+    """The metadata ``save`` stored in a model file ({} if none), after checking the file's
+    container (checksum, format version, header) but without building the object.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+
+    Returns
+    -------
+    metadata : dict
+        A JSON object: str keys, values str, int, float, bool, None, lists and dicts.
+
+    Raises
+    ------
+    ValueError
+        As ``load`` for a damaged or foreign file, or if the metadata is not such a JSON object.
+    """
+    return _open(path)[2]
+
+
+def _record(obj, what):
+    """(hyperparameters, fitted state) of one of fastgen's classes; a TypeError otherwise."""
+    if _ESTIMATORS.get(type(obj).__name__) is not type(obj):
+        raise TypeError(f"{what} is a {type(obj).__module__}.{type(obj).__qualname__}: a model "
+                        "file holds a fastgen classifier, a fastgen vectoriser or a "
+                        "scikit-learn Pipeline of them")
+    return obj._file_record()
+
+
+def _from_file(name, params, fitted):
+    cls = _ESTIMATORS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown estimator {name!r}")
+    return cls._from_file(params, fitted)
+
+
+# ----------------------------------------------------------------------------- Pipelines
+def _is_pipeline(obj):
+    module = sys.modules.get("sklearn.pipeline")  # not imported: obj is no Pipeline
+    return module is not None and type(obj) is module.Pipeline
+
+
+def _sklearn_pipeline(path):
+    try:
+        from sklearn.pipeline import Pipeline
+    except ImportError:
+        raise ImportError(f"{path} holds a scikit-learn Pipeline: install scikit-learn "
+                          "(pip install scikit-learn) to load it") from None
+    return Pipeline
+
+
+def _pipeline_record(pipe):
+    params = pipe.get_params(deep=False)
+    for name, value in params.items():
+        if name not in ("steps", "verbose") and value is not None:
+            raise TypeError(f"the Pipeline's {name}={value!r} cannot be saved (only None)")
+    if not isinstance(params["verbose"], bool):
+        raise TypeError(f"the Pipeline's verbose must be a bool, got {params['verbose']!r}")
+    steps = list(pipe.steps)
+    records, states = [], []
+    for name, step in steps:
+        if _is_trivial(step):
+            records.append([name, step])
+            states.append(None)
+        else:
+            step_params, state = _record(step, f"Pipeline step {name!r}")
+            records.append([name, {"class": type(step).__name__, "params": step_params}])
+            states.append(state)
+    _check_steps(steps)
+    return {"steps": records, "verbose": params["verbose"]}, {"steps": states}
+
+
+def _pipeline_from_file(pipeline, params, fitted):
+    if not isinstance(params, dict) or set(params) != {"steps", "verbose"}:
+        raise ValueError("the Pipeline's parameters must be exactly steps and verbose")
+    if not isinstance(fitted, dict) or set(fitted) != {"steps"}:
+        raise ValueError("the Pipeline's fitted state must be exactly its steps")
+    records, states = params["steps"], fitted["steps"]
+    if not isinstance(records, list) or not isinstance(states, list) or \
+            len(records) != len(states):
+        raise ValueError("the Pipeline's steps and their fitted states must be lists of the "
+                         "same length")
+    if not isinstance(params["verbose"], bool):
+        raise ValueError("the Pipeline's verbose must be true or false")
+    steps = []
+    for record, state in zip(records, states):
+        if not (isinstance(record, list) and len(record) == 2):
+            raise ValueError("a Pipeline step must be a [name, step] pair")
+        name, step = record
+        if _is_trivial(step):
+            if state is not None:
+                raise ValueError(f"Pipeline step {name!r} is {step!r} and has a fitted state")
+        elif isinstance(step, dict) and set(step) == {"class", "params"}:
+            step = _from_file(step["class"], step["params"], state)
+        else:
+            raise ValueError(f"Pipeline step {name!r} must be a class and its parameters, "
+                             "'passthrough' or null")
+        steps.append((name, step))
+    _check_steps(steps)
+    return pipeline(steps, verbose=params["verbose"])
+
+
+def _is_trivial(step):
+    return step is None or (type(step) is str and step == "passthrough")
+
+
+def _check_steps(steps):
+    """A Pipeline's (name, step) pairs as a model file holds them: names str, distinct, without
+    "__" and not a parameter of Pipeline; fastgen steps, at most one vectoriser, a classifier
+    last, and the vectoriser's width that classifier's ``n_features_in_``."""
+    if not steps:
+        raise ValueError("a Pipeline has at least one step")
+    names = [name for name, _ in steps]
+    for name in names:
+        if not isinstance(name, str) or "__" in name or name in ("steps", "memory", "verbose",
+                                                                  "transform_input"):
+            raise ValueError(f"Pipeline step names must be str without '__' and not a Pipeline "
+                             f"parameter, got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"Pipeline step names must be distinct, got {names}")
+    vectorizer = None
+    *head, (last_name, last) = steps
+    for name, step in head:
+        if _is_trivial(step):
+            continue
+        if _ESTIMATORS.get(type(step).__name__) is not type(step):
+            raise TypeError(f"Pipeline step {name!r} is a {type(step).__module__}."
+                            f"{type(step).__qualname__}: a Pipeline file holds fastgen steps")
+        if hasattr(step, "predict_proba") or vectorizer is not None:
+            raise TypeError(f"Pipeline step {name!r} is a {type(step).__name__}: a Pipeline file "
+                            "holds at most one fastgen vectoriser, then a fastgen classifier "
+                            "as its last step")
+        vectorizer = (name, step)
+    if _ESTIMATORS.get(type(last).__name__) is not type(last) or \
+            not hasattr(last, "predict_proba"):
+        raise TypeError(f"Pipeline step {last_name!r} is a {type(last).__module__}."
+                        f"{type(last).__qualname__}: the last step of a Pipeline file is a "
+                        "fastgen classifier")
+    if vectorizer is not None:
+        width, n_features = vectorizer[1]._n_features_out, last.n_features_in_
+        if width != n_features:
+            raise ValueError(f"Pipeline step {vectorizer[0]!r} gives {width} columns but step "
+                             f"{last_name!r} was fitted on {n_features}")

@@ -18,8 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from . import _persist
 from ._base import (
-    _ESTIMATORS,
     OUT_JLL,
     BaseClassifier,
     BaseEstimator,
@@ -29,7 +29,7 @@ from ._base import (
 )
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
-from ._persist import write_model
+from ._persist import _ESTIMATORS
 from ._state import readonly
 from ._validation import (
     ConvergenceWarning,
@@ -575,14 +575,17 @@ class SemiSupervised(BaseEstimator):
         path : str or path-like
             Where to write the model.
         """
+        _persist.save(self, path)
+
+    def _file_record(self):
+        """(hyperparameters, fitted state): what a model file holds of this meta-estimator."""
         result = self._fitted_result()
         params, fitted = result.estimator._file_record()
         # the hyperparameters EM ran with (a set_params since then changed nothing fitted)
-        write_model(path, type(self).__name__,
-                    {"estimator": {"class": type(result.estimator).__name__, "params": params},
-                     **result.params},
-                    {"estimator": fitted, "n_iter": result.n_iter,
-                     "objective": result.objective, "converged": result.converged})
+        return ({"estimator": {"class": type(result.estimator).__name__, "params": params},
+                 **result.params},
+                {"estimator": fitted, "n_iter": result.n_iter,
+                 "objective": result.objective, "converged": result.converged})
 
     @classmethod
     def _from_file(cls, params, exported):

@@ -14,6 +14,11 @@ words) runs in Cython over the strings' own buffers, without the GIL and across 
 Python exactly as scikit-learn defines it, and its features are then hashed or counted by the
 same kernels. Documents are read from any iterable in batches, so a generator over a file streams
 in bounded memory.
+
+``fastgen.save`` writes a fitted vectoriser, alone or as the first step of a Pipeline before a
+fastgen classifier, to a model file without pickle: its parameters and its vocabulary, checked
+on load as ``fit`` checks them. A callable ``analyzer``, ``tokenizer``, ``preprocessor`` or
+``strip_accents`` is code, which a model file does not hold: saving it is a TypeError.
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ import scipy.sparse as sp
 from ._base import BaseEstimator
 from ._core import _text
 from ._core._openmp import effective_n_threads
+from ._persist import _ESTIMATORS
 from ._validation import check_is_fitted
 
 __all__ = ["DEFAULT_TOKEN_PATTERN", "CountVectorizer", "HashingVectorizer"]
@@ -507,6 +513,46 @@ class _Vectorizer(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return True
 
+    # -- model files (fastgen.save / fastgen.load) -------------------------------------------
+    def _file_record(self):
+        """(parameters, fitted state): what a model file holds of this vectoriser (the fitted
+        state is None here; CountVectorizer adds its vocabulary). Parameters only pickle could
+        store are a TypeError naming them."""
+        settings = self._settings()
+        params = self.get_params()
+        for name in ("analyzer", "preprocessor", "tokenizer", "strip_accents"):
+            if callable(params[name]):
+                raise TypeError(f"{name}={_short_repr(params[name])} cannot be saved: a model file "
+                                "holds no code (pickle the vectoriser instead)")
+        if np.dtype(settings.dtype.name) != settings.dtype:
+            raise TypeError(f"dtype={settings.dtype!r} cannot be saved: a model file holds a plain "
+                            "NumPy dtype, named")
+        params["dtype"] = settings.dtype.name
+        if settings.stop is not None and not isinstance(self.stop_words, str):
+            if not all(isinstance(w, str) for w in settings.stop):
+                raise TypeError("stop_words cannot be saved: a model file holds stop words that "
+                                "are str")
+            params["stop_words"] = sorted(settings.stop)
+        return params, None
+
+    @classmethod
+    def _from_file(cls, params, fitted):
+        """The vectoriser a model file describes, its parameters validated as ``fit`` validates
+        them and its fitted state by ``_load_fitted`` (``fastgen.load``)."""
+        if not isinstance(params, dict) or set(params) != set(cls._param_names()):
+            raise ValueError(f"the parameters must be exactly {cls._param_names()}")
+        name = params["dtype"]
+        try:
+            dtype = np.dtype(name) if isinstance(name, str) else None
+        except (TypeError, ValueError):
+            dtype = None
+        if dtype is None or dtype.name != name:
+            raise ValueError(f"dtype must name a NumPy dtype, got {_short_repr(name)}")
+        model = cls(**{**params, "dtype": dtype.type})
+        model._settings()
+        model._load_fitted(fitted)
+        return model
+
     def __getstate__(self):
         state = super().__getstate__()
         for cache in ("_table", "_stop_table", "_lock"):  # C tables, rebuilt when needed; a lock
@@ -678,6 +724,14 @@ class HashingVectorizer(_Vectorizer):
         """Hash documents; the same as ``transform``."""
         return self.fit(X, y).transform(X)
 
+    @property
+    def _n_features_out(self):
+        return int(self.n_features)
+
+    def _load_fitted(self, fitted):
+        if fitted is not None:
+            raise ValueError("a HashingVectorizer has no fitted state")
+
 
 class _FittedVocabulary(NamedTuple):
     """A CountVectorizer's vocabulary as transform sees it: the term -> column mapping (a
@@ -844,6 +898,29 @@ token_pattern, ngram_range, analyzer, binary, n_threads
     def _publish_vocabulary(self, fitted):
         with self._write_lock():  # writers one at a time; readers take the state once
             self._vocabulary = fitted
+
+    @property
+    def _n_features_out(self):
+        return len(self._fitted_state().mapping)
+
+    def _file_record(self):
+        params, _ = super()._file_record()
+        mapping = dict(self._fitted_state().mapping)
+        if self.vocabulary is None:
+            return params, {"vocabulary_": mapping}
+        params["vocabulary"] = mapping  # the given vocabulary as transform uses it, a plain dict
+        return params, None
+
+    def _load_fitted(self, fitted):
+        if self.vocabulary is not None:
+            if fitted is not None:
+                raise ValueError("a CountVectorizer given its vocabulary has no learned one")
+            self._validate_vocabulary()
+        elif not isinstance(fitted, dict) or set(fitted) != {"vocabulary_"}:
+            raise ValueError("the fitted state must be exactly vocabulary_")
+        else:
+            self.fixed_vocabulary_ = False
+            self.vocabulary_ = fitted["vocabulary_"]  # validated as any assignment
 
     def _fitted_state(self):
         """The published vocabulary state (after fit, or from the ``vocabulary`` parameter)."""
@@ -1036,3 +1113,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         names = np.asarray(sorted(mapping, key=mapping.__getitem__), dtype=object)
         X.eliminate_zeros()
         return [names[X.indices[X.indptr[i]:X.indptr[i + 1]]] for i in range(X.shape[0])]
+
+
+# the classes a model file may name
+_ESTIMATORS.update(CountVectorizer=CountVectorizer, HashingVectorizer=HashingVectorizer)

@@ -3,6 +3,7 @@ import doctest
 
 import pytest
 
+import fastgen._persist
 import fastgen.data
 import fastgen.naive_bayes
 import fastgen.semi_supervised
@@ -10,7 +11,8 @@ import fastgen.text
 
 
 @pytest.mark.parametrize("module", [fastgen.naive_bayes, fastgen.discriminant_analysis,
-                                    fastgen.data, fastgen.text, fastgen.semi_supervised],
+                                    fastgen.data, fastgen.text, fastgen.semi_supervised,
+                                    fastgen._persist],
                          ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

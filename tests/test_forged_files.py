@@ -70,6 +70,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import fastgen
+from fastgen.data import load_sms_spam
 from test_persist import CASES as PERSIST_CASES
 from test_persist import IDS as PERSIST_IDS
 from test_persist import Y as PERSIST_Y
@@ -1136,3 +1137,248 @@ def test_forged_bayesian_hyperparameters_are_refused(tmp_path, name, bad, match)
     write_model(path, name, {**model.get_params(), **bad}, model._export(model._fitted))
     with pytest.raises(ValueError, match=match):
         fastgen.load(path)
+
+
+# ---------------------------------------------------------------------------------------
+# text models: a Pipeline of a vectoriser and a classifier (and a vectoriser alone), forged.
+# Loading checks each vectoriser parameter as fit does, the vocabulary (str terms mapped to the
+# columns 0..n-1), the steps (names, kinds, order, count) and that they agree (the vectoriser's
+# width is the classifier's n_features_in_); the metadata is JSON.
+
+TEXT_DOCS, TEXT_LABELS = (part[:80] for part in load_sms_spam())
+
+
+@lru_cache(maxsize=None)
+def _text_original(kind):
+    """The bytes of the file of a fitted text model: ``count`` (CountVectorizer, 30 terms, then
+    MultinomialNB), ``hashing`` (HashingVectorizer then MultinomialNB) or ``vectorizer`` (the
+    CountVectorizer alone)."""
+    from sklearn.pipeline import make_pipeline
+
+    from fastgen.text import CountVectorizer, HashingVectorizer
+
+    vectorizer = (HashingVectorizer(n_features=2**12, alternate_sign=False, norm=None)
+                  if kind == "hashing" else CountVectorizer(max_features=30))
+    obj = (vectorizer.fit(TEXT_DOCS) if kind == "vectorizer" else
+           make_pipeline(vectorizer, fastgen.MultinomialNB()).fit(TEXT_DOCS, TEXT_LABELS))
+    path = os.path.join(_scratch(), f"text-{kind}.original")
+    fastgen.save(obj, path)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _entry(node, key):
+    """The value of ``key`` in a ``{"dict": [[key, value], ...]}`` node."""
+    return next(value for k, value in node["dict"] if k == key)
+
+
+def _put(node, key, value):
+    next(pair for pair in node["dict"] if pair[0] == key)[1] = value
+
+
+def _steps(h):
+    return _entry(h["params"], "steps")
+
+
+def _states(h):
+    return _entry(h["fitted"], "steps")
+
+
+def _vec_params(h):
+    return _entry(_steps(h)[0][1], "params") if h["class"] == "Pipeline" else h["params"]
+
+
+def _vocab(h):
+    fitted = _states(h)[0] if h["class"] == "Pipeline" else h["fitted"]
+    return _entry(fitted, "vocabulary_")["dict"]
+
+
+def _set_param(name, value):
+    return lambda h: _put(_vec_params(h), name, value)
+
+
+def _deep(n):
+    node = 1
+    for _ in range(n):
+        node = [node]
+    return node
+
+
+TEXT_FORGERIES = [
+    # the vocabulary
+    ("count", "column n", lambda h: _vocab(h)[0].__setitem__(1, len(_vocab(h))),
+     "doesn't contain index"),
+    ("count", "column -1", lambda h: _vocab(h)[0].__setitem__(1, -1), "doesn't contain index"),
+    ("count", "repeated column", lambda h: _vocab(h)[1].__setitem__(1, _vocab(h)[0][1]),
+     "repeated indices"),
+    ("count", "float column", lambda h: _vocab(h)[0].__setitem__(1, 0.0), "must be an int"),
+    ("count", "bool column", lambda h: _vocab(h)[0].__setitem__(1, False), "must be an int"),
+    ("count", "str column", lambda h: _vocab(h)[0].__setitem__(1, "0"), "must be an int"),
+    ("vectorizer", "int term", lambda h: _vocab(h)[0].__setitem__(0, 7), "terms must be str"),
+    ("count", "repeated term", lambda h: _vocab(h)[1].__setitem__(0, _vocab(h)[0][0]),
+     "repeated"),
+    ("count", "no terms", lambda h: _vocab(h).clear(), "empty vocabulary"),
+    ("count", "last column dropped",
+     lambda h: _vocab(h).remove(max(_vocab(h), key=lambda pair: pair[1])),
+     r"gives 29 columns but step 'multinomialnb' was fitted on 30"),
+    ("vectorizer", "terms as a list",
+     lambda h: _put(h["fitted"], "vocabulary_", ["a", "b"]), "must be a mapping"),
+    ("count", "no fitted state", lambda h: _states(h).__setitem__(0, None),
+     "exactly vocabulary_"),
+    ("vectorizer", "given and learned vocabularies",
+     _set_param("vocabulary", {"dict": [["a", 0]]}), "has no learned one"),
+    # the vectoriser's parameters, checked as fit checks them
+    ("count", "ngram_range (0, 1)", _set_param("ngram_range", {"tuple": [0, 1]}), "at least 1"),
+    ("count", "ngram_range a list", _set_param("ngram_range", [1, 1]),
+     "ngram_range must be a tuple"),
+    ("count", "max_df -1", _set_param("max_df", -1), "max_df"),
+    ("count", "min_df 1.5", _set_param("min_df", 1.5), "min_df"),
+    ("vectorizer", "max_features 0", _set_param("max_features", 0), "max_features"),
+    ("count", "dtype object", _set_param("dtype", "object"), "numeric NumPy dtype"),
+    ("count", "dtype float16", _set_param("dtype", "float16"), "float16"),
+    ("count", "dtype not canonical", _set_param("dtype", "int"), "dtype must name"),
+    ("count", "dtype a number", _set_param("dtype", 5), "dtype must name"),
+    ("count", "analyzer", _set_param("analyzer", "python"), "analyzer must be"),
+    ("count", "tokenizer a name", _set_param("tokenizer", "str.split"),
+     "tokenizer must be None or a callable"),
+    ("count", "preprocessor a name", _set_param("preprocessor", "os.system"),
+     "preprocessor must be None or a callable"),
+    ("count", "token_pattern groups", _set_param("token_pattern", "(a)(b)"), "capturing group"),
+    ("count", "token_pattern invalid", _set_param("token_pattern", "("),
+     "not a valid regular expression"),
+    ("count", "input", _set_param("input", "url"), "input must be"),
+    ("count", "encoding", _set_param("encoding", "rot13"), "not a text encoding"),
+    ("count", "stop_words", _set_param("stop_words", "french"), "not a built-in stop list"),
+    ("count", "lowercase", _set_param("lowercase", 1), "lowercase must be a bool"),
+    ("count", "n_threads", _set_param("n_threads", "all"), "n_threads"),
+    ("count", "parameter missing", lambda h: _vec_params(h)["dict"].pop(),
+     "parameters must be exactly"),
+    ("vectorizer", "parameter added",
+     lambda h: _vec_params(h)["dict"].append(["_vocabulary", None]), "parameters must be exactly"),
+    ("hashing", "n_features changed", _set_param("n_features", 2**10),
+     r"'hashingvectorizer' gives 1024 columns but step 'multinomialnb' was fitted on 4096"),
+    ("hashing", "n_features 0", _set_param("n_features", 0), "n_features must be"),
+    ("hashing", "norm", _set_param("norm", "l3"), "norm must be"),
+    ("hashing", "alternate_sign", _set_param("alternate_sign", "yes"), "alternate_sign"),
+    ("hashing", "a fitted state", lambda h: _states(h).__setitem__(0, {"dict": []}),
+     "no fitted state"),
+    # the steps
+    ("count", "names repeated", lambda h: _steps(h)[1].__setitem__(0, _steps(h)[0][0]),
+     "distinct"),
+    ("count", "name with __", lambda h: _steps(h)[0].__setitem__(0, "a__b"), "without '__'"),
+    ("count", "name an int", lambda h: _steps(h)[0].__setitem__(0, 3), "names must be str"),
+    ("count", "name a parameter", lambda h: _steps(h)[0].__setitem__(0, "verbose"),
+     "not a Pipeline parameter"),
+    ("count", "no steps", lambda h: (_steps(h).clear(), _states(h).clear()), "at least one step"),
+    ("count", "states not the steps", lambda h: _states(h).append(None), "same length"),
+    ("count", "steps reversed", lambda h: (_steps(h).reverse(), _states(h).reverse()),
+     "'multinomialnb' is a MultinomialNB: .* as its last step"),
+    ("count", "two vectorisers", lambda h: (_steps(h).insert(1, ["again", _steps(h)[0][1]]),
+                                            _states(h).insert(1, _states(h)[0])),
+     "'again' is a CountVectorizer: .* at most one"),
+    ("count", "only the vectoriser", lambda h: (_steps(h).pop(), _states(h).pop()),
+     "last step of a Pipeline file is a fastgen classifier"),
+    ("count", "a Pipeline within", lambda h: _put(_steps(h)[0][1], "class", "Pipeline"),
+     "unknown estimator 'Pipeline'"),
+    ("count", "a function named", lambda h: _put(_steps(h)[0][1], "class", "os.system"),
+     "unknown estimator 'os.system'"),
+    ("count", "a private class", lambda h: _put(_steps(h)[0][1], "class", "_Vectorizer"),
+     "unknown estimator"),
+    ("count", "a class as a list", lambda h: _put(_steps(h)[0][1], "class", ["CountVectorizer"]),
+     "unknown estimator"),
+    ("count", "vectoriser relabelled", lambda h: _put(_steps(h)[0][1], "class",
+                                                      "HashingVectorizer"),
+     "parameters must be exactly"),
+    ("count", "classifier relabelled", lambda h: _put(_steps(h)[0][1], "class", "MultinomialNB"),
+     "hyperparameters must be exactly"),
+    ("count", "a step 'drop'", lambda h: _steps(h)[0].__setitem__(1, "drop"),
+     "must be a class and its parameters"),
+    ("count", "passthrough with a state",
+     lambda h: (_steps(h).insert(1, ["skip", "passthrough"]), _states(h).insert(1, {"dict": []})),
+     "has a fitted state"),
+    ("count", "verbose", lambda h: _put(h["params"], "verbose", "yes"), "verbose must be"),
+    ("count", "memory", lambda h: h["params"]["dict"].append(["memory", "/tmp"]),
+     "exactly steps and verbose"),
+    ("count", "fitted not a mapping", lambda h: h.__setitem__("fitted", None),
+     "fitted state must be exactly its steps"),
+    ("vectorizer", "a function named", lambda h: h.__setitem__("class", "builtins.eval"),
+     "unknown estimator 'builtins.eval'"),
+    ("count", "a Pipeline as a vectoriser", lambda h: h.__setitem__("class", "CountVectorizer"),
+     "parameters must be exactly"),
+    ("vectorizer", "a vectoriser as a Pipeline", lambda h: h.__setitem__("class", "Pipeline"),
+     "exactly steps and verbose"),
+    # the metadata
+    ("count", "metadata a list", lambda h: h.__setitem__("metadata", [1]),
+     "metadata must be a dict"),
+    ("vectorizer", "metadata NaN", lambda h: h.__setitem__("metadata", {"x": math.nan}), "NaN"),
+    ("count", "metadata too deep", lambda h: h.__setitem__("metadata", {"x": _deep(40)}),
+     "nested more than"),
+]
+
+
+@pytest.mark.parametrize("kind, label, mutate, match", TEXT_FORGERIES,
+                         ids=[f"{kind}-{label}" for kind, label, _, _ in TEXT_FORGERIES])
+def test_forged_text_models_are_refused(kind, label, mutate, match, tmp_path):
+    forged = ModelFile.parse(_text_original(kind))
+    mutate(forged.header)
+    path = tmp_path / "forged.fastgen"
+    forged.write(path)
+    with pytest.raises(ValueError, match=match):
+        fastgen.load(path)
+    if "metadata" in forged.header:  # refused by load_metadata too: the same container checks
+        with pytest.raises(ValueError, match=match):
+            fastgen.load_metadata(path)
+
+
+TEXT_VALUES = [-1, 0, 2**31, 2**63, 0.5, math.inf, True, None, "", "x", [], {"dict": []},
+               {"tuple": [1, 2]}]
+
+
+def _text_sound(obj):
+    """Why a loaded text model (or vectoriser) is not sound on valid documents, or None."""
+    try:
+        if hasattr(obj, "predict_proba"):
+            P = np.asarray(obj.predict_proba(TEXT_DOCS), dtype=np.float64)
+            if P.shape != (len(TEXT_DOCS), 2) or not np.isfinite(P).all() or \
+                    not np.allclose(P.sum(axis=1), 1.0, rtol=0, atol=RELATIVE):
+                return "predict_proba not finite rows summing to 1"
+        else:
+            X = obj.transform(TEXT_DOCS)
+            if X.shape != (len(TEXT_DOCS), obj._n_features_out):
+                return f"transform gave shape {X.shape}"
+    except ValueError:  # a valid-looking model refusing valid input says so clearly
+        return None
+    return None
+
+
+@pytest.mark.parametrize("kind", ["count", "hashing", "vectorizer"])
+def test_forged_text_model_battery(kind, tmp_path):
+    """Every mapping entry dropped and every leaf of the header replaced (three values of
+    TEXT_VALUES each, rotating): ``load`` raises ValueError or gives a sound object."""
+    original = ModelFile.parse(_text_original(kind))
+    mutations = [(f"drop {show(path)}/{key}", lambda h, p=path, k=key: ModelFile.remove_key(
+        ModelFile(0, h, b""), p, k)) for path, keys in original.mappings() for key in keys]
+    leaves = [path for path, node in original.nodes()
+              if path and not isinstance(node, (dict, list)) and path[-1] != "array"]
+    for k, path in enumerate(leaves):
+        for value in (TEXT_VALUES * 2)[k % len(TEXT_VALUES):][:3]:
+            mutations.append((f"{show(path)} = {value!r}",
+                              lambda h, p=path, v=value: set_at(h, p, json.loads(json.dumps(v)))))
+    assert len(mutations) > 100
+    path = tmp_path / "forged.fastgen"
+    failures = []
+    for label, mutate in mutations:
+        forged = ModelFile.parse(_text_original(kind))
+        mutate(forged.header)
+        forged.write(path)
+        try:
+            obj = fastgen.load(path)
+        except ValueError:
+            continue
+        except Exception as exc:  # anything else escaping is a bug
+            failures.append(f"{label}: {type(exc).__name__}: {exc}")
+            continue
+        why = _text_sound(obj)
+        if why:
+            failures.append(f"{label}: {why}")
+    assert not failures, "\n".join(failures[:20])
