@@ -252,6 +252,10 @@ def _model_schema(args, path, model, schema, fmt):
         names = getattr(model, "feature_names_in_", None)
         options = _options(args, fmt)._replace(columns=None if names is None else tuple(names))
         return _input.plain_schema(path, options, args.batch_size)
+    if args.label is not None and _input.resolve(args.label, schema.columns, "--label") != \
+            schema.label:
+        raise CommandError(f"--label {args.label!r}: the model was trained with the labels in "
+                           f"column {schema.label!r}")
     changes = {}
     if args.delimiter is not None:
         changes["delimiter"] = _input.DELIMITERS.get(args.delimiter, args.delimiter)
@@ -552,12 +556,28 @@ def _evaluate(args):
         print(f"note: {sum(c for (t, _), c in counts.items() if t not in known):,} rows have "
               f"labels the model never saw ({', '.join(map(repr, unknown[:5]))}); if they "
               "mean known ones, map them with --rename-label FROM TO")
-    width = max(8, *(len(str(label)) for label in labels))
-    print("\nconfusion matrix (rows: true label, columns: predicted)")
-    print(" " * width + "".join(f"{str(label):>{width + 1}}" for label in labels))
-    for label, row in zip(labels, confusion):
-        print(f"{str(label):<{width}}" + "".join(f"{count:>{width + 1}}" for count in row))
+    _print_confusion(labels, confusion)
     return 0
+
+
+def _print_confusion(labels, confusion):
+    """The confusion matrix, its columns headed by the labels, or by the rows' numbers when the
+    labels would make it wider than a terminal."""
+    names = [str(label) for label in labels]
+    cell = max(len(str(confusion.max())), 4) + 1
+    named = max(cell, max(map(len, names)) + 1)
+    print("\nconfusion matrix (rows: true label, columns: predicted)")
+    if max(map(len, names)) + named * len(names) <= 100:
+        width = max(map(len, names))
+        print(" " * width + "".join(f"{name:>{named}}" for name in names))
+        for name, row in zip(names, confusion):
+            print(f"{name:<{width}}" + "".join(f"{count:>{named}}" for count in row))
+        return
+    width = max(map(len, names)) + len(str(len(names))) + 1
+    print(" " * width + "".join(f"{k:>{cell}}" for k in range(len(names))))
+    for k, (name, row) in enumerate(zip(names, confusion)):
+        print(f"{k:>{len(str(len(names)))}} {name:<{width - len(str(len(names))) - 1}}"
+              + "".join(f"{count:>{cell}}" for count in row))
 
 
 def _note_unlabelled(path, unlabelled):

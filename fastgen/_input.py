@@ -396,12 +396,14 @@ def scan(path, options, batch_size):
     for c, (numbers, words) in counts.items():
         if numeric[c] and words:
             numeric[c] = False
-            if numbers >= 9 * words:  # a column of numbers with a few words in it
-                word = next(v for v in sorted(values[c]) if not _is_number(v))
-                raise InputError(
-                    f"{path}: column {c!r} holds numbers, and {words:,} values that are not, "
-                    f"e.g. {shown(word)}: if that means a missing value, add it to --na-values; "
-                    f"to read the column as categories, pass --categorical {shown(c)}")
+            if numbers > words:  # mostly numbers: a few distinct words are likely missing values
+                odd = sorted(v for v in values[c] if not _is_number(v))
+                if len(odd) <= 3:
+                    raise InputError(
+                        f"{path}: column {c!r} holds numbers, and {words:,} values that are "
+                        f"not: {', '.join(shown(v) for v in odd)}: if that means a missing value, "
+                        f"add it to --na-values; to read the column as categories, pass "
+                        f"--categorical {shown(c)}")
     text = [c for c in schema.features if c == schema.documents or not numeric[c]]
     categories = {c: np.array(sorted(values[c]), dtype=object)
                   for c in text if c != schema.documents}

@@ -71,7 +71,7 @@ def test_train_predict_evaluate_svmlight(text_files, tmp_path, capsys):
 def test_train_and_evaluate_csv_with_missing_values(csv_files, tmp_path, capsys):
     model_file = tmp_path / "g.fgm"
     assert main(["train", "GaussianNB", str(csv_files), "-o", str(model_file),
-                 "--batch-size", "50", "--quiet"]) == 0
+                 "--batch-size", "50", "--quiet", "--label", "answer"]) == 0
     model = fastgen.load(model_file)
     assert model.classes_.tolist() == ["no", "yes"]
     X, y = next(fastgen.io.iter_csv(csv_files, batch_size=1000))
