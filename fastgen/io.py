@@ -83,9 +83,11 @@ def _open_binary(path):
 
 def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     """(X arrays, labels, largest column so far) for each batch of at most ``batch_size`` rows:
-    X arrays ``(indptr, indices, data)`` when ``store``, else None (a scan). The file is read in chunks of ``CHUNK_SIZE`` bytes
-    (more while a line is longer) and parsed by the kernel, which carries the incomplete line at
-    a chunk's end over to the next chunk."""
+    X arrays ``(indptr, indices, data)`` when ``store``, else None (a scan).
+
+    The file is read in chunks of ``CHUNK_SIZE`` bytes (more while a line is longer) and parsed
+    by the kernel; the incomplete line at a chunk's end is carried over to the next chunk. The
+    entries go into arrays that double when full and are copied out, tight, with each batch."""
     index_dtype = np.int32 if n_features < 2**31 else np.int64
     capacity = _INITIAL_CAPACITY if store else 1
     indices, data = np.empty(capacity, dtype=index_dtype), np.empty(capacity, dtype=dtype)
@@ -107,8 +109,9 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
             elif status in (_svmlight.NEED_MORE, _svmlight.BATCH_FULL):
                 rows, nnz = state[_svmlight.ROWS], state[_svmlight.NNZ]
                 if rows:
-                    arrays = (indptr[:rows + 1].astype(index_dtype if nnz < 2**31 else np.int64),
-                              indices[:nnz].copy(), data[:nnz].copy()) if store else None
+                    batch_index = np.int32 if max(nnz, n_features) < 2**31 else np.int64
+                    arrays = (indptr[:rows + 1].astype(batch_index),
+                              indices[:nnz].astype(batch_index), data[:nnz].copy()) if store else None
                     yield arrays, _labels(labels[:rows]), int(state[_svmlight.LARGEST])
                 if status == _svmlight.NEED_MORE:
                     return

@@ -347,23 +347,41 @@ def test_svmlight_gzip(tmp_path, svm_file):
         fio.scan_svmlight(damaged)
 
 
+def _decimal_comma_locale(tmp_path):
+    """Environment variables selecting a locale whose decimal point is a comma: an installed one
+    (``locale -a``), else de_DE compiled into tmp_path with localedef; None when neither works."""
+    try:
+        installed = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    except OSError:
+        installed = []
+    for name in installed:
+        if name.lower().replace("-", "") in ("de_de.utf8", "fr_fr.utf8", "it_it.utf8", "es_es.utf8"):
+            return {"LC_ALL": name}
+    try:
+        made = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8",
+                               str(tmp_path / "de_DE.UTF-8")], capture_output=True).returncode
+    except OSError:
+        return None
+    return {"LC_ALL": "de_DE.UTF-8", "LOCPATH": str(tmp_path)} if made == 0 else None
+
+
 def test_svmlight_ignores_the_c_locale(tmp_path):
-    """A decimal-comma locale (LC_NUMERIC) changes C's strtod, not the reader."""
-    installed = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split() \
-        if os.path.exists("/usr/bin/locale") else []
-    comma = [name for name in installed if name.lower().replace("-", "").startswith(
-        ("de_de.utf8", "fr_fr.utf8", "it_it.utf8", "es_es.utf8", "ru_ru.utf8", "nl_nl.utf8"))]
-    if not comma:
-        pytest.skip("no decimal-comma locale installed (locale -a)")
+    """Under a decimal-comma locale C's strtod reads "1.5" as 1; the reader still reads 1.5, on
+    its own path and on Python's (a mantissa beyond 2**53)."""
+    env = _decimal_comma_locale(tmp_path)
+    if env is None:
+        pytest.skip("no decimal-comma locale installed (locale -a) and none could be compiled")
     path = tmp_path / "l.svm"
-    path.write_text("1.5 1:1.5 2:2.25e1 3:0.1\n")
-    code = ("import locale, sys; locale.setlocale(locale.LC_ALL, ''); "
-            "assert locale.localeconv()['decimal_point'] == ','; from fastgen import io; "
-            "X, y = next(io.iter_svmlight(sys.argv[1])); print(repr(X.data.tolist()), repr(y.tolist()))")
-    env = dict(os.environ, LC_ALL=comma[0])
+    path.write_text("1.5 1:1.5 2:2.25e1 3:0.1 4:12345678901234567890.5\n")
+    code = ("import ctypes, locale, sys; locale.setlocale(locale.LC_ALL, ''); "
+            "strtod = ctypes.CDLL(None).strtod; strtod.restype = ctypes.c_double; "
+            "assert strtod(b'1.5', None) == 1.0; from fastgen import io; "
+            "X, y = next(io.iter_svmlight(sys.argv[1])); print(X.data.tolist(), y.tolist())")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
-                         env=env, cwd=os.path.dirname(os.path.dirname(fio.__file__)), check=True)
-    assert out.stdout.split() == ["[1.5,", "22.5,", "0.1]", "[1.5]"]
+                         env=dict(os.environ, **env),
+                         cwd=os.path.dirname(os.path.dirname(fio.__file__)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1.5, 22.5, 0.1, 1.2345678901234567e+19] [1.5]"
 
 
 @pytest.mark.parametrize("content, kwargs, match", [
