@@ -24,9 +24,9 @@ Fast, exact generative classifiers (naive Bayes, LDA, QDA) from the command line
   fastgen bench MultinomialNB train.svm test.svm       fastgen against scikit-learn
   fastgen demo                                         spam filtering on bundled data
 
-Data files: svmlight/libsvm ("label index:value ...", one-based indices) for sparse counts,
-or CSV of numbers with a header and the label in the last column (empty field = missing).
-The format follows the extension (.csv is CSV, anything else svmlight) unless --format says.
+Data files: svmlight/libsvm ("label index:value ...", one-based indices; .gz read through gzip)
+for sparse counts, or CSV of numbers with a header and the label in the last column (empty
+field = missing). The format follows the extension (.csv is CSV, anything else svmlight) unless --format says.
 """
 
 

@@ -296,6 +296,9 @@ def test_svmlight_batch_boundaries(tmp_path, batch_size):
         rows = slice(k * batch_size, (k + 1) * batch_size)
         _assert_same_csr(X, X_sk[rows])
         assert_array_equal(y, y_sk[rows])
+        assert X.indices.dtype == X.indptr.dtype == np.int32 and y.dtype == np.int64
+    X, _ = next(fio.iter_svmlight(path, n_features=2**31, batch_size=batch_size))
+    assert X.indices.dtype == X.indptr.dtype == np.int64
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
