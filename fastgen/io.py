@@ -9,6 +9,8 @@ size::
         model.partial_fit(X, y, classes=[0, 1])
 
 A malformed line is a ``ValueError`` naming the file and the line, like ``train.svm:17: ...``.
+svmlight files are parsed by a compiled kernel (``fastgen/_core/_svmlight.pyx``), and one whose
+name ends in ``.gz`` is read through gzip.
 """
 from __future__ import annotations
 
@@ -86,13 +88,14 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     X arrays ``(indptr, indices, data)`` when ``store``, else None (a scan).
 
     The file is read in chunks of ``CHUNK_SIZE`` bytes (more while a line is longer) and parsed
-    by the kernel; the incomplete line at a chunk's end is carried over to the next chunk. The
-    entries go into arrays that double when full and are copied out, tight, with each batch."""
+    by the kernel; the incomplete line at a chunk's end is carried over to the next chunk. Rows
+    and entries go into arrays that double when full (up to ``batch_size`` rows) and are copied
+    out, tight, with each batch."""
     index_dtype = np.int32 if n_features < 2**31 else np.int64
     capacity = _INITIAL_CAPACITY if store else 1
     indices, data = np.empty(capacity, dtype=index_dtype), np.empty(capacity, dtype=dtype)
-    indptr = np.zeros(batch_size + 1, dtype=np.int64)
-    labels = np.empty(batch_size, dtype=np.float64)
+    labels = np.empty(min(batch_size, _INITIAL_CAPACITY), dtype=np.float64)
+    indptr = np.zeros(labels.size + 1, dtype=np.int64)
     state = np.zeros(_svmlight.N_STATE, dtype=np.int64)
     state[_svmlight.LARGEST] = -1
     block, final = b"", False
@@ -106,6 +109,9 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
                 block, final, state[_svmlight.POS] = carry + chunk, not chunk, 0
             elif status == _svmlight.NEED_SPACE:
                 indices, data = (np.concatenate([a, np.empty_like(a)]) for a in (indices, data))
+            elif status == _svmlight.BATCH_FULL and labels.size < batch_size:
+                more = min(labels.size, batch_size - labels.size)
+                labels, indptr = (np.concatenate([a, np.empty(more, a.dtype)]) for a in (labels, indptr))
             elif status in (_svmlight.NEED_MORE, _svmlight.BATCH_FULL):
                 rows, nnz = state[_svmlight.ROWS], state[_svmlight.NNZ]
                 if rows:

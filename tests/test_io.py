@@ -299,6 +299,8 @@ def test_svmlight_batch_boundaries(tmp_path, batch_size):
         assert X.indices.dtype == X.indptr.dtype == np.int32 and y.dtype == np.int64
     X, _ = next(fio.iter_svmlight(path, n_features=2**31, batch_size=batch_size))
     assert X.indices.dtype == X.indptr.dtype == np.int64
+    (X, y), = fio.iter_svmlight(path, n_features=9, batch_size=2**60)  # allocates by the rows read
+    _assert_same_csr(X, X_sk)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
