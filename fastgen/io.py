@@ -232,8 +232,10 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     -----
     Values are exactly Python's ``float(value)`` (rounded once more to float32 with
     ``dtype=np.float32``), labels ``float(label)``, indices ``int(index)``, whatever the C locale:
-    a compiled parser converts the usual decimal numbers exactly (Clinger 1990) and hands any
-    other token to Python.
+    a compiled parser converts the usual decimal numbers exactly (W. D. Clinger, "How to read
+    floating point numbers accurately", PLDI 1990) and hands any other token to Python. Tokens
+    are separated as ``str.split`` separates them, Unicode whitespace included; bytes that are
+    not UTF-8 are an error naming the line.
     """
     _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
