@@ -9,22 +9,30 @@ size::
         model.partial_fit(X, y, classes=[0, 1])
 
 A malformed line is a ``ValueError`` naming the file and the line, like ``train.svm:17: ...``.
+svmlight files are parsed by a compiled kernel (``fastgen/_core/_svmlight.pyx``), and one whose
+is gzip-compressed is read through gzip.
 """
 from __future__ import annotations
 
-import itertools
+import gzip
 import math
 import os
+import zlib
 from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._core import _svmlight
 
 __all__ = ["iter_csv", "iter_svmlight", "scan_csv", "scan_svmlight"]
 
 BATCH_SIZE = 65_536
 # The largest column index a file may use: n_features = 1 + the largest index must be an int64.
 MAX_INDEX = 2**63 - 2
+# svmlight files are read in chunks of this many bytes (tests make it tiny, so lines straddle chunks).
+CHUNK_SIZE = 1 << 20
+_INITIAL_CAPACITY = 1 << 16  # entries a batch's arrays hold before they grow
 
 
 def _error(path, line_no, message):
@@ -57,14 +65,6 @@ def _as_label(text):
     return int(value) if value.is_integer() else value
 
 
-def _label(text, path, line_no):
-    """An svmlight label: a number."""
-    value = _as_label(text)
-    if isinstance(value, str):
-        raise _error(path, line_no, f"label {text!r} is not a number")
-    return value
-
-
 def _text_lines(path, f):
     """The numbered lines of a text file opened as UTF-8; bytes that are not UTF-8 are a
     ValueError naming the file and the last line read whole (text is decoded in blocks)."""
@@ -77,42 +77,100 @@ def _text_lines(path, f):
                          f"byte {exc.object[exc.start:exc.start + 1]!r})") from None
 
 
-def _svmlight_rows(path, zero_based):
-    """(line number, label, [(column, value), ...]) for each data line; comments and blank
-    lines skipped."""
-    offset = 0 if zero_based else 1
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in _text_lines(path, f):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            tokens = line.split()
-            label = _label(tokens[0], path, line_no)
-            pairs = []
-            previous = -1
-            for token in tokens[1:]:
-                key, sep, value = token.partition(":")
-                if not sep:
-                    raise _error(path, line_no, f"{token!r} is not index:value")
-                if key == "qid":
-                    continue
-                try:
-                    column, x = int(key) - offset, float(value)
-                except ValueError:
-                    raise _error(path, line_no, f"{token!r} is not index:value") from None
-                if column < 0:
-                    raise _error(path, line_no, f"index {key} is below "
-                                 f"{offset} ({'zero' if zero_based else 'one'}-based indices)")
-                if column > MAX_INDEX:
-                    raise _error(path, line_no, f"index {key} is too large (at most "
-                                 f"{MAX_INDEX + offset})")
-                if column <= previous:
-                    raise _error(path, line_no, f"index {key} is not in increasing order")
-                if not math.isfinite(x):
-                    raise _error(path, line_no, f"value {value!r} is not finite")
-                pairs.append((column, x))
-                previous = column
-            yield line_no, label, pairs
+def _open_binary(path):
+    """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name)."""
+    from ._input import is_gzip
+
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
+    """(X arrays, labels, largest column so far) for each batch of at most ``batch_size`` rows:
+    X arrays ``(indptr, indices, data)`` when ``store``, else None (a scan).
+
+    The file is read in chunks of ``CHUNK_SIZE`` bytes (more while a line is longer) and parsed
+    by the kernel; the incomplete line at a chunk's end is carried over to the next chunk. Rows
+    and entries go into arrays that double when full (up to ``batch_size`` rows) and are copied
+    out, tight, with each batch."""
+    index_dtype = np.int32 if n_features < 2**31 else np.int64
+    capacity = _INITIAL_CAPACITY if store else 1
+    indices, data = np.empty(capacity, dtype=index_dtype), np.empty(capacity, dtype=dtype)
+    labels = np.empty(min(batch_size, _INITIAL_CAPACITY), dtype=np.float64)
+    indptr = np.zeros(labels.size + 1, dtype=np.int64)
+    state = np.zeros(_svmlight.N_STATE, dtype=np.int64)
+    state[_svmlight.LARGEST] = -1
+    block, final = b"", False
+    with _open_binary(path) as f:
+        while True:
+            status = _svmlight.parse_svmlight(block, final, zero_based, n_features, store, indptr,
+                                              indices, data, labels, state)
+            if status == _svmlight.NEED_MORE and not final:
+                carry = block[state[_svmlight.POS]:]
+                chunk = _read(path, f, max(CHUNK_SIZE, len(carry)), state[_svmlight.LINE])
+                block, final, state[_svmlight.POS] = carry + chunk, not chunk, 0
+            elif status == _svmlight.NEED_SPACE:
+                indices, data = (np.concatenate([a, np.empty_like(a)]) for a in (indices, data))
+            elif status == _svmlight.BATCH_FULL and labels.size < batch_size:
+                more = min(labels.size, batch_size - labels.size)
+                labels, indptr = (np.concatenate([a, np.empty(more, a.dtype)]) for a in (labels, indptr))
+            elif status in (_svmlight.NEED_MORE, _svmlight.BATCH_FULL):
+                rows, nnz = state[_svmlight.ROWS], state[_svmlight.NNZ]
+                if rows:
+                    batch_index = np.int32 if max(nnz, n_features) < 2**31 else np.int64
+                    arrays = (indptr[:rows + 1].astype(batch_index),
+                              indices[:nnz].astype(batch_index), data[:nnz].copy()) if store else None
+                    yield arrays, _labels(labels[:rows]), int(state[_svmlight.LARGEST])
+                if status == _svmlight.NEED_MORE:
+                    return
+                state[_svmlight.ROWS] = state[_svmlight.NNZ] = 0
+            else:
+                raise _svmlight_error(path, status, block, state, zero_based, n_features)
+
+
+def _read(path, f, size, line_no):
+    """The next bytes of f; a damaged gzip stream is a ValueError naming the file."""
+    try:
+        return f.read(size)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise ValueError(f"{os.fspath(path)}: damaged gzip data after line {line_no}: "
+                         f"{exc}") from None
+
+
+def _labels(values):
+    """svmlight labels: ints when all are integral (as int64 holds them), else floats."""
+    if np.isfinite(values).all() and (values == np.round(values)).all() \
+            and (np.abs(values) < 2.0**63).all():
+        return values.astype(np.int64)
+    return values.copy()
+
+
+_MESSAGES = {
+    _svmlight.BAD_LABEL: "label {token!r} is not a number",
+    _svmlight.BAD_PAIR: "{token!r} is not index:value",
+    _svmlight.BELOW_BASE: "index {key} is below {offset} ({base}-based indices)",
+    _svmlight.TOO_LARGE: "index {key} is too large (at most {largest})",
+    _svmlight.NOT_INCREASING: "index {key} is not in increasing order",
+    _svmlight.NOT_FINITE: "value {value!r} is not finite",
+    _svmlight.BEYOND: "index {key} is beyond n_features={n_features}",
+}
+
+
+def _svmlight_error(path, status, block, state, zero_based, n_features):
+    """The ValueError for the kernel's status: the file, the line and the offending token."""
+    line_no, start, end = (int(state[k]) for k in (_svmlight.LINE, _svmlight.ERR_START,
+                                                   _svmlight.ERR_END))
+    if status == _svmlight.NOT_UTF8:
+        return ValueError(f"{os.fspath(path)}: not UTF-8 text on line {line_no} "
+                          f"(byte {block[start:end]!r})")
+    token = block[start:end].decode("utf-8")
+    key, _, value = token.partition(":")
+    message = _MESSAGES[status]
+    if status == _svmlight.NOT_FINITE and math.isfinite(float(value)):
+        message = "value {value!r} is beyond the float32 range"
+    return _error(path, line_no, message.format(
+        token=token, key=int(key) if status == _svmlight.BEYOND else key, value=value,
+        offset=0 if zero_based else 1, base="zero" if zero_based else "one",
+        largest=MAX_INDEX + (0 if zero_based else 1), n_features=n_features))
 
 
 def scan_svmlight(path: str | os.PathLike,
@@ -123,7 +181,7 @@ def scan_svmlight(path: str | os.PathLike,
     Parameters
     ----------
     path : str or path-like
-        The file.
+        The file; a gzip-compressed one is read through gzip.
     zero_based : bool, default=False
         Whether column indices start at 0 (libsvm's start at 1).
 
@@ -134,13 +192,14 @@ def scan_svmlight(path: str | os.PathLike,
     classes : ndarray
         The sorted distinct labels.
     """
-    largest, n_rows, labels = -1, 0, set()
-    for _, label, pairs in _svmlight_rows(path, zero_based):
-        n_rows += 1
-        labels.add(label)
-        if pairs:
-            largest = max(largest, pairs[-1][0])
-    return n_rows, largest + 1, np.array(sorted(labels))
+    n_rows, classes = 0, np.empty(0)
+    batches = _svmlight_batches(path, zero_based, BATCH_SIZE, MAX_INDEX + 1, np.float64,
+                                store=False)
+    largest = -1
+    for _, y, largest in batches:
+        n_rows += len(y)
+        classes = np.union1d(classes, y)
+    return n_rows, largest + 1, _labels(classes)
 
 
 def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
@@ -152,7 +211,8 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     Parameters
     ----------
     path : str or path-like
-        Lines ``label index:value index:value ...`` (``qid:`` pairs and ``#`` comments ignored).
+        Lines ``label index:value index:value ...`` (``qid:`` pairs and ``#`` comments ignored),
+        UTF-8; a gzip-compressed one is read through gzip.
     n_features : int, default=None
         Columns of every batch. None reads the file once first to find them
         (``scan_svmlight``).
@@ -167,6 +227,16 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     ------
     X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
     y : ndarray of shape (n_rows,)
+        Integers when every label of the batch is integral, else floats.
+
+    Notes
+    -----
+    Values are exactly Python's ``float(value)`` (rounded once more to float32 with
+    ``dtype=np.float32``), labels ``float(label)``, indices ``int(index)``, whatever the C locale:
+    a compiled parser converts the usual decimal numbers exactly (W. D. Clinger, "How to read
+    floating point numbers accurately", PLDI 1990) and hands any other token to Python. Tokens
+    are separated as ``str.split`` separates them, Unicode whitespace included; bytes that are
+    not UTF-8 are an error naming the line.
     """
     _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
@@ -175,26 +245,9 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     elif (not isinstance(n_features, int) or isinstance(n_features, bool)
           or not 0 <= n_features <= MAX_INDEX + 1):
         raise ValueError(f"n_features must be an int in [0, 2**63 - 1], got {n_features!r}")
-    rows = _svmlight_rows(path, zero_based)
-    while True:
-        batch = list(itertools.islice(rows, batch_size))
-        if not batch:
-            return
-        indptr = np.zeros(len(batch) + 1, dtype=np.int64)
-        np.cumsum([len(pairs) for _, _, pairs in batch], out=indptr[1:])
-        indices = np.fromiter((c for _, _, pairs in batch for c, _ in pairs), dtype=np.int64,
-                              count=int(indptr[-1]))
-        too_wide = np.flatnonzero(indices >= n_features)
-        if too_wide.size:
-            row = int(np.searchsorted(indptr, too_wide[0], side="right")) - 1
-            raise _error(path, batch[row][0], f"index {indices[too_wide[0]] + (0 if zero_based else 1)}"
-                         f" is beyond n_features={n_features}")
-        data = np.fromiter((x for _, _, pairs in batch for _, x in pairs), dtype=dtype,
-                           count=int(indptr[-1]))
-        index_dtype = np.int32 if max(indptr[-1], n_features) < 2**31 else np.int64
-        X = sp.csr_matrix((data, indices.astype(index_dtype), indptr.astype(index_dtype)),
-                          shape=(len(batch), n_features))
-        yield X, np.array([label for _, label, _ in batch])
+    for (indptr, indices, data), y, _ in _svmlight_batches(path, zero_based, batch_size,
+                                                            n_features, dtype, store=True):
+        yield sp.csr_matrix((data, indices, indptr), shape=(len(y), n_features)), y
 
 
 def _csv_schema(path, label_column, header, delimiter, batch_size):
