@@ -352,9 +352,13 @@ def test_svmlight_gzip(tmp_path, svm_file):
     damaged.write_bytes(packed.read_bytes()[:5000])
     with pytest.raises(ValueError, match=r"damaged.svm.gz: damaged gzip data after line \d+"):
         list(fio.iter_svmlight(damaged, n_features=40))
-    damaged.write_bytes(b"not gzip at all\n")
-    with pytest.raises(ValueError, match=r"damaged.svm.gz: damaged gzip data after line 0"):
-        fio.scan_svmlight(damaged)
+    # the content decides, not the name: plain text named .gz, gzip named .svm
+    damaged.write_bytes(path.read_bytes())
+    assert fio.scan_svmlight(damaged)[0] == 1000
+    unnamed = tmp_path / "packed.svm"
+    unnamed.write_bytes(packed.read_bytes())
+    X_unnamed, _, _ = _read_all(unnamed)
+    _assert_same_csr(X_unnamed, X_ref)
 
 
 def _decimal_comma_locale(tmp_path):
