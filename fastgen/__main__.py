@@ -470,6 +470,8 @@ def _scored(path, line, n_rows, method, X):
 
 
 def _write_predictions(out, fmt, classes, labels, proba, first):
+    import csv
+
     if fmt == "jsonl":
         for i, label in enumerate(labels):
             record = {"label": label.item() if hasattr(label, "item") else label}
@@ -477,12 +479,13 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
                 record["proba"] = {str(c): float(p) for c, p in zip(classes, proba[i])}
             out.write(json.dumps(record) + "\n")
         return
+    writer = csv.writer(out, lineterminator="\n")
     if first:
-        out.write(",".join(["label"] + ([f"proba_{c}" for c in classes] if proba is not None
-                                        else [])) + "\n")
+        writer.writerow(["label"] + ([f"proba_{c}" for c in classes] if proba is not None
+                                     else []))
     for i, label in enumerate(labels):
-        fields = [str(label)] + ([repr(float(p)) for p in proba[i]] if proba is not None else [])
-        out.write(",".join(fields) + "\n")
+        writer.writerow([label] + ([repr(float(p)) for p in proba[i]] if proba is not None
+                                   else []))
 
 
 def _predict(args):

@@ -627,6 +627,8 @@ def _scoring_columns(path, schema, frame, extra_ignored):
         if unknown:
             raise InputError(f"{path}: column {unknown[0]!r} is not one the model was trained on "
                              f"(leave it out with --drop {unknown[0]!r})")
+        if schema.format == "jsonl":  # records may lack keys, later ones hold the others
+            return list(dict.fromkeys([*names, *sorted(known - {None})]))
         return names
     width = frame.shape[1]
     if width == len(schema.columns):

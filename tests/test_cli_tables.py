@@ -342,3 +342,25 @@ def test_a_forged_schema_is_refused(table, tmp_path, capsys):
         forged = tmp_path / "forged.fgm"
         fastgen.save(model, forged, metadata={"input": {**schema, **change}})
         assert "input schema" in _error(capsys, "evaluate", forged, path)
+
+
+def test_json_lines_records_may_lack_keys(tmp_path, capsys):
+    rows = [{"x": float(i % 7), "colour": ["red", "blue"][i % 2], "y": "a, b" if i % 3 else "c"}
+            for i in range(60)]
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model_file = tmp_path / "m.fgm"
+    assert _run(capsys, "train", "MixedNB", train, "--label", "y", "-o", model_file)[0] == 0
+    score = tmp_path / "score.jsonl"
+    score.write_text(json.dumps({"colour": "red"}) + "\n" + json.dumps({"x": 3.0}) + "\n")
+    out = tmp_path / "p.csv"
+    assert _run(capsys, "predict", model_file, score, "-o", out, "--proba")[0] == 0
+    model = fastgen.load(model_file)
+    X = pd.DataFrame({"x": [np.nan, 3.0], "colour": ["red", None]})
+    written = pd.read_csv(out)  # a label with a comma is quoted
+    assert written["label"].tolist() == model.predict(X).tolist()
+    assert set(model.classes_) == {"a, b", "c"}
+    assert_allclose(written.iloc[:, 1:].to_numpy(), model.predict_proba(X), rtol=1e-12)
+    score.write_text(json.dumps({"x": 1.0, "colour": "red", "size": 2}) + "\n")
+    assert "column 'size' is not one the model was trained on" in _error(
+        capsys, "predict", model_file, score)
