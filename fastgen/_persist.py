@@ -41,11 +41,14 @@ steps are checked to agree (names, kinds, the vectoriser's width against the cla
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import math
 import os
 import struct
+import threading
 import sys
 
 import numpy as np
@@ -118,11 +121,21 @@ def write_model(path, class_name, params, fitted, metadata=None):
     header = json.dumps(header, allow_nan=True).encode("utf-8")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(writer.blobs)
     digest = hashlib.sha256(body).digest()
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(body)
-        f.write(digest)
-    os.replace(tmp, path)  # never a half-written model file under the final name
+    target = os.fspath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a model file", target)
+    # never a half-written model file under the final name; one temporary name per thread
+    tmp = f"{target}.tmp{os.getpid()}-{threading.get_ident()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(body)
+            f.write(digest)
+        os.replace(tmp, target)
+    except OSError as exc:  # named by the file asked for, not the temporary one
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise type(exc)(exc.errno, f"cannot write the model file ({exc.strerror})",
+                        target) from None
 
 
 class _Reader:

@@ -307,6 +307,12 @@ def test_file_errors(table, tmp_path, capsys):
                                                  "b")
     model_file = tmp_path / "m.fgm"
     _run(capsys, "train", "MixedNB", path, "--label", "kind", "-o", model_file)
+    # a model file that cannot be written is named as asked, never by a temporary name
+    err = _error(capsys, "train", "MixedNB", path, "--label", "kind", "-o",
+                 tmp_path / "no" / "m.fgm")
+    assert f"{tmp_path / 'no' / 'm.fgm'}: cannot write the model file" in err and ".tmp" not in err
+    assert f"{tmp_path}: a directory, not a model file" in _error(
+        capsys, "train", "MixedNB", path, "--label", "kind", "-o", tmp_path)
     damaged = tmp_path / "damaged.fgm"
     damaged.write_bytes(model_file.read_bytes()[:-5])
     err = _error(capsys, "predict", damaged, path)
