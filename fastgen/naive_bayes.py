@@ -39,6 +39,15 @@ from ._bayes import Conjugate, log_rising, maximise
 from ._core import _counts, _tables
 from ._core import checks as _checks
 from ._core import jll as _jll
+from ._frame import (
+    LabelColumns,
+    check_categories,
+    check_category_counts,
+    is_frame,
+    learn_categories,
+    same_categories,
+    with_labels,
+)
 from ._gaussian import (
     DIAG_GAUSSIAN,
     DIAG_NEGBIN,
@@ -58,6 +67,7 @@ from ._state import (
     CLASSES,
     FEATURES,
     Field,
+    Fitted,
     check_at_most,
     fitted_attribute,
     memoized,
@@ -1131,13 +1141,13 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
                       "the statistic 'feature_count_' exceeds class_count_: a feature cannot be "
                       "present in more samples than its class has")
 
-    def _validate_X(self, X, fitted, dtype=None):
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
         binarize, threshold = (self._binarize_args() if fitted is None
                                else fitted.hyper["binarize"])
         # duplicate entries of a column add up before thresholding, as in the dense matrix;
         # without binarization X is binary already: a value beyond [0, 1] is no probability's
         # exponent (and would take feature_count_ beyond class_count_)
-        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize,
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning, sum_duplicates=binarize,
                                          **({} if binarize else BINARY_X))
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
@@ -1795,8 +1805,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         self.predictive = predictive
         self.n_threads = n_threads
 
-    def _validate_X(self, X, fitted, dtype=None):
-        X, has_nan = super()._validate_X(X, fitted, dtype)
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
         if sp.issparse(X) and has_nan:
             raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
                              "a sparse matrix's absent entries are zeros, not missing.")
@@ -1997,7 +2007,7 @@ def _regrid(count, n_categories, wanted):
     return out
 
 
-class CategoricalNB(_Evidence, BaseClassifier):
+class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
     """Naive Bayes for categorical features: feature j takes one of K_j values.
 
     Parameters
@@ -2136,12 +2146,40 @@ class CategoricalNB(_Evidence, BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         alpha = check_alpha(self, None)  # a number: one smoothing for every category
         n_features = X.shape[1] if X is not None else fitted.n_features
+        minimum = self._check_min_categories(n_features)
+        categories = _categories(fitted)
+        if categories:  # a column of labels has as many categories as labels, used or not
+            minimum = np.zeros(n_features, np.intp) if minimum is None else minimum.copy()
+            for j, labels in categories.items():
+                minimum[j] = len(labels)
         return {"alpha": alpha if isinstance(alpha, str) else float(alpha),
                 "predictive": check_predictive(self, alpha),
                 "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior"),
                 "handle_unknown": check_handle_unknown(self),
-                "min_categories": self._check_min_categories(n_features)}
+                "min_categories": minimum}
+
+    def _new_shell(self, X):
+        """A DataFrame's categories: those of every column of labels."""
+        if not is_frame(X):
+            return None
+        return Fitted(None, X.shape[1], None, None, None, None,
+                      extra={"categories": learn_categories(X, range(X.shape[1]))})
+
+    def _import_extra(self, extra, classes, n_features):
+        if extra is None:
+            return None
+        if not isinstance(extra, dict) or set(extra) != {"categories"}:
+            raise ValueError("CategoricalNB's structure must be None or give categories")
+        return {"categories": check_categories(extra["categories"], n_features,
+                                               set(range(n_features)))}
+
+    def _merged_extra(self, a, b):
+        if (a.extra is None) != (b.extra is None) or not same_categories(
+                _categories(a), _categories(b)):
+            raise ValueError("Cannot merge CategoricalNB models whose columns have different "
+                             "categorical labels.")
+        return a.extra
 
     def _check_min_categories(self, n_features):
         """min_categories as n_features intp values (None: none given)."""
@@ -2198,6 +2236,7 @@ class CategoricalNB(_Evidence, BaseClassifier):
         """Feature-major log table: row offsets[j] + k holds log P(x_j = k | c) for every c."""
         stats, hyper = fitted.stats, fitted.hyper
         n_categories = stats["n_categories_"]
+        check_category_counts(_categories(fitted), n_categories)
         offsets = _offsets(n_categories)
         smoothed = stats["category_count"] + smoothing(self, fitted)
         nonempty = n_categories > 0
@@ -2250,6 +2289,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
             alpha * n_categories[n_categories > 0], observed.shape))
 
     n_categories_ = statistic("n_categories_")
+    categories_ = fitted_attribute(
+        lambda model, fitted: {j: readonly(labels) for j, labels in _categories(fitted).items()},
+        "dict: index of a DataFrame column of labels -> its labels, in code order.")
     class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
     category_count_ = fitted_attribute(
         lambda model, fitted: _per_feature(readonly(fitted.stats["category_count"]),
@@ -2273,7 +2315,7 @@ class CategoricalNB(_Evidence, BaseClassifier):
             cdf = np.cumsum(np.exp(log_prob), axis=1)
             u = rng.random(len(y_idx)) * cdf[y_idx, -1]
             X[:, j] = (u[:, None] >= cdf[y_idx]).sum(axis=1)
-        return X
+        return X if fitted.feature_names is None else with_labels(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
         failed, unknown, fractional = _jll.jll_categorical(
@@ -2289,6 +2331,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
             )
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+
+def _categories(fitted):
+    """A CategoricalNB snapshot's categories (none unless fitted on a DataFrame)."""
+    return {} if fitted is None or fitted.extra is None else fitted.extra["categories"]
 
 
 def _per_feature(table, offsets):
