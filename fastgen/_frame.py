@@ -131,25 +131,40 @@ class FrameReader:
                       for j, labels in categories.items()}
 
     def read(self, X, handle_unknown, learning=False):
-        """X as a C-contiguous float64 matrix. An unknown label is an error, or missing with
+        """X as a float64 matrix. An unknown label is an error, or missing with
         ``handle_unknown="ignore"``; when ``learning`` (a batch added to a fitted model), it is
         always an error."""
-        n_rows, n_columns = X.shape  # (the caller checks the number of columns)
-        out = np.empty((n_rows, n_columns))
-        for j in range(n_columns):
-            # (private, but 0.6 us: X.iloc[:, j] builds a Series, 7 us)
-            values = X._get_column_array(j)
-            codes = self.codes.get(j)
-            if codes is None:
-                out[:, j] = _numbers(values, X, j)
-            elif holds_labels(values.dtype):
-                out[:, j] = _codes(values, codes, X, j, handle_unknown, learning)
-            else:  # numbers where labels are expected: only a column of missing values will do
-                out[:, j] = _numbers(values, X, j)
-                if not np.isnan(out[:, j]).all():
-                    raise ValueError(f"Column {X.columns[j]!r} holds numbers (dtype "
-                                     f"{values.dtype}) where the model takes labels.")
+        out = np.empty(X.shape)  # (the caller checks the number of columns)
+        # pandas holds the columns in blocks (a 2-D array for columns of one NumPy dtype, an
+        # extension array for each other column): a block of several columns of numbers is
+        # copied in one step, any other column by itself. (Private, but 2 us for adult's 14
+        # columns; X.iloc[:, j] builds a Series, 7 us each)
+        for block in X._mgr.blocks:
+            where, values = block.mgr_locs.as_array.tolist(), block.values
+            if values.ndim == 1:  # an extension array
+                columns = ((where[0], values),)
+            elif len(where) > 1 and values.dtype.kind in "biuf" and \
+                    self.codes.keys().isdisjoint(where):
+                out[:, where] = values.T  # (a gather: 1.7 us, the column's copy 0.5)
+                continue
+            else:
+                columns = zip(where, values)
+            for j, column in columns:
+                self._column(out, X, j, column, handle_unknown, learning)
         return out
+
+    def _column(self, out, X, j, values, handle_unknown, learning):
+        """Column j of X (its ``values``) into out[:, j]."""
+        codes = self.codes.get(j)
+        if codes is None:
+            out[:, j] = _numbers(values, X, j)
+        elif holds_labels(values.dtype):
+            out[:, j] = _codes(values, codes, X, j, handle_unknown, learning)
+        else:  # numbers where labels are expected: only a column of missing values will do
+            out[:, j] = _numbers(values, X, j)
+            if not np.isnan(out[:, j]).all():
+                raise ValueError(f"Column {X.columns[j]!r} holds numbers (dtype "
+                                 f"{values.dtype}) where the model takes labels.")
 
 
 def _numbers(values, X, j):
@@ -179,12 +194,11 @@ def _codes(values, codes, X, j, handle_unknown, learning):
     import pandas as pd
 
     if len(values) <= SMALL_FRAME:
-        if isinstance(values, np.ndarray):
-            labels = values.tolist()
-        elif isinstance(values, pd.arrays.ArrowStringArray):  # (pandas' str: 0.6 us, not 2)
+        if isinstance(values, pd.arrays.ArrowStringArray):  # (pandas' str: 0.6 us, not 2)
             labels = values.__arrow_array__().to_pylist()
         else:
-            labels = values.to_numpy(dtype=object).tolist()
+            labels = values.tolist() if isinstance(values, np.ndarray) else \
+                values.to_numpy(dtype=object).tolist()
         found = [codes.get(label, -1) for label in labels]
         if -1 not in found:
             return found

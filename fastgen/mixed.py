@@ -346,7 +346,8 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         with np.errstate(divide="ignore"):  # (a class of prior 0: -inf)
             # each part's uniform prior, -log(n_classes), taken out of its scores
             shift = log_prior + len(parts) * np.log(len(prior))
-        return _MixedParams(prior, log_prior, shift, parts)
+        return _MixedParams(prior, log_prior, shift, parts,
+                            [_as_slice(columns) for _, columns, _, _ in parts])
 
     class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
@@ -403,12 +404,11 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         return X if fitted.feature_names is None else with_labels(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
-        n_classes = out.shape[1]
-        jll = np.empty((X.shape[0], n_classes))
+        jll = out  # (float64: MixedNB's snapshots are)
         jll[...] = params.shift
         part_jll = np.empty_like(jll)
-        for part_kind, columns, part, part_fitted in params.parts:
-            X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, _as_slice(columns)]))
+        for (part_kind, _, part, part_fitted), columns in zip(params.parts, params.blocks):
+            X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, columns]))
             if part_kind not in ("gaussian", "categorical", "bernoulli"):
                 # counts must also be non-negative: the part validates its block
                 X_part, _ = part._validate_X(X_part, part_fitted)
@@ -417,7 +417,6 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
             jll += part_jll
         if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
-        out[...] = jll
 
 
 class _MixedParams(NamedTuple):
@@ -425,3 +424,4 @@ class _MixedParams(NamedTuple):
     log_prior: np.ndarray
     shift: np.ndarray  # log P(c) plus the parts' uniform priors taken out
     parts: list  # (kind, columns, part model, part snapshot with its parameters)
+    blocks: list  # each part's columns as an index of X's (a slice where consecutive)
