@@ -134,8 +134,8 @@ class FrameReader:
         """X as a float64 matrix. An unknown label is an error, or missing with
         ``handle_unknown="ignore"``; when ``learning`` (a batch added to a fitted model), it is
         always an error."""
-        n_rows = X.shape[0]
-        out = np.empty(X.shape)  # (the caller checks the number of columns)
+        shape = X.shape  # (the caller checks the number of columns)
+        n_rows, out = shape[0], np.empty(shape)
         where, pieces = [], []  # columns read one by one, copied into out in one step
         # pandas holds the columns in blocks (a 2-D array for columns of one NumPy dtype, an
         # extension array for each other column): a block of several columns of numbers is
