@@ -110,25 +110,16 @@ def with_labels(X, fitted):
                                 else X[:, j]) for j, name in enumerate(fitted.feature_names)})
 
 
-def frame_reader(fitted):
-    """The snapshot's FrameReader (built on first use and kept in its memo: the categories of a
-    snapshot never change, and a race builds two equal readers)."""
-    reader = fitted.memo.get("frame_reader")
-    if reader is None:
-        reader = fitted.memo.setdefault("frame_reader", FrameReader(
-            fitted.extra["categories"]))
-    return reader
-
-
 class FrameReader:
     """Reads a DataFrame whose columns have been checked against the fitted names: the label
     columns (``categories``: column index -> labels) as codes, the others as numbers."""
 
-    __slots__ = ("codes",)
+    __slots__ = ("codes", "positions")
 
-    def __init__(self, categories):
+    def __init__(self, categories, positions=None):
         self.codes = {j: {label: code for code, label in enumerate(labels.tolist())}
                       for j, labels in categories.items()}
+        self.positions = positions  # the matrix column of each column of X, if not its own
 
     def read(self, X, handle_unknown, learning=False):
         """X as a float64 matrix. An unknown label is an error, or missing with
@@ -147,7 +138,8 @@ class FrameReader:
                 values = (values,)
             elif len(columns) > 1 and values.dtype.kind in "biuf" and \
                     self.codes.keys().isdisjoint(columns):
-                out[:, columns] = values.T
+                out[:, columns if self.positions is None else self.positions[columns]] = \
+                    values.T
                 continue
             for j, column in zip(columns, values):
                 codes = self.codes.get(j)
@@ -163,7 +155,8 @@ class FrameReader:
                 where.append(j)
                 pieces.append(piece)
         if where:
-            out[:, where] = np.array(pieces, dtype=np.float64).T
+            out[:, where if self.positions is None else self.positions[where]] = \
+                np.array(pieces, dtype=np.float64).T
         return out
 
 
@@ -244,4 +237,13 @@ class LabelColumns:
             return X
         # a new fit's shell learned its categories from this X: no label is unknown
         handle_unknown = "error" if fitted.hyper is None else fitted.hyper["handle_unknown"]
-        return frame_reader(fitted).read(X, handle_unknown, learning)
+        reader = fitted.memo.get("frame_reader")
+        if reader is None:  # once per snapshot: its categories never change (a race builds
+            # two equal readers)
+            reader = fitted.memo.setdefault("frame_reader", FrameReader(
+                fitted.extra["categories"], self._positions(fitted)))
+        return reader.read(X, handle_unknown, learning)
+
+    def _positions(self, fitted):
+        """The matrix column of each DataFrame column (an intp array), or None: its own."""
+        return None

@@ -44,11 +44,18 @@ __all__ = ["MixedNB"]
 KINDS = ("gaussian", "categorical", "bernoulli", "poisson", "multinomial")
 
 
-def _as_slice(columns):
-    """A slice for consecutive column indices (a view, copied far faster than a gather)."""
-    if len(columns) and columns[-1] - columns[0] + 1 == len(columns):
-        return slice(columns[0], columns[-1] + 1)
-    return columns
+def _order(types):
+    """The columns in the parts' order: every kind's columns together, kinds in KINDS' order (so
+    that each part's block of the validated X is a slice, a view, not a gather); None when that
+    is their own order."""
+    order = np.argsort([KINDS.index(t) for t in types], kind="stable")
+    return None if (order == np.arange(len(order))).all() else order
+
+
+def _blocks(parts):
+    """Each part's columns (``hyper["parts"]``, in KINDS' order) in the parts' order: a slice."""
+    ends = np.cumsum([len(columns) for columns, _, _ in parts.values()]).tolist()
+    return {kind: slice(end - len(parts[kind][0]), end) for kind, end in zip(parts, ends)}
 
 
 def _infer_kind(dtype):
@@ -180,6 +187,27 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         return Fitted(None, len(types), np.dtype(np.float64), None, None, None,
                       extra={"feature_types": types, "categories": categories})
 
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        """X validated, its columns in the parts' order (see ``_order``): a DataFrame is read
+        into that order directly, an array is gathered into it."""
+        frame = is_frame(X)
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
+        order = self._order_of(fitted)
+        return (X if frame or order is None else X[:, order]), has_nan
+
+    def _order_of(self, fitted):
+        if "order" not in fitted.memo:  # (a race computes it twice, the same)
+            fitted.memo["order"] = _order(fitted.extra["feature_types"])
+        return fitted.memo["order"]
+
+    def _positions(self, fitted):
+        order = self._order_of(fitted)
+        if order is None:
+            return None
+        positions = np.empty_like(order)
+        positions[order] = np.arange(len(order))
+        return positions
+
     # ----------------------------------------------------------------- the parts
     def _new_part(self, kind, n_classes, columns, categories):
         """The model of one kind of column, with a uniform class prior (taken out again when
@@ -256,13 +284,14 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))
         kinds = np.asarray(fitted.extra["feature_types"])
-        parts = {}
+        parts, start = {}, 0
         for kind in KINDS:
             columns = np.flatnonzero(kinds == kind)
             if columns.size:
                 part = self._new_part(kind, n_classes, columns.tolist(),
                                       fitted.extra["categories"])
-                part_X = None if X is None else self._part_input(kind, X[:, _as_slice(columns)])
+                block, start = slice(start, start + columns.size), start + columns.size
+                part_X = None if X is None else self._part_input(kind, X[:, block])
                 if part_X is not None:  # every part checks its block before any part learns
                     part._validate_X(part_X, None)
                 part_fitted = Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
@@ -273,17 +302,19 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
 
     def _start(self, hyper, n_classes, X):
         stats = {"class_count_": np.zeros(n_classes)}
+        blocks = _blocks(hyper["parts"])
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
-            block = self._part_input(kind, X[:, _as_slice(columns)])
+            block = self._part_input(kind, X[:, blocks[kind]])
             stats.update({f"{kind}.{name}": value for name, value in
                           part._start(part_hyper, n_classes, block).items()})
         return stats
 
     def _add(self, stats, X, members, has_nan, hyper):
         out = {"class_count_": stats["class_count_"] + members.class_weight()}
+        blocks = _blocks(hyper["parts"])
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             block, part_nan = part._validate_X(
-                self._part_input(kind, X[:, _as_slice(columns)]), None)
+                self._part_input(kind, X[:, blocks[kind]]), None)
             added = part._add(self._sub(stats, kind), block, members, part_nan, part_hyper)
             # refused here, before the multinomial part (last) counts in place into the
             # statistics of the model as it stands
@@ -346,8 +377,7 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         with np.errstate(divide="ignore"):  # (a class of prior 0: -inf)
             # each part's uniform prior, -log(n_classes), taken out of its scores
             shift = log_prior + len(parts) * np.log(len(prior))
-        return _MixedParams(prior, log_prior, shift, parts,
-                            [_as_slice(columns) for _, columns, _, _ in parts])
+        return _MixedParams(prior, log_prior, shift, parts, list(_blocks(hyper["parts"]).values()))
 
     class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
@@ -424,4 +454,4 @@ class _MixedParams(NamedTuple):
     log_prior: np.ndarray
     shift: np.ndarray  # log P(c) plus the parts' uniform priors taken out
     parts: list  # (kind, columns, part model, part snapshot with its parameters)
-    blocks: list  # each part's columns as an index of X's (a slice where consecutive)
+    blocks: list  # each part's columns in the validated X (see _order): a slice
