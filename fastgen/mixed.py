@@ -93,7 +93,8 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
     priors : array-like of shape (n_classes,), default=None
         Class priors; if None, the (weighted) class frequencies.
     handle_unknown : {"error", "ignore"}, default="error"
-        A categorical value not seen in training: an error, or marginalised.
+        A categorical value not seen in training: an error, or marginalised. In a later
+        ``partial_fit`` batch an unknown label is always an error.
     predictive : bool, default=False
         Score every part with its posterior predictive (see each part's model) instead of its
         plug-in estimate.
@@ -128,6 +129,11 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
     Notes
     -----
     ``log P(c, x) = log P(c) + sum over kinds of sum_j log P(x_j | c)`` over the observed values.
+    A categorical DataFrame column of labels learns its categories at the first fit: the sorted
+    distinct labels seen, or every category of a pandas CategoricalDtype, used or not (so that
+    batches streamed through ``partial_fit`` can declare them up front); it has as many
+    categories as labels. A column given later must hold the same kind of values it held in
+    training (labels or numbers), or it is an error naming it.
     A "bernoulli" column is a categorical one with the two values absent/present, so that a
     missing value is marginalised and the probabilities use the observed values. In a
     "multinomial" block a missing count is dropped from the sum.

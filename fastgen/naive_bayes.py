@@ -2026,9 +2026,13 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
         Given class priors.
     min_categories : int or array-like of shape (n_features,), default=None
         Minimum number of categories per feature (for values that may not occur in training).
+        A DataFrame column of labels has as many categories as labels (declare labels that may
+        not occur with a pandas CategoricalDtype); its entry is not used.
     handle_unknown : {"error", "ignore"}, default="error"
-        A code at prediction that is beyond the categories seen in training: a ValueError naming
-        the feature, or (``"ignore"``) that feature is marginalised for that row.
+        A code (or a DataFrame label) at prediction that is beyond the categories seen in
+        training: a ValueError naming the feature, or (``"ignore"``) that feature is
+        marginalised for that row. In a later ``partial_fit`` batch an unknown label is always
+        an error.
     predictive : bool, default=False
         Score with the posterior predictive probability given the training data (each
         P(x_j | c) integrated out under its Dirichlet posterior): for one sample it is the
@@ -2057,6 +2061,9 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
         Log marginal likelihood of the training features given their labels (see Notes).
     n_categories_ : ndarray of shape (n_features,)
         Number of categories of each feature.
+    categories_ : dict
+        For the DataFrame columns of labels: column index -> the labels, in code order (empty
+        when fitted on codes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -2064,8 +2071,14 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
 
     Notes
     -----
-    X holds category codes 0 .. K_j - 1 (integers, or floats holding integers). A missing value --
-    NaN, or a negative code -- is marginalised: it is skipped when counting and contributes
+    X holds category codes 0 .. K_j - 1 (integers, or floats holding integers), or is a pandas
+    DataFrame whose columns hold codes or labels (object, string, category or bool dtype). A
+    column of labels learns its categories at the first fit: the sorted distinct labels seen,
+    or every category of a CategoricalDtype, used or not, so that batches streamed through
+    ``partial_fit`` can declare them all up front; label k of ``categories_[j]`` is code k, and
+    the model equals scikit-learn's CategoricalNB on ``OrdinalEncoder`` codes of the frame (with
+    ``min_categories`` for unused categories). A missing value --
+    NaN, None, pd.NA or NaT in a DataFrame, NaN or a negative code in an array -- is marginalised: it is skipped when counting and contributes
     nothing when predicting (the other features' likelihood is the marginal). ``P(x_j = k | c) =
     (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's observed values of
     feature j, which is scikit-learn's estimate on complete data (with alpha = 0, a feature of
