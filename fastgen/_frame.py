@@ -174,7 +174,8 @@ def _numbers(values, X, j):
                 return np.where(missing, np.nan, values).astype(np.float64)
             except (TypeError, ValueError):
                 pass
-    elif pd.api.types.is_numeric_dtype(dtype):  # nullable Int64, Float64, boolean, Arrow numbers
+    elif not isinstance(values, np.ndarray) and pd.api.types.is_numeric_dtype(dtype):
+        # nullable Int64, Float64, boolean, Arrow numbers
         return values.to_numpy(dtype=np.float64, na_value=np.nan)
     raise ValueError(f"Column {X.columns[j]!r} holds labels or other non-numbers (dtype "
                      f"{dtype}) where the model takes numbers; declare it 'categorical' in "
@@ -186,23 +187,27 @@ def _codes(values, n_rows, codes, X, j, handle_unknown, learning):
     missing value (and an ignored unknown)."""
     import pandas as pd
 
-    if n_rows <= SMALL_FRAME:
-        if isinstance(values, pd.arrays.ArrowStringArray):  # (pandas' str: 0.6 us, not 2)
-            labels = values.__arrow_array__().to_pylist()
-        else:
-            labels = values.tolist() if isinstance(values, np.ndarray) else \
-                values.to_numpy(dtype=object).tolist()
-        found = [codes.get(label, -1) for label in labels]
-        if -1 not in found:
-            return found
-        found = np.array(found, dtype=np.float64)
-        unknown = [i for i in np.flatnonzero(found < 0) if not pd.isna(labels[i])]
-    else:  # each distinct label looked up once
-        index, distinct = pd.factorize(values)  # -1: missing
-        table = np.array([codes.get(label, -1) for label in distinct.tolist()] + [-1],
-                         dtype=np.float64)
-        found = table[index]
-        unknown = np.flatnonzero((found < 0) & (index >= 0))
+    try:
+        if n_rows <= SMALL_FRAME:
+            if isinstance(values, pd.arrays.ArrowStringArray):  # (pandas' str: 0.6 us, not 2)
+                labels = values.__arrow_array__().to_pylist()
+            else:
+                labels = values.tolist() if isinstance(values, np.ndarray) else \
+                    values.to_numpy(dtype=object).tolist()
+            found = [codes.get(label, -1) for label in labels]
+            if -1 not in found:
+                return found
+            found = np.array(found, dtype=np.float64)
+            unknown = [i for i in np.flatnonzero(found < 0) if not pd.isna(labels[i])]
+        else:  # each distinct label looked up once
+            index, distinct = pd.factorize(values)  # -1: missing
+            table = np.array([codes.get(label, -1) for label in distinct.tolist()] + [-1],
+                             dtype=np.float64)
+            found = table[index]
+            unknown = np.flatnonzero((found < 0) & (index >= 0))
+    except TypeError:  # a list, a dict, ...
+        raise ValueError(f"Column {X.columns[j]!r} holds a value that cannot be a label "
+                         "(it is not hashable).") from None
     if len(unknown):
         label, name = values[unknown[0]], X.columns[j]
         if learning:
@@ -233,7 +238,7 @@ class LabelColumns:
     ``"categories"``, learned by ``learn_categories``, and ``hyper`` their handle_unknown)."""
 
     def _read_frame(self, X, fitted, learning):
-        if not is_frame(X):
+        if not is_frame(X) or fitted.extra is None:  # (CategoricalNB fitted on an array)
             return X
         # a new fit's shell learned its categories from this X: no label is unknown
         handle_unknown = "error" if fitted.hyper is None else fitted.hyper["handle_unknown"]

@@ -679,5 +679,13 @@ def test_dataframe_categories_in_files_and_pickles(adult_text, tmp_path):
 
 
 def test_numeric_codes_have_no_categories(data):
-    X, y, _, _ = data
-    assert fastgen.CategoricalNB().fit(X, y).categories_ == {}
+    """Fitted on an array of codes: no categories, and a DataFrame of the same codes is read as
+    the array (with scikit-learn's warning about feature names)."""
+    pd = pytest.importorskip("pandas")
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB().fit(X, y)
+    assert est.categories_ == {}
+    with pytest.warns(UserWarning, match="feature names"):
+        got = est.predict_log_proba(pd.DataFrame(Xt[:5], columns=[f"f{j}" for j in
+                                                                   range(Xt.shape[1])]))
+    assert_array_equal(got, est.predict_log_proba(Xt[:5]))
