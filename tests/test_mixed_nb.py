@@ -19,6 +19,7 @@ from _reference import categorical_nb_jll, gaussian_nb_jll, log_posterior, poiss
 from numpy.testing import assert_allclose, assert_array_equal
 
 import fastgen
+from fastgen._frame import SMALL_FRAME
 
 RTOL, ATOL = 1e-9, 1e-9
 
@@ -529,12 +530,12 @@ def test_dataframe_encoding_equals_column_by_column(shared_data):
     bit for bit the scores of its codes built column by column with pandas."""
     from _data import adult_frame
 
-    X, y = adult_frame(shared_data, 1500)
+    X, y = adult_frame(shared_data, 1000 + 2 * SMALL_FRAME)
     X = spiced_adult(X)
     train = X.iloc[:1000].copy()
     train["native_country"] = train["native_country"].replace("Atlantis", np.nan)
     est = fastgen.MixedNB(handle_unknown="ignore").fit(train, y[:1000])
-    test = X.iloc[1000:]
+    test = X.iloc[1000:]  # (large enough to be factorized, its single rows looked up)
     pd = pytest.importorskip("pandas")
     holes = [next(i for i, v in enumerate(test["race"]) if v is None),
              next(i for i, v in enumerate(test["race"]) if v is pd.NA),
