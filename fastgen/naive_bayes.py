@@ -2077,14 +2077,14 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
     or every category of a CategoricalDtype, used or not, so that batches streamed through
     ``partial_fit`` can declare them all up front; label k of ``categories_[j]`` is code k, and
     the model equals scikit-learn's CategoricalNB on ``OrdinalEncoder`` codes of the frame (with
-    ``min_categories`` for unused categories). A missing value --
-    NaN, None, pd.NA or NaT in a DataFrame, NaN or a negative code in an array -- is marginalised: it is skipped when counting and contributes
-    nothing when predicting (the other features' likelihood is the marginal). ``P(x_j = k | c) =
-    (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's observed values of
-    feature j, which is scikit-learn's estimate on complete data (with alpha = 0, a feature of
-    which a class has no observed value, 0/0, is marginalised for that class). Unlike
-    scikit-learn, a code never seen in training is a clear error (scikit-learn #16028 raised an
-    IndexError) or, with ``handle_unknown="ignore"``, marginalised.
+    ``min_categories`` for unused categories). A missing value -- NaN, None, pd.NA or NaT in a
+    DataFrame, NaN or a negative code in an array -- is marginalised: it is skipped when counting
+    and contributes nothing when predicting (the other features' likelihood is the marginal).
+    ``P(x_j = k | c) = (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's
+    observed values of feature j, which is scikit-learn's estimate on complete data (with alpha =
+    0, a feature of which a class has no observed value, 0/0, is marginalised for that class).
+    Unlike scikit-learn, a code never seen in training is a clear error (scikit-learn #16028
+    raised an IndexError) or, with ``handle_unknown="ignore"``, marginalised.
 
     ``log_evidence_`` is the probability of the observed training values given their classes,
     each P(x_j | c) integrated out under its Dirichlet prior: per class and feature, ``sum_k
