@@ -11,7 +11,7 @@ access (``X.iloc[:, j]``, a Series each: 7 us) and ``X.to_numpy(object)`` (100 u
 columns) are too slow: the columns are read as the arrays pandas holds them in (its blocks,
 ``X._mgr.blocks``: 2 us for all 14), and a small frame's labels are looked up in a dict, a large
 one's factorized first (each distinct label looked up once: 5x faster than
-``Index.get_indexer`` on 10,000 rows, 8x slower on one).
+``Index.get_indexer`` on 10,000 rows, 7x slower on one).
 """
 from __future__ import annotations
 
