@@ -10,8 +10,8 @@ A single-row call must stay within a few tens of microseconds, where pandas' pub
 access (``X.iloc[:, j]``, a Series each: 7 us) and ``X.to_numpy(object)`` (100 us for adult's 14
 columns) are too slow: the columns are read as the arrays pandas holds them in (its blocks,
 ``X._mgr.blocks``: 2 us for all 14), and a small frame's labels are looked up in a dict, a large
-one's factorized first (each distinct label looked up once: 5x faster than
-``Index.get_indexer`` on 10,000 rows, 7x slower on one).
+one's factorized first, so that each distinct label is looked up once (5x faster than
+``Index.get_indexer`` on 10,000 rows; on one row, 7x slower than the dict).
 """
 from __future__ import annotations
 
