@@ -206,17 +206,19 @@ def blas_threads(request, n_threads: int) -> int:
 def record_extra_info(benchmark, contender, n_threads, X, dataset, request, **more):
     """Fill ``benchmark.extra_info`` with scalars only (the JSON hook strips anything else)."""
     info = benchmark.extra_info
+    frame = hasattr(X, "columns")  # a pandas DataFrame: its columns' dtypes
     info.update(
         contender=contender.name,
         n_threads=int(n_threads),
         dataset=dataset,
         bench_size=request.config.getoption("--bench-size"),
-        dtype=str(X.dtype),
+        dtype=",".join(sorted({str(d) for d in X.dtypes})) if frame else str(X.dtype),
         index_dtype=str(X.indices.dtype) if hasattr(X, "indices") else None,
         n_samples=int(X.shape[0]),
         n_features=int(X.shape[1]),
-        nnz=int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X)),
-        n_missing=None if hasattr(X, "nnz") else int(np.count_nonzero(np.isnan(X))),
+        nnz=int(X.nnz) if hasattr(X, "nnz") else None if frame else int(np.count_nonzero(X)),
+        n_missing=None if hasattr(X, "nnz") else int(X.isna().to_numpy().sum()) if frame
+        else int(np.count_nonzero(np.isnan(X))),
         openmp_enabled=_openmp_enabled() if contender.name == "fastgen" else None,
         blas_threads=blas_threads(request, n_threads),
         fastgen_version=_version("fastgen"),

@@ -21,6 +21,7 @@ from . import _dask, _persist
 from ._core import _counts, jll
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
+from ._frame import is_frame, same_columns
 from ._persist import _ESTIMATORS
 from ._state import (
     CLASSES,
@@ -578,20 +579,30 @@ class BaseClassifier(BaseEstimator):
         return 0.0
 
     # ----------------------------------------------------------------- input
-    def _validate_X(self, X, fitted, dtype=None, **constraints):
+    def _validate_X(self, X, fitted, dtype=None, learning=False, **constraints):
         """Validate X once at the boundary; returns ``(X, has_nan)`` (NaN only where the model
         allows it: missing values). ``fitted``: the snapshot X must agree with (its features,
-        their names and its dtype), or None for a new fit. constraints add to (or override) the
-        class's _X_constraints (check_X's keywords)."""
-        if fitted is not None:  # (not a new fit's shell: those models have none)
-            self._check_feature_names(X, fitted.feature_names)
+        their names and its dtype), or a new fit's shell (``_new_shell``), or None for a new fit
+        without one. ``learning``: X is a batch to add to ``fitted`` (partial_fit). constraints
+        add to (or override) the class's _X_constraints (check_X's keywords)."""
+        if fitted is not None:
+            if fitted.classes is not None and not (  # (a shell has no names to check)
+                    fitted.feature_names is not None and is_frame(X)
+                    and same_columns(X, fitted)):
+                self._check_feature_names(X, fitted.feature_names)
             dtype = fitted.dtype
+            X = self._read_frame(X, fitted, learning)
         X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
                                    **{**self._X_constraints, **constraints})
         if fitted is not None and X_valid.shape[1] != fitted.n_features:
             raise ValueError(f"X has {X_valid.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {fitted.n_features} features as input.")
         return X_valid, has_nan
+
+    def _read_frame(self, X, fitted, learning):
+        """X with a DataFrame's columns read as the snapshot ``fitted`` takes them (the models
+        that take columns of labels: see ``_frame.LabelColumns``); check_X then validates it."""
+        return X
 
     def _n_threads_for(self, work):
         return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1
@@ -709,7 +720,7 @@ class BaseClassifier(BaseEstimator):
                 return self.merge(part)
             known = classes if fitted is None else fitted.classes
             shell = self._new_shell(X) if fitted is None else None
-            X_valid, has_nan = self._validate_X(X, fitted or shell)
+            X_valid, has_nan = self._validate_X(X, fitted or shell, learning=True)
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             y_idx = np.searchsorted(known, y)
             bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)

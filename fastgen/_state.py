@@ -151,10 +151,11 @@ class Fitted:
 
     After publication, ``params`` is set at most once (a model that derives lazily, after
     ``partial_fit``), ``memo`` collects values computed from the snapshot on first read (fitted
-    attributes that scoring does not use; never saved), and the statistics change only in place,
-    under ``lock``, by the model that owns them (the text models' ``partial_fit`` adds a batch's
-    counts to the tables; its new snapshot then replaces this one): whatever reads the statistics
-    of a snapshot that may still be published holds ``lock``.
+    attributes that scoring does not use, and what reading a DataFrame needs; never saved), and
+    the statistics change only in place, under ``lock``, by the model that owns them (the text
+    models' ``partial_fit`` adds a batch's counts to the tables; its new snapshot then replaces
+    this one): whatever reads the statistics of a snapshot that may still be published holds
+    ``lock``.
     """
 
     __slots__ = ("classes", "n_features", "dtype", "feature_names", "stats", "hyper", "params",

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from ._core import _counts
 from ._core import checks as _checks
+from ._frame import is_frame
 
 CsrStatus, ValuesStatus = _checks.CsrStatus, _checks.ValuesStatus
 
@@ -94,9 +95,9 @@ def check_is_fitted(estimator) -> None:
 
 def get_feature_names(X):
     """Column names of a DataFrame-like X as an object array of str, or None (sklearn's rule)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or not hasattr(X, "dtypes") or sp.issparse(X):
+    if not is_frame(X) or sp.issparse(X):
         return None
+    columns = X.columns
     names = np.asarray(list(columns), dtype=object)
     if len(names) == 0:
         return None
@@ -269,7 +270,7 @@ def _summed_duplicates(X):
 
 
 def _check_dense(X, dtype, accept_int, estimator_name):
-    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # DataFrame: ask for a numeric array
+    if is_frame(X):  # DataFrame: ask for a numeric array
         X = X.to_numpy()
     X = np.asarray(X)
     kind = X.dtype.kind

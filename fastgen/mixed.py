@@ -17,10 +17,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._bayes import Conjugate
-from ._base import OUT_JLL, BaseClassifier, check_classes, check_priors, class_prior, spread
+from ._base import OUT_JLL, BaseClassifier, check_priors, class_prior, spread
 from ._core import jll as _jll
+from ._frame import (
+    LabelColumns,
+    check_categories,
+    check_category_counts,
+    is_frame,
+    learn_categories,
+    same_categories,
+    with_labels,
+)
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
-from ._validation import check_bool, check_X, invalid_parameter
+from ._validation import check_bool, invalid_parameter
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -35,11 +44,18 @@ __all__ = ["MixedNB"]
 KINDS = ("gaussian", "categorical", "bernoulli", "poisson", "multinomial")
 
 
-def _as_slice(columns):
-    """A slice for consecutive column indices (a view, copied far faster than a gather)."""
-    if len(columns) and columns[-1] - columns[0] + 1 == len(columns):
-        return slice(columns[0], columns[-1] + 1)
-    return columns
+def _order(types):
+    """The columns in the parts' order: every kind's columns together, kinds in KINDS' order (so
+    that each part's block of the validated X is a slice, a view, not a gather); None when that
+    is their own order."""
+    order = np.argsort([KINDS.index(t) for t in types], kind="stable")
+    return None if (order == np.arange(len(order))).all() else order
+
+
+def _blocks(parts):
+    """Each part's columns (``hyper["parts"]``, in KINDS' order) in the parts' order: a slice."""
+    ends = np.cumsum([len(columns) for columns, _, _ in parts.values()]).tolist()
+    return {kind: slice(end - len(parts[kind][0]), end) for kind, end in zip(parts, ends)}
 
 
 def _infer_kind(dtype):
@@ -54,7 +70,7 @@ def _infer_kind(dtype):
                     "feature_types.")
 
 
-class MixedNB(Conjugate, BaseClassifier):
+class MixedNB(LabelColumns, Conjugate, BaseClassifier):
     """Naive Bayes over columns of different kinds, with missing values marginalised.
 
     Parameters
@@ -77,7 +93,8 @@ class MixedNB(Conjugate, BaseClassifier):
     priors : array-like of shape (n_classes,), default=None
         Class priors; if None, the (weighted) class frequencies.
     handle_unknown : {"error", "ignore"}, default="error"
-        A categorical value not seen in training: an error, or marginalised.
+        A categorical value not seen in training: an error, or marginalised. In a later
+        ``partial_fit`` batch an unknown label is always an error.
     predictive : bool, default=False
         Score every part with its posterior predictive (see each part's model) instead of its
         plug-in estimate.
@@ -112,6 +129,11 @@ class MixedNB(Conjugate, BaseClassifier):
     Notes
     -----
     ``log P(c, x) = log P(c) + sum over kinds of sum_j log P(x_j | c)`` over the observed values.
+    A categorical DataFrame column of labels learns its categories at the first fit: the sorted
+    distinct labels seen, or every category of a pandas CategoricalDtype, used or not (so that
+    batches streamed through ``partial_fit`` can declare them up front); it has as many
+    categories as labels. A column given later must hold the same kind of values it held in
+    training (labels or numbers), or it is an error naming it.
     A "bernoulli" column is a categorical one with the two values absent/present, so that a
     missing value is marginalised and the probabilities use the observed values. In a
     "multinomial" block a missing count is dropped from the sum.
@@ -126,6 +148,8 @@ class MixedNB(Conjugate, BaseClassifier):
     array([0, 1])
     """
     _poor_score = True
+    _X_constraints: dict = {"allow_nan": True, "accept_sparse": False, "accept_int": False,
+                            "max_abs": 1e150}
 
     def __init__(self, feature_types: list[str] | None = None, *, alpha: float | str = 1.0,
                  var_smoothing: float = 1e-9, prior_strength: float | tuple | str = 1.0,
@@ -164,73 +188,38 @@ class MixedNB(Conjugate, BaseClassifier):
         if len(shape) != 2:
             raise ValueError(f"Expected a 2D array, got an array of shape {shape} instead.")
         types = self._resolve_types(X, shape[1])
-        categories = {}
-        if _is_frame(X):
-            import pandas as pd  # a DataFrame was passed, so pandas is there
-
-            for j, kind in enumerate(types):
-                column = X.iloc[:, j]
-                if kind == "categorical" and _holds_labels(column.dtype):
-                    categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+        categories = learn_categories(X, [j for j, kind in enumerate(types)
+                                          if kind == "categorical"]) if is_frame(X) else {}
         return Fitted(None, len(types), np.dtype(np.float64), None, None, None,
                       extra={"feature_types": types, "categories": categories})
 
-    def _encode(self, X, types, categories, handle_unknown):
-        """A float64 matrix: DataFrame categorical columns as codes, missing values (NaN, None,
-        pd.NA, NaT) as NaN."""
-        if not _is_frame(X):
-            return X
-        import pandas as pd  # a DataFrame was passed, so pandas is there
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        """X validated, its columns in the parts' order (see ``_order``): a DataFrame is read
+        into that order directly, an array is gathered into it."""
+        frame = is_frame(X)
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
+        order = self._order_of(fitted)
+        return (X if frame or order is None else X[:, order]), has_nan
 
-        if X.shape[1] != len(types):
-            raise ValueError(f"X has {X.shape[1]} features, but MixedNB is expecting "
-                             f"{len(types)} features as input.")
-        columns = []
-        for j, kind in enumerate(types):
-            column = X.iloc[:, j]
-            if kind == "categorical" and _holds_labels(column.dtype):
-                if j not in categories:
-                    raise ValueError(f"Column {X.columns[j]!r} holds labels, but the model was "
-                                     "fitted with numeric codes in that column.")
-                # -1 for missing values and for labels not seen in training
-                codes = pd.Index(categories[j]).get_indexer(column).astype(np.float64)
-                unknown = (codes < 0) & column.notna().to_numpy()
-                if unknown.any():
-                    if handle_unknown == "error":
-                        raise ValueError(f"Column {X.columns[j]!r} has a value not seen in "
-                                         f"training ({column[unknown].iloc[0]!r}); use "
-                                         "handle_unknown='ignore' to marginalise it.")
-                codes[codes < 0] = np.nan
-                columns.append(codes)
-            else:
-                try:
-                    columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
-                except (TypeError, ValueError):
-                    raise ValueError(f"Column {X.columns[j]!r} of kind {kind!r} is not numeric; "
-                                     "declare it 'categorical' in feature_types.") from None
-        return np.column_stack(columns) if columns else np.empty((len(X), 0))
+    def _order_of(self, fitted):
+        if "order" not in fitted.memo:  # (a race computes it twice, the same)
+            fitted.memo["order"] = _order(fitted.extra["feature_types"])
+        return fitted.memo["order"]
 
-    def _validate_X(self, X, fitted, dtype=None):
-        if fitted.feature_names is not None or fitted.classes is not None:
-            self._check_feature_names(X, fitted.feature_names)
-        # the snapshot's own handle_unknown; a new fit's (its shell has none yet)
-        handle_unknown = check_handle_unknown(self) if fitted.hyper is None \
-            else fitted.hyper["handle_unknown"]
-        extra = fitted.extra
-        encoded = self._encode(X, extra["feature_types"], extra["categories"], handle_unknown)
-        X_valid, has_nan = check_X(encoded, estimator_name=type(self).__name__,
-                                   dtype=np.float64, allow_nan=True, accept_sparse=False,
-                                   accept_int=False, max_abs=1e150)
-        if X_valid.shape[1] != fitted.n_features:
-            raise ValueError(f"X has {X_valid.shape[1]} features, but MixedNB is expecting "
-                             f"{fitted.n_features} features as input.")
-        return X_valid, has_nan
+    def _positions(self, fitted):
+        order = self._order_of(fitted)
+        if order is None:
+            return None
+        positions = np.empty_like(order)
+        positions[order] = np.arange(len(order))
+        return positions
 
     # ----------------------------------------------------------------- the parts
-    def _new_part(self, kind, n_classes):
+    def _new_part(self, kind, n_classes, columns, categories):
         """The model of one kind of column, with a uniform class prior (taken out again when
         scoring: the class prior is MixedNB's own). It serves as the mathematics of its columns:
-        MixedNB's snapshot holds the statistics and parameters of all of them."""
+        MixedNB's snapshot holds the statistics and parameters of all of them. A column of
+        labels has as many categories as labels (``categories``), used or not."""
         common = {"predictive": self.predictive, "n_threads": self.n_threads}
         if kind == "gaussian":
             return GaussianNB(priors=np.full(n_classes, 1.0 / n_classes),
@@ -238,6 +227,7 @@ class MixedNB(Conjugate, BaseClassifier):
                               prior_strength=self.prior_strength, **common)
         if kind == "categorical":
             return CategoricalNB(alpha=self.alpha, fit_prior=False,
+                                 min_categories=[len(categories.get(j, ())) for j in columns],
                                  handle_unknown=self.handle_unknown, **common)
         if kind == "bernoulli":
             return CategoricalNB(alpha=self.alpha, fit_prior=False, min_categories=2, **common)
@@ -300,12 +290,14 @@ class MixedNB(Conjugate, BaseClassifier):
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))
         kinds = np.asarray(fitted.extra["feature_types"])
-        parts = {}
+        parts, start = {}, 0
         for kind in KINDS:
             columns = np.flatnonzero(kinds == kind)
             if columns.size:
-                part = self._new_part(kind, n_classes)
-                part_X = None if X is None else self._part_input(kind, X[:, _as_slice(columns)])
+                part = self._new_part(kind, n_classes, columns.tolist(),
+                                      fitted.extra["categories"])
+                block, start = slice(start, start + columns.size), start + columns.size
+                part_X = None if X is None else self._part_input(kind, X[:, block])
                 if part_X is not None:  # every part checks its block before any part learns
                     part._validate_X(part_X, None)
                 part_fitted = Fitted(fitted.classes, len(columns), np.dtype(np.float64), None,
@@ -316,17 +308,19 @@ class MixedNB(Conjugate, BaseClassifier):
 
     def _start(self, hyper, n_classes, X):
         stats = {"class_count_": np.zeros(n_classes)}
+        blocks = _blocks(hyper["parts"])
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
-            block = self._part_input(kind, X[:, _as_slice(columns)])
+            block = self._part_input(kind, X[:, blocks[kind]])
             stats.update({f"{kind}.{name}": value for name, value in
                           part._start(part_hyper, n_classes, block).items()})
         return stats
 
     def _add(self, stats, X, members, has_nan, hyper):
         out = {"class_count_": stats["class_count_"] + members.class_weight()}
+        blocks = _blocks(hyper["parts"])
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             block, part_nan = part._validate_X(
-                self._part_input(kind, X[:, _as_slice(columns)]), None)
+                self._part_input(kind, X[:, blocks[kind]]), None)
             added = part._add(self._sub(stats, kind), block, members, part_nan, part_hyper)
             # refused here, before the multinomial part (last) counts in place into the
             # statistics of the model as it stands
@@ -356,10 +350,8 @@ class MixedNB(Conjugate, BaseClassifier):
         return out
 
     def _merged_extra(self, a, b):
-        if a.extra["feature_types"] != b.extra["feature_types"] or \
-                a.extra["categories"].keys() != b.extra["categories"].keys() or any(
-                    not np.array_equal(a.extra["categories"][j], b.extra["categories"][j])
-                    for j in a.extra["categories"]):
+        if a.extra["feature_types"] != b.extra["feature_types"] or not same_categories(
+                a.extra["categories"], b.extra["categories"]):
             raise ValueError("Cannot merge MixedNB models whose columns have different kinds or "
                              "categorical labels.")
         return a.extra
@@ -367,41 +359,31 @@ class MixedNB(Conjugate, BaseClassifier):
     def _import_extra(self, extra, classes, n_features):
         if not isinstance(extra, dict) or set(extra) != {"feature_types", "categories"}:
             raise ValueError("MixedNB's structure must give feature_types and categories")
-        types, categories = extra["feature_types"], extra["categories"]
+        types = extra["feature_types"]
         if not isinstance(types, list) or len(types) != n_features or \
                 any(not isinstance(t, str) or t not in KINDS for t in types):
             raise ValueError("feature_types must give a kind per feature")
-        if not isinstance(categories, dict) or any(
-                isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < n_features
-                or types[j] != "categorical" or not isinstance(labels, np.ndarray)
-                or labels.ndim != 1 or labels.dtype.kind not in "biufUO"
-                for j, labels in categories.items()):
-            raise ValueError("categories must map categorical columns to arrays of labels")
-        for labels in categories.values():  # as pd.Categorical makes them: sorted, distinct
-            try:
-                check_classes(labels)
-            except ValueError:
-                raise ValueError("a column's categories must be sorted, distinct labels, "
-                                 "without NaN") from None
-        return {"feature_types": list(types), "categories": dict(categories)}
+        return {"feature_types": list(types), "categories": check_categories(
+            extra["categories"], n_features,
+            {j for j, kind in enumerate(types) if kind == "categorical"})}
 
     # ----------------------------------------------------------------- parameters
     def _derive(self, fitted):
         hyper = fitted.hyper
         if "categorical" in hyper["parts"]:  # a labelled column's codes index its labels
-            columns = list(hyper["parts"]["categorical"][0])
-            n_categories = fitted.stats["categorical.n_categories_"]
-            for j, labels in fitted.extra["categories"].items():
-                if n_categories[columns.index(j)] > len(labels):
-                    raise ValueError(f"column {j} has {len(labels)} categorical labels but "
-                                     f"{n_categories[columns.index(j)]} categories")
+            columns = hyper["parts"]["categorical"][0]
+            check_category_counts(fitted.extra["categories"], dict(zip(
+                columns.tolist(), fitted.stats["categorical.n_categories_"].tolist())))
         prior, log_prior = class_prior(fitted.stats["class_count_"], hyper["priors"])
         parts = []
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             part_fitted = self._part_fitted(fitted, kind, columns, part_hyper)
             part_fitted.params = part._derive(part_fitted)
             parts.append((kind, columns, part, part_fitted))
-        return _MixedParams(prior, log_prior, parts)
+        with np.errstate(divide="ignore"):  # (a class of prior 0: -inf)
+            # each part's uniform prior, -log(n_classes), taken out of its scores
+            shift = log_prior + len(parts) * np.log(len(prior))
+        return _MixedParams(prior, log_prior, shift, parts, list(_blocks(hyper["parts"]).values()))
 
     class_prior_ = parameter("prior", "ndarray of shape (n_classes,): P(c).")
     feature_types_ = fitted_attribute(lambda model, fitted: list(fitted.extra["feature_types"]),
@@ -455,45 +437,27 @@ class MixedNB(Conjugate, BaseClassifier):
         for kind, columns, part, part_fitted in self._params_of(fitted).parts:
             block = part._sample_X(part_fitted, y_idx, rng)
             X[:, columns] = block.toarray() if hasattr(block, "toarray") else block
-        if fitted.feature_names is None:
-            return X
-        import pandas as pd  # fitted on a DataFrame, so pandas is there
-
-        categories = fitted.extra["categories"]
-        columns = {name: (categories[j][X[:, j].astype(np.intp)] if j in categories
-                          else X[:, j]) for j, name in enumerate(fitted.feature_names)}
-        return pd.DataFrame(columns)
+        return X if fitted.feature_names is None else with_labels(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
-        n_classes = out.shape[1]
-        with np.errstate(divide="ignore"):
-            jll = np.empty((X.shape[0], n_classes))
-            jll[...] = params.log_prior + len(params.parts) * np.log(n_classes)
+        jll = out  # (float64: MixedNB's snapshots are)
+        jll[...] = params.shift
         part_jll = np.empty_like(jll)
-        for part_kind, columns, part, part_fitted in params.parts:
-            X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, _as_slice(columns)]))
+        for (part_kind, _, part, part_fitted), columns in zip(params.parts, params.blocks):
+            X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, columns]))
             if part_kind not in ("gaussian", "categorical", "bernoulli"):
                 # counts must also be non-negative: the part validates its block
                 X_part, _ = part._validate_X(X_part, part_fitted)
             # X was validated (finite floats, NaN = missing): all these parts accept it
             part._score(part_fitted.params, X_part, OUT_JLL, part_jll, has_nan)
-            jll += part_jll  # (each part's uniform prior, -log(n_classes), is taken out above)
+            jll += part_jll
         if kind != OUT_JLL and _jll.normalize_rows_inplace(jll, kind, 1):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
-        out[...] = jll
 
 
 class _MixedParams(NamedTuple):
     prior: np.ndarray
     log_prior: np.ndarray
+    shift: np.ndarray  # log P(c) plus the parts' uniform priors taken out
     parts: list  # (kind, columns, part model, part snapshot with its parameters)
-
-
-def _is_frame(X):
-    return hasattr(X, "dtypes") and hasattr(X, "columns")
-
-
-def _holds_labels(dtype):
-    import pandas as pd
-
-    return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+    blocks: list  # each part's columns in the validated X (see _order): a slice

@@ -39,6 +39,15 @@ from ._bayes import Conjugate, log_rising, maximise
 from ._core import _counts, _tables
 from ._core import checks as _checks
 from ._core import jll as _jll
+from ._frame import (
+    LabelColumns,
+    check_categories,
+    check_category_counts,
+    is_frame,
+    learn_categories,
+    same_categories,
+    with_labels,
+)
 from ._gaussian import (
     DIAG_GAUSSIAN,
     DIAG_NEGBIN,
@@ -58,6 +67,7 @@ from ._state import (
     CLASSES,
     FEATURES,
     Field,
+    Fitted,
     check_at_most,
     fitted_attribute,
     memoized,
@@ -1131,13 +1141,13 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
                       "the statistic 'feature_count_' exceeds class_count_: a feature cannot be "
                       "present in more samples than its class has")
 
-    def _validate_X(self, X, fitted, dtype=None):
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
         binarize, threshold = (self._binarize_args() if fitted is None
                                else fitted.hyper["binarize"])
         # duplicate entries of a column add up before thresholding, as in the dense matrix;
         # without binarization X is binary already: a value beyond [0, 1] is no probability's
         # exponent (and would take feature_count_ beyond class_count_)
-        X, has_nan = super()._validate_X(X, fitted, dtype, sum_duplicates=binarize,
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning, sum_duplicates=binarize,
                                          **({} if binarize else BINARY_X))
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
@@ -1795,8 +1805,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         self.predictive = predictive
         self.n_threads = n_threads
 
-    def _validate_X(self, X, fitted, dtype=None):
-        X, has_nan = super()._validate_X(X, fitted, dtype)
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
         if sp.issparse(X) and has_nan:
             raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
                              "a sparse matrix's absent entries are zeros, not missing.")
@@ -1997,7 +2007,7 @@ def _regrid(count, n_categories, wanted):
     return out
 
 
-class CategoricalNB(_Evidence, BaseClassifier):
+class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
     """Naive Bayes for categorical features: feature j takes one of K_j values.
 
     Parameters
@@ -2016,9 +2026,13 @@ class CategoricalNB(_Evidence, BaseClassifier):
         Given class priors.
     min_categories : int or array-like of shape (n_features,), default=None
         Minimum number of categories per feature (for values that may not occur in training).
+        A DataFrame column of labels has as many categories as labels (declare labels that may
+        not occur with a pandas CategoricalDtype); its entry is not used.
     handle_unknown : {"error", "ignore"}, default="error"
-        A code at prediction that is beyond the categories seen in training: a ValueError naming
-        the feature, or (``"ignore"``) that feature is marginalised for that row.
+        A code (or a DataFrame label) at prediction that is beyond the categories seen in
+        training: a ValueError naming the feature, or (``"ignore"``) that feature is
+        marginalised for that row. In a later ``partial_fit`` batch an unknown label is always
+        an error.
     predictive : bool, default=False
         Score with the posterior predictive probability given the training data (each
         P(x_j | c) integrated out under its Dirichlet posterior): for one sample it is the
@@ -2047,6 +2061,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
         Log marginal likelihood of the training features given their labels (see Notes).
     n_categories_ : ndarray of shape (n_features,)
         Number of categories of each feature.
+    categories_ : dict
+        For the DataFrame columns of labels: column index -> the labels, in code order (empty
+        when fitted on codes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -2054,14 +2071,20 @@ class CategoricalNB(_Evidence, BaseClassifier):
 
     Notes
     -----
-    X holds category codes 0 .. K_j - 1 (integers, or floats holding integers). A missing value --
-    NaN, or a negative code -- is marginalised: it is skipped when counting and contributes
-    nothing when predicting (the other features' likelihood is the marginal). ``P(x_j = k | c) =
-    (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's observed values of
-    feature j, which is scikit-learn's estimate on complete data (with alpha = 0, a feature of
-    which a class has no observed value, 0/0, is marginalised for that class). Unlike
-    scikit-learn, a code never seen in training is a clear error (scikit-learn #16028 raised an
-    IndexError) or, with ``handle_unknown="ignore"``, marginalised.
+    X holds category codes 0 .. K_j - 1 (integers, or floats holding integers), or is a pandas
+    DataFrame whose columns hold codes or labels (object, string, category or bool dtype). A
+    column of labels learns its categories at the first fit: the sorted distinct labels seen,
+    or every category of a CategoricalDtype, used or not, so that batches streamed through
+    ``partial_fit`` can declare them all up front; label k of ``categories_[j]`` is code k, and
+    the model equals scikit-learn's CategoricalNB on ``OrdinalEncoder`` codes of the frame (with
+    ``min_categories`` for unused categories). A missing value -- NaN, None, pd.NA or NaT in a
+    DataFrame, NaN or a negative code in an array -- is marginalised: it is skipped when counting
+    and contributes nothing when predicting (the other features' likelihood is the marginal).
+    ``P(x_j = k | c) = (N_cjk + alpha) / (N_cj + alpha K_j)`` with N_cj the weight of class c's
+    observed values of feature j, which is scikit-learn's estimate on complete data (with alpha =
+    0, a feature of which a class has no observed value, 0/0, is marginalised for that class).
+    Unlike scikit-learn, a code never seen in training is a clear error (scikit-learn #16028
+    raised an IndexError) or, with ``handle_unknown="ignore"``, marginalised.
 
     ``log_evidence_`` is the probability of the observed training values given their classes,
     each P(x_j | c) integrated out under its Dirichlet prior: per class and feature, ``sum_k
@@ -2136,12 +2159,40 @@ class CategoricalNB(_Evidence, BaseClassifier):
     def _check_params(self, n_classes, X, fitted):
         alpha = check_alpha(self, None)  # a number: one smoothing for every category
         n_features = X.shape[1] if X is not None else fitted.n_features
+        minimum = self._check_min_categories(n_features)
+        categories = _categories(fitted)
+        if categories:  # a column of labels has as many categories as labels, used or not
+            minimum = np.zeros(n_features, np.intp) if minimum is None else minimum.copy()
+            for j, labels in categories.items():
+                minimum[j] = len(labels)
         return {"alpha": alpha if isinstance(alpha, str) else float(alpha),
                 "predictive": check_predictive(self, alpha),
                 "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior"),
                 "handle_unknown": check_handle_unknown(self),
-                "min_categories": self._check_min_categories(n_features)}
+                "min_categories": minimum}
+
+    def _new_shell(self, X):
+        """A DataFrame's categories: those of every column of labels."""
+        if not is_frame(X):
+            return None
+        return Fitted(None, X.shape[1], None, None, None, None,
+                      extra={"categories": learn_categories(X, range(X.shape[1]))})
+
+    def _import_extra(self, extra, classes, n_features):
+        if extra is None:
+            return None
+        if not isinstance(extra, dict) or set(extra) != {"categories"}:
+            raise ValueError("CategoricalNB's structure must be None or give categories")
+        return {"categories": check_categories(extra["categories"], n_features,
+                                               set(range(n_features)))}
+
+    def _merged_extra(self, a, b):
+        if (a.extra is None) != (b.extra is None) or not same_categories(
+                _categories(a), _categories(b)):
+            raise ValueError("Cannot merge CategoricalNB models whose columns have different "
+                             "categorical labels.")
+        return a.extra
 
     def _check_min_categories(self, n_features):
         """min_categories as n_features intp values (None: none given)."""
@@ -2198,6 +2249,7 @@ class CategoricalNB(_Evidence, BaseClassifier):
         """Feature-major log table: row offsets[j] + k holds log P(x_j = k | c) for every c."""
         stats, hyper = fitted.stats, fitted.hyper
         n_categories = stats["n_categories_"]
+        check_category_counts(_categories(fitted), n_categories)
         offsets = _offsets(n_categories)
         smoothed = stats["category_count"] + smoothing(self, fitted)
         nonempty = n_categories > 0
@@ -2250,6 +2302,9 @@ class CategoricalNB(_Evidence, BaseClassifier):
             alpha * n_categories[n_categories > 0], observed.shape))
 
     n_categories_ = statistic("n_categories_")
+    categories_ = fitted_attribute(
+        lambda model, fitted: {j: readonly(labels) for j, labels in _categories(fitted).items()},
+        "dict: index of a DataFrame column of labels -> its labels, in code order.")
     class_log_prior_ = parameter("log_prior", "ndarray of shape (n_classes,): log P(c).")
     category_count_ = fitted_attribute(
         lambda model, fitted: _per_feature(readonly(fitted.stats["category_count"]),
@@ -2273,7 +2328,7 @@ class CategoricalNB(_Evidence, BaseClassifier):
             cdf = np.cumsum(np.exp(log_prob), axis=1)
             u = rng.random(len(y_idx)) * cdf[y_idx, -1]
             X[:, j] = (u[:, None] >= cdf[y_idx]).sum(axis=1)
-        return X
+        return X if fitted.feature_names is None else with_labels(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
         failed, unknown, fractional = _jll.jll_categorical(
@@ -2289,6 +2344,11 @@ class CategoricalNB(_Evidence, BaseClassifier):
             )
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+
+
+def _categories(fitted):
+    """A CategoricalNB snapshot's categories (none unless fitted on a DataFrame)."""
+    return {} if fitted is None or fitted.extra is None else fitted.extra["categories"]
 
 
 def _per_feature(table, offsets):

@@ -184,3 +184,20 @@ def horse_colic(data_dir):
     keep = ~np.isnan(A[:, 22])
     X = np.delete(A, [2, 22, 24, 25, 26, 27], axis=1)[keep]
     return np.ascontiguousarray(X), A[keep, 22].astype(int)
+
+
+ADULT_NAMES = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
+               "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
+               "hours_per_week", "native_country"]
+
+
+def adult_frame(data_dir, n=None, subset="train"):
+    """UCI adult as pandas reads it (6 integer columns, 8 text columns with holes, '?' ->
+    NaN): the first ``n`` rows' features as a DataFrame, and the income labels."""
+    import pandas as pd
+
+    df = pd.read_csv(Path(data_dir) / "adult" / f"adult-{subset}.csv", header=None,
+                     skipinitialspace=True, na_values="?", nrows=n)
+    X = df.iloc[:, :14].copy()
+    X.columns = ADULT_NAMES
+    return X, df.iloc[:, 14].str.rstrip(".").to_numpy()

@@ -587,3 +587,105 @@ def test_n_features_mismatch_raises(data):
     est = fastgen.CategoricalNB().fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(Xt[:, :3])
+
+
+# ---------------------------------------------------------------------------------------
+# DataFrames with columns of labels
+
+TEXT_COLUMNS = ["workclass", "education", "marital_status", "occupation", "relationship",
+                "race", "sex", "native_country"]
+
+
+@pytest.fixture(scope="module")
+def adult_text(shared_data):
+    """adult's 8 text columns on complete rows, one of them a CategoricalDtype with a category
+    that never occurs; a training and a test slice."""
+    pd = pytest.importorskip("pandas")
+    from _data import adult_frame
+
+    X, y = adult_frame(shared_data, 3000)
+    X = X[TEXT_COLUMNS]
+    keep = X.notna().all(axis=1).to_numpy()
+    X, y = X[keep].reset_index(drop=True), y[keep]
+    X["race"] = X["race"].astype(pd.CategoricalDtype(sorted(X["race"].unique()) + ["Unused"]))
+    train, test = X.iloc[:2000], X.iloc[2000:]
+    seen = np.all([test[c].isin(train[c]) for c in TEXT_COLUMNS], axis=0)
+    return train, y[:2000], test[seen], y[2000:][seen]
+
+
+def test_dataframe_parity_sklearn_ordinal_codes(adult_text):
+    """On a DataFrame of text columns CategoricalNB equals scikit-learn's CategoricalNB on the
+    OrdinalEncoder codes of the same frame (a CategoricalDtype's categories, the unused one
+    too, are its encoder's categories)."""
+    from sklearn.preprocessing import OrdinalEncoder
+
+    X, y, Xt, _ = adult_text
+    est = fastgen.CategoricalNB(alpha=0.5).fit(X, y)
+    categories = [np.asarray(X[c].cat.categories) if hasattr(X[c], "cat")
+                  else np.sort(X[c].unique()) for c in TEXT_COLUMNS]
+    encoder = OrdinalEncoder(categories=categories).fit(X)
+    ref = sk_categorical_nb()(alpha=0.5, min_categories=[len(c) for c in categories]).fit(
+        encoder.transform(X), y)
+    assert_array_equal(est.n_categories_, ref.n_categories_)
+    for j, labels in est.categories_.items():
+        assert_array_equal(labels, categories[j])
+    for a, b in zip(est.feature_log_prob_, ref.feature_log_prob_):
+        assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+    for rows in (Xt, Xt.iloc[[0]], Xt.iloc[:7]):
+        assert_allclose(est.predict_log_proba(rows),
+                        ref.predict_log_proba(encoder.transform(rows)), rtol=RTOL, atol=ATOL)
+        assert_array_equal(est.predict(rows), ref.predict(encoder.transform(rows)))
+
+
+def test_dataframe_missing_and_unknown_labels(adult_text):
+    """NaN, None, pd.NA in a column of labels are marginalised, as NaN codes are; an unknown
+    label is an error naming the column, or (handle_unknown="ignore") missing."""
+    pd = pytest.importorskip("pandas")
+    X, y, Xt, _ = adult_text
+    est = fastgen.CategoricalNB(handle_unknown="ignore").fit(X, y)
+    codes = fastgen.CategoricalNB(handle_unknown="ignore", min_categories=est.n_categories_)
+    codes.fit(np.column_stack([pd.Index(est.categories_[j]).get_indexer(X.iloc[:, j])
+                               for j in range(X.shape[1])]), y)
+    holed = Xt.iloc[:40].astype(object)
+    holed.iloc[0, 1], holed.iloc[1, 3], holed.iloc[2, 7] = None, pd.NA, np.nan
+    holed.iloc[3, 0] = "Astronaut"
+    expected = np.column_stack([pd.Index(est.categories_[j]).get_indexer(holed.iloc[:, j])
+                                for j in range(X.shape[1])]).astype(float)
+    expected[expected < 0] = np.nan
+    assert np.isnan(expected[:4]).sum() == 4
+    for rows in (slice(None), [0], [1], [2], [3]):
+        assert_allclose(est.predict_joint_log_proba(holed.iloc[rows]),
+                        codes.predict_joint_log_proba(expected[rows]), rtol=1e-13)
+    with pytest.raises(ValueError, match="'workclass'.*Astronaut"):
+        fastgen.CategoricalNB().fit(X, y).predict(holed.iloc[[3]])
+
+
+def test_dataframe_categories_in_files_and_pickles(adult_text, tmp_path):
+    X, y, Xt, _ = adult_text
+    est = fastgen.CategoricalNB().fit(X, y)
+    path = tmp_path / "cnb.fg"
+    est.save(path)
+    for back in (fastgen.load(path), pickle.loads(pickle.dumps(est))):
+        assert back.categories_.keys() == est.categories_.keys()
+        for j in est.categories_:
+            assert_array_equal(back.categories_[j], est.categories_[j])
+        assert_array_equal(back.predict_log_proba(Xt), est.predict_log_proba(Xt))
+    sample, _ = est.sample(5, random_state=0)
+    assert list(sample.columns) == TEXT_COLUMNS
+    assert sample["race"].isin(est.categories_[5]).all()
+    other = fastgen.CategoricalNB().fit(X.assign(sex=X["sex"] == "Male"), y)
+    with pytest.raises(ValueError, match="categorical labels"):
+        est.merge(other)
+
+
+def test_numeric_codes_have_no_categories(data):
+    """Fitted on an array of codes: no categories, and a DataFrame of the same codes is read as
+    the array (with scikit-learn's warning about feature names)."""
+    pd = pytest.importorskip("pandas")
+    X, y, Xt, _ = data
+    est = fastgen.CategoricalNB().fit(X, y)
+    assert est.categories_ == {}
+    with pytest.warns(UserWarning, match="feature names"):
+        got = est.predict_log_proba(pd.DataFrame(Xt[:5], columns=[f"f{j}" for j in
+                                                                   range(Xt.shape[1])]))
+    assert_array_equal(got, est.predict_log_proba(Xt[:5]))

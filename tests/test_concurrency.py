@@ -433,3 +433,41 @@ def test_semi_supervised_refit_while_predicting(name):
     assert_no_errors(errors, outcomes)
     assert {"D1", "D2"} <= set(outcomes), dict(outcomes)
     assert judge(outcome_of(shared, Xq)) == last[0]
+
+
+# ---------------------------------------------------------------------------------------
+# DataFrames: the reader of a DataFrame's labels is kept with each snapshot
+
+
+@pytest.mark.parametrize("name", ["CategoricalNB", "MixedNB"])
+def test_refit_with_other_categories_while_predicting_dataframes(name):
+    """Refits alternate between two frames whose columns have different labels (so the same
+    label has another code): predictions on a DataFrame see one model or the other, never one
+    model's codes read with the other's tables."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+
+    def frame(labels, seed):
+        r = np.random.default_rng(seed)
+        X = pd.DataFrame({"u": r.choice(labels, 300), "v": r.choice(labels[::-1], 300)})
+        if name == "MixedNB":
+            X["x"] = r.normal(size=300)
+        return X, r.integers(0, 3, 300)
+
+    data = {"A": frame(["b", "c", "d"], 1), "B": frame(["a", "b", "c", "d", "e"], 2)}
+    Xq = data["A"][0].iloc[rng.permutation(300)[:40]].reset_index(drop=True)
+    make = getattr(fastgen, name)
+    expected = {k: make().fit(*D).predict_proba(Xq) for k, D in data.items()}
+    assert not np.array_equal(expected["A"], expected["B"])
+    shared = make().fit(*data["A"])
+
+    def refit(pace):
+        for _ in range(REFIT_CYCLES):
+            for k in ("B", "A"):
+                shared.fit(*data[k])
+                if not pace():
+                    return
+
+    errors, outcomes = run_concurrently(shared, Xq, same_as(expected), [refit])
+    assert_no_errors(errors, outcomes)
+    assert {"A", "B"} <= set(outcomes), dict(outcomes)

@@ -1382,3 +1382,44 @@ def test_forged_text_model_battery(kind, tmp_path):
         if why:
             failures.append(f"{label}: {why}")
     assert not failures, "\n".join(failures[:20])
+
+
+# categories of columns of labels: a file (valid checksum) whose categories could not have
+# come from a fit is refused on load
+
+
+def _labelled_model(name):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"v": ["a", "b", "c", "a", "b", "c"], "w": [True, False] * 3,
+                      "n": [0.5, 1.5, 0.25, 2.0, 1.0, 0.75]})
+    if name == "CategoricalNB":
+        X = X.assign(n=[0, 1, 2, 1, 0, 2])
+    return getattr(fastgen, name)().fit(X, [0, 1, 0, 1, 0, 1]), X
+
+
+@pytest.mark.parametrize("name", ["CategoricalNB", "MixedNB"])
+@pytest.mark.parametrize("forge", [
+    lambda c: {**c, 0: np.array(["a", "a", "c"], dtype=object)},      # repeated
+    lambda c: {**c, 0: np.array([1, 1.0, True], dtype=object)},        # one dict key thrice
+    lambda c: {**c, 0: np.array(["a", None, "c"], dtype=object)},     # None is no label
+    lambda c: {**c, 0: np.array(["a", np.nan, "c"], dtype=object)},   # NaN is no label
+    lambda c: {**c, 0: np.array(["a", "b"], dtype=object)},            # fewer than counted
+    lambda c: {**c, 0: np.array(["a", "b", "c", "d"], dtype=object)},  # more than counted
+    lambda c: {**c, 0: np.array([["a", "b", "c"]], dtype=object)},    # not 1-D
+    lambda c: {**c, 5: np.array(["a"], dtype=object)},                 # no such column
+    lambda c: {**c, True: c[0]},                                       # a bool as index
+], ids=["repeated", "equal-keys", "none", "nan", "fewer", "more", "2-d", "column",
+        "bool-index"])
+def test_forged_categories_are_refused(tmp_path, name, forge):
+    from fastgen._persist import write_model
+
+    model, X = _labelled_model(name)
+    params, exported = model._file_record()
+    path = tmp_path / "forged.fg"
+    write_model(path, name, params, exported)  # as it is, the file loads
+    np.testing.assert_array_equal(fastgen.load(path).predict_proba(X), model.predict_proba(X))
+    extra = dict(exported["extra"])
+    extra["categories"] = forge(dict(extra["categories"]))
+    write_model(path, name, params, {**exported, "extra": extra})
+    with pytest.raises(ValueError):
+        fastgen.load(path)

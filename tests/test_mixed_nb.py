@@ -19,6 +19,7 @@ from _reference import categorical_nb_jll, gaussian_nb_jll, log_posterior, poiss
 from numpy.testing import assert_allclose, assert_array_equal
 
 import fastgen
+from fastgen._frame import SMALL_FRAME
 
 RTOL, ATOL = 1e-9, 1e-9
 
@@ -482,6 +483,144 @@ def test_dataframe_unseen_label(frame):
     Xc0 = Xc.copy()
     Xc0["color"] = X["color"].iloc[:20].where(np.arange(20) != 0)
     assert_same_scores(ign, Xc, ign, Xc0, rtol=0, atol=0)
+
+
+def reference_codes(X, categories):
+    """A DataFrame as MixedNB reads it, written column by column with pandas: a column of
+    labels as its codes among ``categories[j]``, NaN for a missing value or an unknown label."""
+    columns = []
+    for j in range(X.shape[1]):
+        column = X.iloc[:, j]
+        if j in categories:
+            codes = pd_index(categories[j]).get_indexer(column).astype(np.float64)
+            codes[codes < 0] = np.nan
+        else:
+            codes = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        columns.append(codes)
+    return np.column_stack(columns)
+
+
+def pd_index(values):
+    return pytest.importorskip("pandas").Index(values)
+
+
+def spiced_adult(X):
+    """adult with every kind of column and of hole: a CategoricalDtype column, a bool column,
+    an object column with None and pd.NA, a nullable integer column with pd.NA, and labels
+    that training never saw."""
+    pd = pytest.importorskip("pandas")
+    X = X.copy()
+    n = len(X)
+    X["workclass"] = X["workclass"].astype(pd.CategoricalDtype(
+        sorted(X["workclass"].dropna().unique()) + ["Unused"]))
+    X["sex"] = X["sex"] == "Male"
+    race = X["race"].astype(object)
+    race.iloc[1::7] = None
+    race.iloc[2::11] = pd.NA
+    X["race"] = race
+    X["age"] = X["age"].astype("Int64").where(np.arange(n) % 5 != 0)
+    country = X["native_country"].astype(object)
+    country.iloc[3::13] = "Atlantis"  # unknown once the model is fitted
+    X["native_country"] = country
+    return X
+
+
+def test_dataframe_encoding_equals_column_by_column(shared_data):
+    """adult with every kind of hole, read in one pass, row by row and in a large batch, gives
+    bit for bit the scores of its codes built column by column with pandas."""
+    from _data import adult_frame
+
+    X, y = adult_frame(shared_data, 1000 + 2 * SMALL_FRAME)
+    X = spiced_adult(X)
+    train = X.iloc[:1000].copy()
+    train["native_country"] = train["native_country"].replace("Atlantis", np.nan)
+    est = fastgen.MixedNB(handle_unknown="ignore").fit(train, y[:1000])
+    test = X.iloc[1000:]  # (large enough to be factorized, its single rows looked up)
+    pd = pytest.importorskip("pandas")
+    holes = [next(i for i, v in enumerate(test["race"]) if v is None),
+             next(i for i, v in enumerate(test["race"]) if v is pd.NA),
+             int(np.argmax(test["age"].isna())), int(np.argmax(test["occupation"].isna())),
+             int(np.argmax(test["native_country"].eq("Atlantis")))]
+    for rows in [test, test.iloc[:10]] + [test.iloc[[i]] for i in holes]:
+        with warnings.catch_warnings():  # (the codes have no feature names)
+            warnings.simplefilter("ignore", UserWarning)
+            expected = est.predict_joint_log_proba(reference_codes(rows, est.categories_))
+        assert_array_equal(est.predict_joint_log_proba(rows), expected)
+    with pytest.raises(ValueError, match="native_country"):
+        fastgen.MixedNB().fit(train, y[:1000]).predict_proba(test)
+
+
+def stream_batches(pd, declared):
+    """Two batches of a column of labels; the second has a label the first has not."""
+    dtype = pd.CategoricalDtype(["a", "b", "c"]) if declared else object
+    first = pd.DataFrame({"v": pd.Series(["a", "b", "a", "b"], dtype=dtype),
+                          "x": [0.1, 0.5, 0.3, 0.9]})
+    second = pd.DataFrame({"v": pd.Series(["c", "a", "c", "b"], dtype=dtype),
+                           "x": [1.1, 0.2, 0.7, 0.4]})
+    return first, second, np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("model", ["MixedNB", "CategoricalNB"])
+def test_partial_fit_takes_the_declared_categories(model):
+    """A CategoricalDtype declares every category up front: batches streamed through
+    partial_fit then equal one fit; undeclared, a later batch's new label is an error that says
+    how to declare it, whatever handle_unknown."""
+    pd = pytest.importorskip("pandas")
+    make = getattr(fastgen, model)
+    first, second, y1, y2 = stream_batches(pd, declared=True)
+    if model == "CategoricalNB":
+        first, second = first[["v"]], second[["v"]]
+    streamed = make().partial_fit(first, y1, classes=[0, 1]).partial_fit(second, y2)
+    whole = make().fit(pd.concat([first, second]), np.concatenate([y1, y2]))
+    assert_array_equal(streamed.categories_[0], ["a", "b", "c"])
+    assert_allclose(streamed.predict_joint_log_proba(second),
+                    whole.predict_joint_log_proba(second), rtol=1e-12)
+    first, second, y1, y2 = stream_batches(pd, declared=False)
+    if model == "CategoricalNB":
+        first, second = first[["v"]], second[["v"]]
+    for handle_unknown in ("error", "ignore"):
+        est = make(handle_unknown=handle_unknown).partial_fit(first, y1, classes=[0, 1])
+        with pytest.raises(ValueError, match="'v'.*CategoricalDtype"):
+            est.partial_fit(second, y2)
+        assert_array_equal(est.categories_[0], ["a", "b"])
+
+
+@pytest.mark.parametrize("model", ["MixedNB", "CategoricalNB"])
+def test_column_of_another_kind_is_an_error(model):
+    """A column of labels given as numbers, or one of numbers given as labels (even labels
+    that look like numbers), is an error naming the column, never codes read silently. A column
+    of labels that is all missing (pandas makes it float) is missing."""
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"v": ["a", "b", "a", "c", "b", "a"], "n": [1.0, 2.0, 1.5, 2.5, 0.5, 3.0]})
+    y = np.array([0, 1, 0, 1, 1, 0])
+    est = getattr(fastgen, model)().fit(X, y) if model == "MixedNB" else \
+        fastgen.CategoricalNB().fit(X.assign(n=[0, 1, 0, 2, 1, 0]), y)
+    numbers = X.iloc[:2].assign(v=[0, 1])
+    with pytest.raises(ValueError, match="'v'"):
+        est.predict(numbers)
+    texts = X.iloc[:2].assign(n=["1", "0"])
+    with pytest.raises(ValueError, match="'n'"):
+        est.predict(texts)
+    missing = X.iloc[:2].assign(v=[np.nan, np.nan], n=[1, 0])
+    assert missing["v"].dtype.kind == "f"
+    assert_array_equal(est.predict_joint_log_proba(missing),
+                       est.predict_joint_log_proba(missing.assign(v=[None, None])))
+
+
+@pytest.mark.parametrize("model", ["MixedNB", "CategoricalNB"])
+@pytest.mark.parametrize("change, message", [
+    (lambda X: X[["v"]], "seen at fit time, yet now missing"),
+    (lambda X: X.assign(w=X["v"]), "unseen at fit time"),
+    (lambda X: X.rename(columns={"n": "m"}), "unseen at fit time"),
+    (lambda X: X[["n", "v"]], "same order"),
+], ids=["missing", "extra", "renamed", "reordered"])
+def test_changed_columns_are_refused_with_sklearns_message(model, change, message):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"v": ["a", "b", "a", "c"], "n": [0, 1, 1, 0]})
+    est = getattr(fastgen, model)().fit(X, [0, 1, 0, 1])
+    for method in METHODS:
+        with pytest.raises(ValueError, match="The feature names should match.*\n.*" + message):
+            getattr(est, method)(change(X))
 
 
 def test_ndarray_unknown_code(data):
