@@ -27,8 +27,11 @@ _NUMBER_KINDS = frozenset({"integer", "floating", "mixed-integer-float", "decima
 
 
 def is_frame(X):
-    # (asked of the type: a DataFrame's dtypes property builds a Series, 13 us)
-    return hasattr(type(X), "dtypes") and hasattr(type(X), "columns")
+    """Whether X is a pandas DataFrame (or a subclass): what this module reads. Other
+    DataFrame-like types (polars, ...) are read as the arrays they convert to."""
+    # (asked of the type, without importing pandas)
+    return any(cls.__name__ == "DataFrame" and cls.__module__.split(".")[0] == "pandas"
+               for cls in type(X).__mro__)
 
 
 def holds_labels(dtype):
@@ -131,25 +134,35 @@ class FrameReader:
         positions = self.positions if self.positions is not None and \
             len(self.positions) == n_columns else range(n_columns)
         columns_out = [None] * n_columns
-        # pandas holds the columns in blocks (a 2-D array for columns of one NumPy dtype, an
-        # extension array for each other column). (Private, but 2 us for adult's 14 columns;
-        # X.iloc[:, j] builds a Series, 7 us each)
-        for block in X._mgr.blocks:
-            values = block.values
-            for j, column in zip(block.mgr_locs.as_array.tolist(),
-                                 (values,) if values.ndim == 1 else values):
-                codes = self.codes.get(j)
-                if codes is None:
-                    read = _numbers(column, X, j)
-                elif holds_labels(column.dtype):
-                    read = _codes(column, n_rows, codes, X, j, handle_unknown, learning)
-                else:  # numbers where labels are expected: only missing values will do
-                    read = _numbers(column, X, j)
-                    if not np.isnan(read).all():
-                        raise ValueError(f"Column {X.columns[j]!r} holds numbers (dtype "
-                                         f"{column.dtype}) where the model takes labels.")
-                columns_out[positions[j]] = read
+        for j, column in _columns(X):
+            codes = self.codes.get(j)
+            if codes is None:
+                read = _numbers(column, X, j)
+            elif holds_labels(column.dtype):
+                read = _codes(column, n_rows, codes, X, j, handle_unknown, learning)
+            else:  # numbers where labels are expected: only missing values will do
+                read = _numbers(column, X, j)
+                if not np.isnan(read).all():
+                    raise ValueError(f"Column {X.columns[j]!r} holds numbers (dtype "
+                                     f"{column.dtype}) where the model takes labels.")
+            columns_out[positions[j]] = read
         return np.array(columns_out, dtype=np.float64).reshape(n_columns, n_rows).T
+
+
+def _columns(X):
+    """(index, values) of each column of X, as pandas holds them: a NumPy array or an extension
+    array. Read from pandas' blocks (a 2-D array for the columns of one NumPy dtype, an
+    extension array for each other column): private, but 2 us for adult's 14 columns, where
+    ``X.iloc[:, j]`` builds a Series, 7 us each. A frame without them (another pandas, a
+    DataFrame-like type) is read the public way."""
+    try:
+        blocks = [(block.mgr_locs.as_array.tolist(), block.values) for block in X._mgr.blocks]
+    except AttributeError:
+        for j in range(X.shape[1]):
+            yield j, X.iloc[:, j].values
+        return
+    for locations, values in blocks:
+        yield from zip(locations, (values,) if values.ndim == 1 else values)
 
 
 def _numbers(values, X, j):

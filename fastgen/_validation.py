@@ -95,9 +95,9 @@ def check_is_fitted(estimator) -> None:
 
 def get_feature_names(X):
     """Column names of a DataFrame-like X as an object array of str, or None (sklearn's rule)."""
-    if not is_frame(X) or sp.issparse(X):
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "dtypes") or sp.issparse(X):
         return None
-    columns = X.columns
     names = np.asarray(list(columns), dtype=object)
     if len(names) == 0:
         return None

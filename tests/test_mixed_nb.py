@@ -548,6 +548,17 @@ def test_dataframe_encoding_equals_column_by_column(shared_data):
         assert_array_equal(est.predict_joint_log_proba(rows), expected)
     with pytest.raises(ValueError, match="native_country"):
         fastgen.MixedNB().fit(train, y[:1000]).predict_proba(test)
+    # a DataFrame without pandas' internal blocks is read column by column, the same
+    from fastgen._frame import FrameReader
+
+    class Unblocked:
+        def __init__(self, frame):
+            self.frame, self.shape, self.columns = frame, frame.shape, frame.columns
+            self.iloc = frame.iloc
+
+    reader = FrameReader(est._fitted.extra["categories"], est._positions(est._fitted))
+    for rows in (test, test.iloc[[holes[0]]]):
+        assert_array_equal(reader.read(Unblocked(rows), "ignore"), reader.read(rows, "ignore"))
 
 
 def stream_batches(pd, declared):
