@@ -156,13 +156,17 @@ def _columns(X):
     ``X.iloc[:, j]`` builds a Series, 7 us each. A frame without them (another pandas, a
     DataFrame-like type) is read the public way."""
     try:
-        blocks = [(block.mgr_locs.as_array.tolist(), block.values) for block in X._mgr.blocks]
+        blocks = X._mgr.blocks
     except AttributeError:
-        for j in range(X.shape[1]):
-            yield j, X.iloc[:, j].values
-        return
-    for locations, values in blocks:
-        yield from zip(locations, (values,) if values.ndim == 1 else values)
+        return [(j, X.iloc[:, j].values) for j in range(X.shape[1])]
+    columns = []
+    for block in blocks:
+        values, locations = block.values, block.mgr_locs.as_array.tolist()
+        if values.ndim == 1:
+            columns.append((locations[0], values))
+        else:
+            columns.extend(zip(locations, values))
+    return columns
 
 
 def _numbers(values, X, j):
