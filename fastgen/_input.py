@@ -496,7 +496,7 @@ def _named(chunks, columns, fmt, path):
 def _clean(column, na):
     """A column of str with its fields stripped and missing values (absent, or a missing-value
     token) as None; and the mask of the missing ones."""
-    if column.dtype == object:
+    if _pandas().api.types.is_string_dtype(column.dtype):  # object, or pandas 3's str
         column = column.str.strip()
     missing = column.isna() | column.isin(na)
     return column.mask(missing, None), missing

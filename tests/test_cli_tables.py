@@ -342,3 +342,17 @@ def test_a_forged_schema_is_refused(table, tmp_path, capsys):
         forged = tmp_path / "forged.fgm"
         fastgen.save(model, forged, metadata={"input": {**schema, **change}})
         assert "input schema" in _error(capsys, "evaluate", forged, path)
+
+
+def test_fields_are_stripped_whatever_pandas_string_dtype(tmp_path, capsys):
+    """Spaces around a field are not part of it (pandas 3 reads text as its str dtype, not as
+    object): 'x ' and 'x' are one class, 'u ' and 'u' one category."""
+    path = tmp_path / "spaces.csv"
+    path.write_text("a,b,y\n1 ,u ,x \n2,u,x\n3 ,v,z\n4,v ,z \n")
+    assert _run(capsys, "train", "MixedNB", path, "--label", "y", "-o", tmp_path / "m.fgm")[0] == 0
+    model = fastgen.load(tmp_path / "m.fgm")
+    assert model.classes_.tolist() == ["x", "z"]
+    expected = fastgen.MixedNB().fit(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": list("uuvv")}),
+                                     list("xxzz"))
+    X = pd.DataFrame({"a": [1.0, 3], "b": ["u", "v"]})
+    assert_allclose(model.predict_log_proba(X), expected.predict_log_proba(X), rtol=0, atol=1e-12)
