@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import json
 import os
 import re
@@ -477,12 +478,14 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
                 record["proba"] = {str(c): float(p) for c, p in zip(classes, proba[i])}
             out.write(json.dumps(record) + "\n")
         return
+    # quoted as CSV needs: a label may hold a comma, a quote or a line break
+    writer = csv.writer(out, lineterminator="\n")
     if first:
-        out.write(",".join(["label"] + ([f"proba_{c}" for c in classes] if proba is not None
-                                        else [])) + "\n")
+        writer.writerow(["label"] + ([f"proba_{c}" for c in classes] if proba is not None
+                                     else []))
     for i, label in enumerate(labels):
-        fields = [str(label)] + ([repr(float(p)) for p in proba[i]] if proba is not None else [])
-        out.write(",".join(fields) + "\n")
+        writer.writerow([str(label)] + ([repr(float(p)) for p in proba[i]] if proba is not None
+                                        else []))
 
 
 def _predict(args):

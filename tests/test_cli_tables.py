@@ -356,3 +356,19 @@ def test_fields_are_stripped_whatever_pandas_string_dtype(tmp_path, capsys):
                                      list("xxzz"))
     X = pd.DataFrame({"a": [1.0, 3], "b": ["u", "v"]})
     assert_allclose(model.predict_log_proba(X), expected.predict_log_proba(X), rtol=0, atol=1e-12)
+
+
+def test_predictions_are_quoted_as_csv(tmp_path, capsys):
+    """Labels holding commas and quotes come back whole from the predictions file."""
+    path = tmp_path / "labels.csv"
+    path.write_text('x,y\n1,"a,b"\n2,"a,b"\n3,c\n4,c\n5,"q""uote"\n')
+    model_file, out = tmp_path / "m.fgm", tmp_path / "p.csv"
+    assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)[0] == 0
+    assert _run(capsys, "predict", model_file, path, "--proba", "-o", out)[0] == 0
+    written = pd.read_csv(out, dtype={"label": str})
+    model = fastgen.load(model_file)
+    X = pd.DataFrame({"x": [1.0, 2, 3, 4, 5]})
+    assert written.columns.tolist() == ["label"] + [f"proba_{c}" for c in model.classes_]
+    assert written["label"].tolist() == model.predict(X).tolist() == ["a,b", "a,b", "c", "c",
+                                                                       'q"uote']
+    assert_array_equal(written.iloc[:, 1:].to_numpy(), model.predict_proba(X))
