@@ -525,12 +525,19 @@ def _labelled(chunk, label, path, start, na, text, unlabelled):
                               chunk.index)
 
 
+# A label that is a number: ASCII digits, as a file writes one (float() would also take '1_2',
+# non-ASCII digits and spaces, and would round an integer beyond 2**53).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 def as_label(text):
-    """A label as a number when it reads as one (int when integral), else the text."""
-    try:
-        value = float(text)
-    except ValueError:
+    """A label as a number when it reads as one (an int when integral, exactly), else the text."""
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if not _DECIMAL.fullmatch(text):
         return text
+    value = float(text)
     if not np.isfinite(value):
         return text
     return int(value) if value.is_integer() else value

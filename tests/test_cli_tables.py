@@ -372,3 +372,18 @@ def test_predictions_are_quoted_as_csv(tmp_path, capsys):
     assert written["label"].tolist() == model.predict(X).tolist() == ["a,b", "a,b", "c", "c",
                                                                        'q"uote']
     assert_array_equal(written.iloc[:, 1:].to_numpy(), model.predict_proba(X))
+
+
+def test_labels_are_numbers_only_as_a_file_writes_them(tmp_path, capsys):
+    """A label is a number when it is written as one in ASCII digits, and an integer keeps every
+    digit: '1_2' is not 12, and two IDs beyond 2**53 stay two classes."""
+    for labels, classes in ((["1_2", "3_4"], ["1_2", "3_4"]),
+                            (["9007199254740993", "9007199254740992"],
+                             [9007199254740992, 9007199254740993]),
+                            (["2", "1.0", "1e1"], [1, 2, 10])):
+        path = tmp_path / "labels.csv"
+        rows = [f"{k},{labels[k % len(labels)]}" for k in range(6)]
+        path.write_text("x,y\n" + "\n".join(rows) + "\n")
+        model_file = tmp_path / "m.fgm"
+        assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)[0] == 0
+        assert fastgen.load(model_file).classes_.tolist() == classes
