@@ -259,7 +259,7 @@ def _model_schema(args, path, model, schema, fmt):
                            f"column {schema.label!r}")
     changes = {}
     if args.delimiter is not None:
-        changes["delimiter"] = _input.DELIMITERS.get(args.delimiter, args.delimiter)
+        changes["delimiter"] = _input.delimiter(args.delimiter)
     if args.header is not None:
         changes["header"] = args.header
     return schema._replace(**changes)

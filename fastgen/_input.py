@@ -68,11 +68,15 @@ class Schema(NamedTuple):
         if not isinstance(record, dict) or set(record) != set(cls._fields):
             raise ValueError(f"the input schema must have exactly the fields {cls._fields}")
 
+        listed = ("columns", "features", "text", "na_values", "ignored")
+
         def strings(name, allow_none=False):
             value = record[name]
             if allow_none and value is None:
                 return None
-            if isinstance(value, list):
+            if name in listed:
+                if not isinstance(value, list):
+                    raise ValueError(f"the input schema's {name!r} must be a list")
                 if not all(type(v) is str for v in value):
                     raise ValueError(f"the input schema's {name!r} must hold column names")
                 return tuple(value)
@@ -85,10 +89,12 @@ class Schema(NamedTuple):
         if type(record["header"]) is not bool:
             raise ValueError("the input schema's 'header' must be a bool")
         schema = cls(header=record["header"], **fields)
-        listed = ("columns", "features", "text", "na_values", "ignored")
-        if not all(isinstance(getattr(schema, name), tuple) for name in listed):
-            raise ValueError(f"the input schema's {listed} must be lists")
-        if schema.format not in ("csv", "jsonl") or not schema.delimiter:
+        try:
+            valid = schema.format in ("csv", "jsonl") and \
+                delimiter(schema.delimiter) == schema.delimiter
+        except InputError:
+            valid = False
+        if not valid:
             raise ValueError(f"the input schema's format/delimiter are not valid: "
                              f"{schema.format!r}, {schema.delimiter!r}")
         columns = set(schema.columns)
@@ -302,9 +308,18 @@ class Scan(NamedTuple):
     unlabelled: Unlabelled    # rows left out for want of a label
 
 
+def delimiter(text):
+    """The separator --delimiter names: one character (not a line break), 'tab' or
+    'whitespace'. (pandas would take a longer one as a regular expression.)"""
+    text = DELIMITERS.get(text, text)
+    if text != "whitespace" and (len(text) != 1 or text in "\r\n"):
+        raise InputError(f"--delimiter {text!r}: give one character, 'tab' or 'whitespace'")
+    return text
+
+
 def _csv_delimiter(options):
     if options.delimiter is not None:
-        return DELIMITERS.get(options.delimiter, options.delimiter)
+        return delimiter(options.delimiter)
     return "\t" if options.format == "tsv" else ","
 
 

@@ -338,7 +338,9 @@ def test_a_forged_schema_is_refused(table, tmp_path, capsys):
     schema = fastgen.load_metadata(model_file)["input"]
     for change in ({"features": ["size", "nope"]}, {"label": "size"}, {"header": "yes"},
                    {"columns": schema["columns"] + ["size"]}, {"format": "xml"},
-                   {"text": ["id"]}, {"delimiter": ""}, {"extra": 1}):
+                   {"text": ["id"]}, {"delimiter": ""}, {"delimiter": [","]},
+                   {"delimiter": "[a-"}, {"delimiter": "\n"}, {"delimiter": "tab"},
+                   {"label": ["kind"]}, {"extra": 1}):
         forged = tmp_path / "forged.fgm"
         fastgen.save(model, forged, metadata={"input": {**schema, **change}})
         assert "input schema" in _error(capsys, "evaluate", forged, path)
@@ -387,3 +389,11 @@ def test_labels_are_numbers_only_as_a_file_writes_them(tmp_path, capsys):
         model_file = tmp_path / "m.fgm"
         assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)[0] == 0
         assert fastgen.load(model_file).classes_.tolist() == classes
+
+
+def test_a_delimiter_is_one_character(table, tmp_path, capsys):
+    """pandas reads a longer separator as a regular expression: refused, not a traceback."""
+    path, _ = table
+    for given in ("[a-", "::", "", "\n"):
+        assert "--delimiter" in _error(capsys, "train", "MixedNB", path, "--label", "kind",
+                                       "--delimiter", given)
