@@ -327,6 +327,10 @@ def _load_model(path):
         message = str(exc)
         raise CommandError(message if message.startswith(os.fspath(path)) else
                            f"{path}: {message}") from None
+    if schema is not None and (schema.documents is not None) != hasattr(model, "steps"):
+        # a text model scores a list of documents; a DataFrame would be read as its column names
+        raise CommandError(f"{path}: the input schema does not agree with the model (a column "
+                           "of documents goes with a text model, and only with one)")
     return model, schema
 
 

@@ -397,3 +397,23 @@ def test_a_delimiter_is_one_character(table, tmp_path, capsys):
     for given in ("[a-", "::", "", "\n"):
         assert "--delimiter" in _error(capsys, "train", "MixedNB", path, "--label", "kind",
                                        "--delimiter", given)
+
+
+def test_a_schema_must_agree_with_its_model(tmp_path, capsys):
+    """A text model given a schema of table columns would score a DataFrame, which a vectoriser
+    reads as its column names (one prediction for the file); a classifier given a column of
+    documents would score raw text."""
+    path = tmp_path / "docs.tsv"
+    path.write_text("label\ttext\n" + "".join(f"{'ab'[k % 2]}\tword{k % 2} other\n"
+                                                for k in range(20)))
+    text_file = tmp_path / "text.fgm"
+    assert _run(capsys, "train", "MultinomialNB", path, "--label", "label", "--text", "text",
+                "-o", text_file)[0] == 0
+    schema = fastgen.load_metadata(text_file)["input"]
+    forged = tmp_path / "forged.fgm"
+    fastgen.save(fastgen.load(text_file), forged, metadata={"input": {**schema, "documents": None}})
+    for command in ("predict", "evaluate"):
+        assert "does not agree" in _error(capsys, command, forged, path)
+    fastgen.save(fastgen.MultinomialNB().fit([[1], [2]], ["a", "b"]), forged,
+                 metadata={"input": schema})
+    assert "does not agree" in _error(capsys, "predict", forged, path)
