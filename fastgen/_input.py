@@ -452,8 +452,9 @@ def _check_split(path, frame, delimiter):
 def _decide_header(path, frame, header):
     """Whether line 1 names the columns. Said on the command line, it is taken as said; else
     line 1 must look like a header: a field that is a number in a column of numbers, or a value
-    that the column also holds further down, looks like data, and a line where most fields look
-    like data is refused rather than silently taken as names."""
+    that the column also holds further down, looks like data, and a line where half the fields
+    or more look like data is refused rather than silently taken as names (a label and a
+    document: the label is found further down, the document nowhere)."""
     if header is not None:
         return header
     if len(frame) < 2:
@@ -470,7 +471,7 @@ def _decide_header(path, frame, header):
         if (numeric_column and _is_number(token)) or (not numeric_column
                                                        and (column == token).any()):
             data_like.append(j + 1)
-    if 2 * len(data_like) > frame.shape[1]:
+    if 2 * len(data_like) >= frame.shape[1]:
         shown = ", ".join(str(j) for j in data_like[:6]) + (", ..." if len(data_like) > 6 else "")
         raise InputError(f"{path}:1: line 1 looks like data, not a header (fields {shown} are "
                          "numbers or values found further down): pass --no-header if the file "

@@ -417,3 +417,17 @@ def test_a_schema_must_agree_with_its_model(tmp_path, capsys):
     fastgen.save(fastgen.MultinomialNB().fit([[1], [2]], ["a", "b"]), forged,
                  metadata={"input": schema})
     assert "does not agree" in _error(capsys, "predict", forged, path)
+
+
+def test_a_label_and_a_document_are_not_a_header(tmp_path, capsys):
+    """Line 1 of a headerless file of labels and messages: the label recurs further down, the
+    message does not; half the fields look like data, so the line is not silently taken as
+    column names (and the first message lost)."""
+    path = tmp_path / "sms.tsv"
+    path.write_text("".join(f"{'ham' if k % 3 else 'spam'}\tmessage number {k}\n"
+                            for k in range(12)))
+    assert "--no-header" in _error(capsys, "train", "MultinomialNB", path, "--label", "1",
+                                   "--text", "2", "-o", tmp_path / "m.fgm")
+    status, out, _ = _run(capsys, "train", "MultinomialNB", path, "--no-header", "--label", "1",
+                          "--text", "2", "-o", tmp_path / "m.fgm")
+    assert status == 0 and "on 12 rows" in out
