@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -181,6 +182,8 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         raise _decode_error(path, exc) from None
     except pd.errors.EmptyDataError:
         return
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise _damaged_gzip(path, exc) from None
     except pd.errors.ParserError as exc:
         message = str(exc).replace("Error tokenizing data. C error: ", "").strip()
         found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
@@ -191,6 +194,10 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         raise InputError(f"{path}: {message}{_delimiter_hint(delimiter)}") from None
     except (ValueError, csv.Error) as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def _damaged_gzip(path, exc):
+    return InputError(f"{path}: a damaged gzip file ({exc})")
 
 
 def _delimiter_hint(delimiter):
@@ -234,8 +241,8 @@ def _jsonl_chunks(path, batch_size):
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: not UTF-8 text after line {line_no} ({exc.reason}; "
                              "convert the file to UTF-8)") from None
-        except (EOFError, gzip.BadGzipFile, OSError) as exc:
-            raise InputError(f"{path}: a damaged gzip file ({exc})") from None
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise _damaged_gzip(path, exc) from None
     if records:
         yield first, pd.DataFrame.from_records(records)
 

@@ -431,3 +431,17 @@ def test_a_label_and_a_document_are_not_a_header(tmp_path, capsys):
     status, out, _ = _run(capsys, "train", "MultinomialNB", path, "--no-header", "--label", "1",
                           "--text", "2", "-o", tmp_path / "m.fgm")
     assert status == 0 and "on 12 rows" in out
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl"])
+def test_a_damaged_gzip_file_is_one_line(tmp_path, capsys, name):
+    """A truncated or corrupted compressed table is an error naming the file, not a traceback."""
+    jsonl = name.endswith(".jsonl")
+    rows = [json.dumps({"a": k, "y": "xz"[k % 2]}) if jsonl else f"{k},{'xz'[k % 2]}"
+            for k in range(20_000)]
+    packed = gzip.compress((("" if jsonl else "a,y\n") + "\n".join(rows) + "\n").encode())
+    path = tmp_path / name
+    for damaged in (packed[:len(packed) // 2], packed[:20] + bytes(200)):
+        path.write_bytes(damaged)
+        assert "a damaged gzip file" in _error(capsys, "train", "MixedNB", path, "--label", "y",
+                                               "-o", tmp_path / "m.fgm")
