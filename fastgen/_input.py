@@ -502,6 +502,8 @@ def _named(chunks, columns, fmt, path):
     JSON lines by key (a key the first records lacked is an error, so that no field is silently
     dropped; a key a record lacks is a missing value)."""
     for start, chunk in chunks:
+        if not len(chunk):  # a first chunk of one line, the header
+            continue
         if fmt == "jsonl":
             unknown = [c for c in chunk.columns if c not in columns]
             if unknown:

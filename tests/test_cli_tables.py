@@ -3,6 +3,7 @@ tokens, read through the schema stored in the model file, so that a file with ot
 mapped by name or refused -- never a silently wrong answer -- and one-line errors that name the
 file, the line or column and the fix."""
 import gzip
+import io
 import json
 import subprocess
 import sys
@@ -445,3 +446,18 @@ def test_a_damaged_gzip_file_is_one_line(tmp_path, capsys, name):
         path.write_bytes(damaged)
         assert "a damaged gzip file" in _error(capsys, "train", "MixedNB", path, "--label", "y",
                                                "-o", tmp_path / "m.fgm")
+
+
+def test_a_batch_of_one_row(table, tmp_path, capsys):
+    """--batch-size 1: the first batch of a file with a header holds only the header line, and
+    is no batch of zero rows for the model."""
+    frame = table[1].head(20)
+    path, model_file = tmp_path / "small.csv", tmp_path / "m.fgm"
+    frame.to_csv(path, index=False)
+    assert _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id",
+                "--batch-size", "1", "-o", model_file)[0] == 0
+    status, out, _ = _run(capsys, "predict", model_file, path, "--batch-size", "1", "--proba")
+    assert status == 0
+    model, X = _python_model(frame)
+    assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
+                    model.predict_proba(X), rtol=1e-9)
