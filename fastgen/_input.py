@@ -17,6 +17,7 @@ import csv
 import errno
 import gzip
 import io
+import itertools
 import json
 import os
 import re
@@ -30,6 +31,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "None")
 DELIMITERS = {"tab": "\t", "whitespace": "whitespace"}
 _FORMATS = ("csv", "tsv", "jsonl")
+# Rows read before a file's header and columns are decided (more when the batch size is larger).
+FIRST_ROWS = 1_000
 
 
 class InputError(ValueError):
@@ -332,7 +335,7 @@ def _csv_delimiter(options):
 
 class _Layout(NamedTuple):
     schema: Schema            # text and categories not known yet
-    first: tuple              # (line, DataFrame) of the first data rows read
+    head: list                # (line, DataFrame) chunks of the first data rows read
     rest: object              # the other chunks
 
 
@@ -344,10 +347,9 @@ def _layout(path, options, batch_size, need_label=True):
     na_values = tuple(dict.fromkeys(("",) + tuple(
         NA_VALUES if options.na_values is None else options.na_values)))
     chunks = _raw_chunks(path, fmt, delimiter, batch_size)
-    first = next(chunks, None)
-    if first is None or first[1].empty:
+    head, frame = _head(chunks)
+    if frame.empty:
         raise InputError(f"{path}: no data rows")
-    start, frame = first
     header = True
     if fmt == "jsonl":
         columns = [str(c) for c in frame.columns]
@@ -356,7 +358,7 @@ def _layout(path, options, batch_size, need_label=True):
         header = _decide_header(path, frame, options.header)
         if header:
             columns = _unique_names(frame.iloc[0].tolist())
-            frame, start = frame.iloc[1:], 2
+            head = _without_header(head)
         else:
             columns = [str(j) for j in range(1, frame.shape[1] + 1)]
     listing = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
@@ -386,7 +388,7 @@ def _layout(path, options, batch_size, need_label=True):
     ignored = [c for c in columns if c != label and c not in features]
     schema = Schema(fmt, delimiter, header, tuple(columns), label, tuple(features), (),
                     na_values, tuple(ignored), documents)
-    return _Layout(schema, (start, frame), chunks)
+    return _Layout(schema, head, chunks)
 
 
 def scan(path, options, batch_size):
@@ -400,7 +402,7 @@ def scan(path, options, batch_size):
     values = {c: set() for c in numeric}
     counts = {c: [0, 0] for c in numeric}  # values that read as numbers, and that do not
     classes, n_rows, text_labels, unlabelled = set(), 0, None, Unlabelled()
-    for start, chunk in _named(_prepend(layout.first, layout.rest), schema.columns,
+    for start, chunk in _named(itertools.chain(layout.head, layout.rest), schema.columns,
                                schema.format, path):
         chunk, labels = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
         text_labels = labels.dtype == object if len(labels) else text_labels
@@ -439,9 +441,23 @@ def plain_schema(path, options, batch_size):
     return _layout(path, options, batch_size, need_label=False).schema
 
 
-def _prepend(first, rest):
-    yield first
-    yield from rest
+def _head(chunks):
+    """The first (line, DataFrame) chunks, FIRST_ROWS rows of them when the file has as many,
+    and a DataFrame of their rows: a file's header and columns are judged on as many rows
+    whatever the batch size."""
+    head, rows = [], 0
+    while rows < FIRST_ROWS and (chunk := next(chunks, None)) is not None:
+        head.append(chunk)
+        rows += len(chunk[1])
+    frames = [frame for _, frame in head]
+    return head, (_pandas().concat(frames, ignore_index=True) if head else
+                  _pandas().DataFrame())
+
+
+def _without_header(head):
+    """The head's chunks without the header line (the first row of the first)."""
+    (_, frame), *rest = head
+    return [(2, frame.iloc[1:])] + rest
 
 
 def _check_split(path, frame, delimiter):
@@ -594,21 +610,20 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
     pd = _pandas()
     na = set(schema.na_values)
     chunks = _raw_chunks(path, schema.format, schema.delimiter, batch_size)
-    first = next(chunks, None)
-    if first is None:
+    head, frame = _head(chunks)
+    if frame.empty:
         return
-    start, frame = first
     if schema.format == "csv":
         _check_split(path, frame, schema.delimiter)
     columns = _scoring_columns(path, schema, frame, extra_ignored)
     if schema.format == "csv" and schema.header:
-        frame, start = frame.iloc[1:], 2
+        head = _without_header(head)
     if labels and schema.label not in columns:
         raise InputError(f"{path}: no label column {schema.label!r} (the model was trained "
                          "with it), and the true labels are needed here")
     unlabelled = Unlabelled() if unlabelled is None else unlabelled
     text_labels, y = None, None
-    for start, chunk in _named(_prepend((start, frame), chunks), columns, schema.format, path):
+    for start, chunk in _named(itertools.chain(head, chunks), columns, schema.format, path):
         if labels:
             chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
             text_labels = y.dtype == object if len(y) else text_labels

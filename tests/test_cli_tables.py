@@ -461,3 +461,18 @@ def test_a_batch_of_one_row(table, tmp_path, capsys):
     model, X = _python_model(frame)
     assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
                     model.predict_proba(X), rtol=1e-9)
+
+
+def test_the_header_is_judged_whatever_the_batch_size(tmp_path, capsys):
+    """A headerless file of numbers is refused without --no-header, and JSON lines get every
+    key of their first records, at any --batch-size (a batch of one row was taken as a header)."""
+    path = tmp_path / "numbers.csv"
+    path.write_text("".join(f"{k},{k % 3},{k % 2}\n" for k in range(10)))
+    jsonl = tmp_path / "records.jsonl"
+    jsonl.write_text('{"a": 1, "y": "x"}\n{"a": 2, "b": "u", "y": "z"}\n{"a": 3, "y": "x"}\n')
+    for size in ("1", "2", "1000"):
+        assert "--no-header" in _error(capsys, "train", "GaussianNB", path, "--label", "-1",
+                                       "--batch-size", size, "-o", tmp_path / "m.fgm")
+        assert _run(capsys, "train", "MixedNB", jsonl, "--label", "y", "--batch-size", size,
+                    "-o", tmp_path / "j.fgm")[0] == 0
+        assert fastgen.load_metadata(tmp_path / "j.fgm")["input"]["features"] == ["a", "b"]
