@@ -30,7 +30,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 # What a missing value looks like unless --na-values says otherwise (the UCI files write "?").
 NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "None")
 DELIMITERS = {"tab": "\t", "whitespace": "whitespace"}
-_FORMATS = ("csv", "tsv", "jsonl")
 # Rows read before a file's header and columns are decided (more when the batch size is larger).
 FIRST_ROWS = 1_000
 
