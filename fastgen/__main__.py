@@ -453,8 +453,12 @@ def _scored_batches(args, path, model, schema, unlabelled=None):
     schema = _model_schema(args, path, model, schema, fmt)
     if unlabelled is not None and schema.label is None:
         raise CommandError(f"{path}: which column holds the true labels? pass --label")
-    yield from _input.batches(path, schema, args.batch_size, labels=unlabelled is not None,
-                              extra_ignored=_flat(args.drop), unlabelled=unlabelled)
+    named = hasattr(model, "steps") or hasattr(model, "feature_names_in_")
+    for X, y, line in _input.batches(path, schema, args.batch_size,
+                                     labels=unlabelled is not None,
+                                     extra_ignored=_flat(args.drop), unlabelled=unlabelled):
+        # a model fitted on an array warns when given named columns
+        yield (X if named else X.to_numpy()), y, line
 
 
 def _n_features(model):

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -476,3 +477,19 @@ def test_the_header_is_judged_whatever_the_batch_size(tmp_path, capsys):
         assert _run(capsys, "train", "MixedNB", jsonl, "--label", "y", "--batch-size", size,
                     "-o", tmp_path / "j.fgm")[0] == 0
         assert fastgen.load_metadata(tmp_path / "j.fgm")["input"]["features"] == ["a", "b"]
+
+
+def test_a_model_fitted_on_an_array_scores_a_table_quietly(tmp_path, capsys):
+    """A model trained from Python on an array reads a table's columns in order, without a
+    warning about feature names on standard error."""
+    X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5]])
+    model = fastgen.GaussianNB().fit(X, [0, 1, 0, 1])
+    fastgen.save(model, tmp_path / "m.fgm")
+    path = tmp_path / "new.csv"
+    path.write_text("w,h\n1,2\n3,4\n5,6\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status, out, err = _run(capsys, "predict", tmp_path / "m.fgm", path, "--proba")
+    assert status == 0 and err == ""
+    assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
+                    model.predict_proba([[1.0, 2], [3, 4], [5, 6]]), rtol=1e-12)
