@@ -119,10 +119,18 @@ def write_model(path, class_name, params, fitted, metadata=None):
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(writer.blobs)
     digest = hashlib.sha256(body).digest()
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(body)
-        f.write(digest)
-    os.replace(tmp, path)  # never a half-written model file under the final name
+    try:
+        with open(tmp, "wb") as f:
+            f.write(body)
+            f.write(digest)
+        os.replace(tmp, path)  # never a half-written model file under the final name
+    except OSError as exc:
+        # no temporary file left behind, nor named: the error is about the path asked for
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
 
 
 class _Reader:
