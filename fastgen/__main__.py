@@ -613,8 +613,10 @@ SKLEARN_EQUIVALENT = {
 }
 
 
-def _load_all(args, path, n_features):
-    """A whole file as (X, y): svmlight as CSR, a table of numbers as an array."""
+def _load_all(args, path, n_features, schema=None):
+    """A whole file as (X, y, its schema or None): svmlight as CSR, a table of numbers as an
+    array, read through ``schema`` when given (a test file's columns found by name, as the
+    training file's)."""
     import scipy.sparse as sp
 
     fmt = _format(args, path)
@@ -623,20 +625,21 @@ def _load_all(args, path, n_features):
     else:
         from fastgen import _input
 
-        scan = _table_scan(args, path, fmt)
-        if scan.schema.documents is not None:
-            raise CommandError("bench times models on tables of numbers or svmlight; a text "
-                               "model (--text) is timed with fastgen train")
-        if scan.schema.text:
-            raise CommandError(f"{path}: bench times tables of numbers; column "
-                               f"{scan.schema.text[0]!r} holds text")
+        if schema is None:
+            schema = _table_scan(args, path, fmt).schema
+            if schema.documents is not None:
+                raise CommandError("bench times models on tables of numbers or svmlight; a "
+                                   "text model (--text) is timed with fastgen train")
+            if schema.text:
+                raise CommandError(f"{path}: bench times tables of numbers; column "
+                                   f"{schema.text[0]!r} holds text")
         parts = [(X.to_numpy(), y) for X, y, _ in
-                 _input.batches(path, scan.schema, args.batch_size)]
+                 _input.batches(path, schema, args.batch_size)]
     if not parts:
         raise CommandError(f"{path}: no data rows")
     stack = sp.vstack if sp.issparse(parts[0][0]) else np.vstack
     X = stack([X for X, _ in parts])
-    return (X.tocsr() if sp.issparse(X) else X), np.concatenate([y for _, y in parts])
+    return (X.tocsr() if sp.issparse(X) else X), np.concatenate([y for _, y in parts]), schema
 
 
 def _best(fn, repeat):
@@ -656,8 +659,8 @@ def _bench(args):
     n_features = args.n_features
     if _format(args, args.train) == "svmlight" and n_features is None:
         n_features = _svmlight_scan(args, args.train)[1]
-    X_train, y_train = _load_all(args, args.train, n_features)
-    X_test, y_test = _load_all(args, args.test or args.train, n_features)
+    X_train, y_train, schema = _load_all(args, args.train, n_features)
+    X_test, y_test, _ = _load_all(args, args.test or args.train, n_features, schema)
     rows = []
     fitted = model_class(**params).fit(X_train, y_train)
     ours = (_best(lambda: model_class(**params).fit(X_train, y_train), args.repeat),

@@ -493,3 +493,23 @@ def test_a_model_fitted_on_an_array_scores_a_table_quietly(tmp_path, capsys):
     assert status == 0 and err == ""
     assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
                     model.predict_proba([[1.0, 2], [3, 4], [5, 6]]), rtol=1e-12)
+
+
+def test_bench_finds_the_test_columns_by_name(tmp_path, capsys):
+    """bench reads the test file through the training file's columns: the same rows with the
+    columns in another order score as the training file does."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=200), "b": 5 * rng.normal(size=200)})
+    frame["y"] = (frame.a > 0).astype(int)
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    frame.to_csv(train, index=False)
+    frame[["b", "y", "a"]].to_csv(test, index=False)
+    expected = fastgen.GaussianNB().fit(frame[["a", "b"]], frame.y).score(frame[["a", "b"]],
+                                                                          frame.y)
+    for path in (train, test):
+        status, out, _ = _run(capsys, "bench", "GaussianNB", train, path, "--label", "y",
+                              "--no-plot", "--repeat", "1")
+        assert status == 0
+        accuracy = float(next(line for line in out.splitlines()
+                              if line.startswith("fastgen ")).split()[-1])
+        assert accuracy == pytest.approx(round(expected, 4), abs=1e-12)
