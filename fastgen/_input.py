@@ -612,7 +612,7 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
     head, frame = _head(chunks)
     if frame.empty:
         return
-    if schema.format == "csv":
+    if schema.format == "csv" and len(schema.features) > 1:  # else one column may be right
         _check_split(path, frame, schema.delimiter)
     columns = _scoring_columns(path, schema, frame, extra_ignored)
     if schema.format == "csv" and schema.header:

@@ -513,3 +513,20 @@ def test_bench_finds_the_test_columns_by_name(tmp_path, capsys):
         accuracy = float(next(line for line in out.splitlines()
                               if line.startswith("fastgen ")).split()[-1])
         assert accuracy == pytest.approx(round(expected, 4), abs=1e-12)
+
+
+def test_a_file_of_documents_alone(tmp_path, capsys):
+    """A text model labels a file holding only documents, whatever punctuation they hold (a
+    one-column file is right for it, not a wrong --delimiter)."""
+    path = tmp_path / "train.csv"
+    path.write_text("".join(f"{'ab'[k % 2]},{'win prize' if k % 2 else 'lunch at noon'}\n"
+                            for k in range(20)))
+    model_file = tmp_path / "m.fgm"
+    assert _run(capsys, "train", "MultinomialNB", path, "--no-header", "--label", "1",
+                "--text", "2", "-o", model_file)[0] == 0
+    documents = ["lunch: at noon", "win; a prize", "noon | lunch"]
+    new = tmp_path / "new.csv"
+    new.write_text("\n".join(documents) + "\n")
+    status, out, _ = _run(capsys, "predict", model_file, new)
+    assert status == 0
+    assert out.split() == ["label"] + fastgen.load(model_file).predict(documents).tolist()
