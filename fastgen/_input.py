@@ -159,8 +159,8 @@ def _decode_error(path, exc):
                       "convert the file to UTF-8, e.g. with iconv)")
 
 
-def _csv_chunks(path, delimiter, batch_size, width=None):
-    """DataFrames of str, columns 0..width-1, of at most batch_size rows. A row with more fields
+def _csv_chunks(path, delimiter, batch_size):
+    """DataFrames of str, columns 0, 1, ..., of at most batch_size rows. A row with more fields
     than the first is an error; one with fewer has its last fields empty (pandas reads it so),
     that is, missing."""
     pd = _pandas()
@@ -174,8 +174,6 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         options.update(sep="\t", quoting=csv.QUOTE_NONE)
     else:
         options.update(sep=delimiter, skipinitialspace=True)
-    if width is not None:
-        options["names"] = range(width)
     try:
         reader = pd.read_csv(path, **options)
         for chunk in reader:
@@ -501,13 +499,13 @@ def _decide_header(path, frame, header):
     return True
 
 
-def _raw_chunks(path, fmt, delimiter, batch_size, width=None):
+def _raw_chunks(path, fmt, delimiter, batch_size):
     """(line of the first row, DataFrame of str) pairs."""
     if fmt == "jsonl":
         yield from _jsonl_chunks(path, batch_size)
         return
     line = 1
-    for chunk in _csv_chunks(path, delimiter, batch_size, width):
+    for chunk in _csv_chunks(path, delimiter, batch_size):
         yield line, chunk
         line += len(chunk)
 
