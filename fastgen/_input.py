@@ -132,9 +132,10 @@ def is_gzip(path):
 
 def open_text(path):
     """The file as UTF-8 text, gunzipped when it is gzip (by content, whatever its name)."""
+    # utf-8-sig: a byte-order mark that Windows tools write first is skipped (pandas does so too)
     if is_gzip(path):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def guess_format(path):

@@ -530,3 +530,15 @@ def test_a_file_of_documents_alone(tmp_path, capsys):
     status, out, _ = _run(capsys, "predict", model_file, new)
     assert status == 0
     assert out.split() == ["label"] + fastgen.load(model_file).predict(documents).tolist()
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path, capsys):
+    """A UTF-8 byte-order mark before the first record or header is not part of it."""
+    rows = [{"a": k, "y": "xz"[k % 2]} for k in range(6)]
+    for name, text in (("t.jsonl", "".join(json.dumps(r) + "\n" for r in rows)),
+                       ("t.csv", "a,y\n" + "".join(f"{r['a']},{r['y']}\n" for r in rows))):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o",
+                    tmp_path / "m.fgm")[0] == 0
+        assert fastgen.load_metadata(tmp_path / "m.fgm")["input"]["columns"] == ["a", "y"]
