@@ -498,6 +498,11 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
 
 def _predict(args):
     model, schema = _load_model(args.model_file)
+    if args.output and os.path.exists(args.output) and os.path.exists(args.data) and \
+            os.path.samefile(args.output, args.data):
+        # opening the output would truncate the data file while it is read
+        raise CommandError(f"-o {args.output}: that is the data file; write the predictions "
+                           "to another file")
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
     rows = _scored_batches(args, args.data, model, schema)
     first = next(rows, None)  # the data is checked before an output file is created

@@ -542,3 +542,12 @@ def test_a_byte_order_mark_is_skipped(tmp_path, capsys):
         assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o",
                     tmp_path / "m.fgm")[0] == 0
         assert fastgen.load_metadata(tmp_path / "m.fgm")["input"]["columns"] == ["a", "y"]
+
+
+def test_predictions_never_overwrite_the_data(table, tmp_path, capsys):
+    path, _ = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    before = path.read_bytes()
+    assert "the data file" in _error(capsys, "predict", model_file, path, "-o", path)
+    assert path.read_bytes() == before
