@@ -398,7 +398,7 @@ def test_a_delimiter_is_one_character(table, tmp_path, capsys):
     path, _ = table
     for given in ("[a-", "::", "", "\n"):
         assert "--delimiter" in _error(capsys, "train", "MixedNB", path, "--label", "kind",
-                                       "--delimiter", given)
+                                       "--delimiter", given, "-o", tmp_path / "m.fgm")
 
 
 def test_a_schema_must_agree_with_its_model(tmp_path, capsys):
