@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import json
 import os
 import re
@@ -258,7 +259,7 @@ def _model_schema(args, path, model, schema, fmt):
                            f"column {schema.label!r}")
     changes = {}
     if args.delimiter is not None:
-        changes["delimiter"] = _input.DELIMITERS.get(args.delimiter, args.delimiter)
+        changes["delimiter"] = _input.delimiter(args.delimiter)
     if args.header is not None:
         changes["header"] = args.header
     return schema._replace(**changes)
@@ -326,6 +327,10 @@ def _load_model(path):
         message = str(exc)
         raise CommandError(message if message.startswith(os.fspath(path)) else
                            f"{path}: {message}") from None
+    if schema is not None and (schema.documents is not None) != hasattr(model, "steps"):
+        # a text model scores a list of documents; a DataFrame would be read as its column names
+        raise CommandError(f"{path}: the input schema does not agree with the model (a column "
+                           "of documents goes with a text model, and only with one)")
     return model, schema
 
 
@@ -448,8 +453,12 @@ def _scored_batches(args, path, model, schema, unlabelled=None):
     schema = _model_schema(args, path, model, schema, fmt)
     if unlabelled is not None and schema.label is None:
         raise CommandError(f"{path}: which column holds the true labels? pass --label")
-    yield from _input.batches(path, schema, args.batch_size, labels=unlabelled is not None,
-                              extra_ignored=_flat(args.drop), unlabelled=unlabelled)
+    named = hasattr(model, "steps") or hasattr(model, "feature_names_in_")
+    for X, y, line in _input.batches(path, schema, args.batch_size,
+                                     labels=unlabelled is not None,
+                                     extra_ignored=_flat(args.drop), unlabelled=unlabelled):
+        # a model fitted on an array warns when given named columns
+        yield (X if named else X.to_numpy()), y, line
 
 
 def _n_features(model):
@@ -470,8 +479,6 @@ def _scored(path, line, n_rows, method, X):
 
 
 def _write_predictions(out, fmt, classes, labels, proba, first):
-    import csv
-
     if fmt == "jsonl":
         for i, label in enumerate(labels):
             record = {"label": label.item() if hasattr(label, "item") else label}
@@ -479,17 +486,23 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
                 record["proba"] = {str(c): float(p) for c, p in zip(classes, proba[i])}
             out.write(json.dumps(record) + "\n")
         return
+    # quoted as CSV needs: a label may hold a comma, a quote or a line break
     writer = csv.writer(out, lineterminator="\n")
     if first:
         writer.writerow(["label"] + ([f"proba_{c}" for c in classes] if proba is not None
                                      else []))
     for i, label in enumerate(labels):
-        writer.writerow([label] + ([repr(float(p)) for p in proba[i]] if proba is not None
-                                   else []))
+        writer.writerow([str(label)] + ([repr(float(p)) for p in proba[i]] if proba is not None
+                                        else []))
 
 
 def _predict(args):
     model, schema = _load_model(args.model_file)
+    if args.output and os.path.exists(args.output) and os.path.exists(args.data) and \
+            os.path.samefile(args.output, args.data):
+        # opening the output would truncate the data file while it is read
+        raise CommandError(f"-o {args.output}: that is the data file; write the predictions "
+                           "to another file")
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
     rows = _scored_batches(args, args.data, model, schema)
     first = next(rows, None)  # the data is checked before an output file is created
@@ -605,8 +618,10 @@ SKLEARN_EQUIVALENT = {
 }
 
 
-def _load_all(args, path, n_features):
-    """A whole file as (X, y): svmlight as CSR, a table of numbers as an array."""
+def _load_all(args, path, n_features, schema=None):
+    """A whole file as (X, y, its schema or None): svmlight as CSR, a table of numbers as an
+    array, read through ``schema`` when given (a test file's columns found by name, as the
+    training file's)."""
     import scipy.sparse as sp
 
     fmt = _format(args, path)
@@ -615,20 +630,21 @@ def _load_all(args, path, n_features):
     else:
         from fastgen import _input
 
-        scan = _table_scan(args, path, fmt)
-        if scan.schema.documents is not None:
-            raise CommandError("bench times models on tables of numbers or svmlight; a text "
-                               "model (--text) is timed with fastgen train")
-        if scan.schema.text:
-            raise CommandError(f"{path}: bench times tables of numbers; column "
-                               f"{scan.schema.text[0]!r} holds text")
+        if schema is None:
+            schema = _table_scan(args, path, fmt).schema
+            if schema.documents is not None:
+                raise CommandError("bench times models on tables of numbers or svmlight; a "
+                                   "text model (--text) is timed with fastgen train")
+            if schema.text:
+                raise CommandError(f"{path}: bench times tables of numbers; column "
+                                   f"{schema.text[0]!r} holds text")
         parts = [(X.to_numpy(), y) for X, y, _ in
-                 _input.batches(path, scan.schema, args.batch_size)]
+                 _input.batches(path, schema, args.batch_size)]
     if not parts:
         raise CommandError(f"{path}: no data rows")
     stack = sp.vstack if sp.issparse(parts[0][0]) else np.vstack
     X = stack([X for X, _ in parts])
-    return (X.tocsr() if sp.issparse(X) else X), np.concatenate([y for _, y in parts])
+    return (X.tocsr() if sp.issparse(X) else X), np.concatenate([y for _, y in parts]), schema
 
 
 def _best(fn, repeat):
@@ -648,8 +664,8 @@ def _bench(args):
     n_features = args.n_features
     if _format(args, args.train) == "svmlight" and n_features is None:
         n_features = _svmlight_scan(args, args.train)[1]
-    X_train, y_train = _load_all(args, args.train, n_features)
-    X_test, y_test = _load_all(args, args.test or args.train, n_features)
+    X_train, y_train, schema = _load_all(args, args.train, n_features)
+    X_test, y_test, _ = _load_all(args, args.test or args.train, n_features, schema)
     rows = []
     fitted = model_class(**params).fit(X_train, y_train)
     ours = (_best(lambda: model_class(**params).fit(X_train, y_train), args.repeat),

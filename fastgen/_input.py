@@ -17,9 +17,11 @@ import csv
 import errno
 import gzip
 import io
+import itertools
 import json
 import os
 import re
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +30,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 # What a missing value looks like unless --na-values says otherwise (the UCI files write "?").
 NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "None")
 DELIMITERS = {"tab": "\t", "whitespace": "whitespace"}
-_FORMATS = ("csv", "tsv", "jsonl")
+# Rows read before a file's header and columns are decided (more when the batch size is larger).
+FIRST_ROWS = 1_000
 
 
 class InputError(ValueError):
@@ -68,11 +71,15 @@ class Schema(NamedTuple):
         if not isinstance(record, dict) or set(record) != set(cls._fields):
             raise ValueError(f"the input schema must have exactly the fields {cls._fields}")
 
+        listed = ("columns", "features", "text", "na_values", "ignored")
+
         def strings(name, allow_none=False):
             value = record[name]
             if allow_none and value is None:
                 return None
-            if isinstance(value, list):
+            if name in listed:
+                if not isinstance(value, list):
+                    raise ValueError(f"the input schema's {name!r} must be a list")
                 if not all(type(v) is str for v in value):
                     raise ValueError(f"the input schema's {name!r} must hold column names")
                 return tuple(value)
@@ -85,10 +92,12 @@ class Schema(NamedTuple):
         if type(record["header"]) is not bool:
             raise ValueError("the input schema's 'header' must be a bool")
         schema = cls(header=record["header"], **fields)
-        listed = ("columns", "features", "text", "na_values", "ignored")
-        if not all(isinstance(getattr(schema, name), tuple) for name in listed):
-            raise ValueError(f"the input schema's {listed} must be lists")
-        if schema.format not in ("csv", "jsonl") or not schema.delimiter:
+        try:
+            valid = schema.format in ("csv", "jsonl") and \
+                delimiter(schema.delimiter) == schema.delimiter
+        except InputError:
+            valid = False
+        if not valid:
             raise ValueError(f"the input schema's format/delimiter are not valid: "
                              f"{schema.format!r}, {schema.delimiter!r}")
         columns = set(schema.columns)
@@ -123,9 +132,10 @@ def is_gzip(path):
 
 def open_text(path):
     """The file as UTF-8 text, gunzipped when it is gzip (by content, whatever its name)."""
+    # utf-8-sig: a byte-order mark that Windows tools write first is skipped (pandas does so too)
     if is_gzip(path):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def guess_format(path):
@@ -150,8 +160,8 @@ def _decode_error(path, exc):
                       "convert the file to UTF-8, e.g. with iconv)")
 
 
-def _csv_chunks(path, delimiter, batch_size, width=None):
-    """DataFrames of str, columns 0..width-1, of at most batch_size rows. A row with more fields
+def _csv_chunks(path, delimiter, batch_size):
+    """DataFrames of str, columns 0, 1, ..., of at most batch_size rows. A row with more fields
     than the first is an error; one with fewer has its last fields empty (pandas reads it so),
     that is, missing."""
     pd = _pandas()
@@ -165,8 +175,6 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         options.update(sep="\t", quoting=csv.QUOTE_NONE)
     else:
         options.update(sep=delimiter, skipinitialspace=True)
-    if width is not None:
-        options["names"] = range(width)
     try:
         reader = pd.read_csv(path, **options)
         for chunk in reader:
@@ -175,6 +183,8 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         raise _decode_error(path, exc) from None
     except pd.errors.EmptyDataError:
         return
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise _damaged_gzip(path, exc) from None
     except pd.errors.ParserError as exc:
         message = str(exc).replace("Error tokenizing data. C error: ", "").strip()
         found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
@@ -185,6 +195,10 @@ def _csv_chunks(path, delimiter, batch_size, width=None):
         raise InputError(f"{path}: {message}{_delimiter_hint(delimiter)}") from None
     except (ValueError, csv.Error) as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def _damaged_gzip(path, exc):
+    return InputError(f"{path}: a damaged gzip file ({exc})")
 
 
 def _delimiter_hint(delimiter):
@@ -228,8 +242,8 @@ def _jsonl_chunks(path, batch_size):
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: not UTF-8 text after line {line_no} ({exc.reason}; "
                              "convert the file to UTF-8)") from None
-        except (EOFError, gzip.BadGzipFile, OSError) as exc:
-            raise InputError(f"{path}: a damaged gzip file ({exc})") from None
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise _damaged_gzip(path, exc) from None
     if records:
         yield first, pd.DataFrame.from_records(records)
 
@@ -302,15 +316,24 @@ class Scan(NamedTuple):
     unlabelled: Unlabelled    # rows left out for want of a label
 
 
+def delimiter(text):
+    """The separator --delimiter names: one character (not a line break), 'tab' or
+    'whitespace'. (pandas would take a longer one as a regular expression.)"""
+    text = DELIMITERS.get(text, text)
+    if text != "whitespace" and (len(text) != 1 or text in "\r\n"):
+        raise InputError(f"--delimiter {text!r}: give one character, 'tab' or 'whitespace'")
+    return text
+
+
 def _csv_delimiter(options):
     if options.delimiter is not None:
-        return DELIMITERS.get(options.delimiter, options.delimiter)
+        return delimiter(options.delimiter)
     return "\t" if options.format == "tsv" else ","
 
 
 class _Layout(NamedTuple):
     schema: Schema            # text and categories not known yet
-    first: tuple              # (line, DataFrame) of the first data rows read
+    head: list                # (line, DataFrame) chunks of the first data rows read
     rest: object              # the other chunks
 
 
@@ -322,10 +345,9 @@ def _layout(path, options, batch_size, need_label=True):
     na_values = tuple(dict.fromkeys(("",) + tuple(
         NA_VALUES if options.na_values is None else options.na_values)))
     chunks = _raw_chunks(path, fmt, delimiter, batch_size)
-    first = next(chunks, None)
-    if first is None or first[1].empty:
+    head, frame = _head(chunks)
+    if frame.empty:
         raise InputError(f"{path}: no data rows")
-    start, frame = first
     header = True
     if fmt == "jsonl":
         columns = [str(c) for c in frame.columns]
@@ -334,7 +356,7 @@ def _layout(path, options, batch_size, need_label=True):
         header = _decide_header(path, frame, options.header)
         if header:
             columns = _unique_names(frame.iloc[0].tolist())
-            frame, start = frame.iloc[1:], 2
+            head = _without_header(head)
         else:
             columns = [str(j) for j in range(1, frame.shape[1] + 1)]
     listing = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
@@ -364,7 +386,7 @@ def _layout(path, options, batch_size, need_label=True):
     ignored = [c for c in columns if c != label and c not in features]
     schema = Schema(fmt, delimiter, header, tuple(columns), label, tuple(features), (),
                     na_values, tuple(ignored), documents)
-    return _Layout(schema, (start, frame), chunks)
+    return _Layout(schema, head, chunks)
 
 
 def scan(path, options, batch_size):
@@ -378,7 +400,7 @@ def scan(path, options, batch_size):
     values = {c: set() for c in numeric}
     counts = {c: [0, 0] for c in numeric}  # values that read as numbers, and that do not
     classes, n_rows, text_labels, unlabelled = set(), 0, None, Unlabelled()
-    for start, chunk in _named(_prepend(layout.first, layout.rest), schema.columns,
+    for start, chunk in _named(itertools.chain(layout.head, layout.rest), schema.columns,
                                schema.format, path):
         chunk, labels = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
         text_labels = labels.dtype == object if len(labels) else text_labels
@@ -417,9 +439,23 @@ def plain_schema(path, options, batch_size):
     return _layout(path, options, batch_size, need_label=False).schema
 
 
-def _prepend(first, rest):
-    yield first
-    yield from rest
+def _head(chunks):
+    """The first (line, DataFrame) chunks, FIRST_ROWS rows of them when the file has as many,
+    and a DataFrame of their rows: a file's header and columns are judged on as many rows
+    whatever the batch size."""
+    head, rows = [], 0
+    while rows < FIRST_ROWS and (chunk := next(chunks, None)) is not None:
+        head.append(chunk)
+        rows += len(chunk[1])
+    frames = [frame for _, frame in head]
+    return head, (_pandas().concat(frames, ignore_index=True) if head else
+                  _pandas().DataFrame())
+
+
+def _without_header(head):
+    """The head's chunks without the header line (the first row of the first)."""
+    (_, frame), *rest = head
+    return [(2, frame.iloc[1:])] + rest
 
 
 def _check_split(path, frame, delimiter):
@@ -437,8 +473,9 @@ def _check_split(path, frame, delimiter):
 def _decide_header(path, frame, header):
     """Whether line 1 names the columns. Said on the command line, it is taken as said; else
     line 1 must look like a header: a field that is a number in a column of numbers, or a value
-    that the column also holds further down, looks like data, and a line where most fields look
-    like data is refused rather than silently taken as names."""
+    that the column also holds further down, looks like data, and a line where half the fields
+    or more look like data is refused rather than silently taken as names (a label and a
+    document: the label is found further down, the document nowhere)."""
     if header is not None:
         return header
     if len(frame) < 2:
@@ -455,7 +492,7 @@ def _decide_header(path, frame, header):
         if (numeric_column and _is_number(token)) or (not numeric_column
                                                        and (column == token).any()):
             data_like.append(j + 1)
-    if 2 * len(data_like) > frame.shape[1]:
+    if 2 * len(data_like) >= frame.shape[1]:
         shown = ", ".join(str(j) for j in data_like[:6]) + (", ..." if len(data_like) > 6 else "")
         raise InputError(f"{path}:1: line 1 looks like data, not a header (fields {shown} are "
                          "numbers or values found further down): pass --no-header if the file "
@@ -463,13 +500,13 @@ def _decide_header(path, frame, header):
     return True
 
 
-def _raw_chunks(path, fmt, delimiter, batch_size, width=None):
+def _raw_chunks(path, fmt, delimiter, batch_size):
     """(line of the first row, DataFrame of str) pairs."""
     if fmt == "jsonl":
         yield from _jsonl_chunks(path, batch_size)
         return
     line = 1
-    for chunk in _csv_chunks(path, delimiter, batch_size, width):
+    for chunk in _csv_chunks(path, delimiter, batch_size):
         yield line, chunk
         line += len(chunk)
 
@@ -479,6 +516,8 @@ def _named(chunks, columns, fmt, path):
     JSON lines by key (a key the first records lacked is an error, so that no field is silently
     dropped; a key a record lacks is a missing value)."""
     for start, chunk in chunks:
+        if not len(chunk):  # a first chunk of one line, the header
+            continue
         if fmt == "jsonl":
             unknown = [c for c in chunk.columns if c not in columns]
             if unknown:
@@ -496,7 +535,7 @@ def _named(chunks, columns, fmt, path):
 def _clean(column, na):
     """A column of str with its fields stripped and missing values (absent, or a missing-value
     token) as None; and the mask of the missing ones."""
-    if column.dtype == object:
+    if _pandas().api.types.is_string_dtype(column.dtype):  # object, or pandas 3's str
         column = column.str.strip()
     missing = column.isna() | column.isin(na)
     return column.mask(missing, None), missing
@@ -525,12 +564,19 @@ def _labelled(chunk, label, path, start, na, text, unlabelled):
                               chunk.index)
 
 
+# A label that is a number: ASCII digits, as a file writes one (float() would also take '1_2',
+# non-ASCII digits and spaces, and would round an integer beyond 2**53).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 def as_label(text):
-    """A label as a number when it reads as one (int when integral), else the text."""
-    try:
-        value = float(text)
-    except ValueError:
+    """A label as a number when it reads as one (an int when integral, exactly), else the text."""
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if not _DECIMAL.fullmatch(text):
         return text
+    value = float(text)
     if not np.isfinite(value):
         return text
     return int(value) if value.is_integer() else value
@@ -562,21 +608,20 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
     pd = _pandas()
     na = set(schema.na_values)
     chunks = _raw_chunks(path, schema.format, schema.delimiter, batch_size)
-    first = next(chunks, None)
-    if first is None:
+    head, frame = _head(chunks)
+    if frame.empty:
         return
-    start, frame = first
-    if schema.format == "csv":
+    if schema.format == "csv" and len(schema.features) > 1:  # else one column may be right
         _check_split(path, frame, schema.delimiter)
     columns = _scoring_columns(path, schema, frame, extra_ignored)
     if schema.format == "csv" and schema.header:
-        frame, start = frame.iloc[1:], 2
+        head = _without_header(head)
     if labels and schema.label not in columns:
         raise InputError(f"{path}: no label column {schema.label!r} (the model was trained "
                          "with it), and the true labels are needed here")
     unlabelled = Unlabelled() if unlabelled is None else unlabelled
     text_labels, y = None, None
-    for start, chunk in _named(_prepend((start, frame), chunks), columns, schema.format, path):
+    for start, chunk in _named(itertools.chain(head, chunks), columns, schema.format, path):
         if labels:
             chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
             text_labels = y.dtype == object if len(y) else text_labels

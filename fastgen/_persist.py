@@ -48,8 +48,8 @@ import json
 import math
 import os
 import struct
-import threading
 import sys
+import threading
 
 import numpy as np
 

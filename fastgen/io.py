@@ -56,27 +56,6 @@ def _check_dtype(dtype):
     return dtype
 
 
-def _as_label(text):
-    """A label as a number when it reads as one (int when integral), else the text."""
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() else value
-
-
-def _text_lines(path, f):
-    """The numbered lines of a text file opened as UTF-8; bytes that are not UTF-8 are a
-    ValueError naming the file and the last line read whole (text is decoded in blocks)."""
-    line_no = 0
-    try:
-        for line_no, line in enumerate(f, start=1):
-            yield line_no, line
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{os.fspath(path)}: not UTF-8 text after line {line_no} ({exc.reason}, "
-                         f"byte {exc.object[exc.start:exc.start + 1]!r})") from None
-
-
 def _open_binary(path):
     """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name)."""
     from ._input import is_gzip

@@ -3,9 +3,11 @@ tokens, read through the schema stored in the model file, so that a file with ot
 mapped by name or refused -- never a silently wrong answer -- and one-line errors that name the
 file, the line or column and the fix."""
 import gzip
+import io
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -344,7 +346,9 @@ def test_a_forged_schema_is_refused(table, tmp_path, capsys):
     schema = fastgen.load_metadata(model_file)["input"]
     for change in ({"features": ["size", "nope"]}, {"label": "size"}, {"header": "yes"},
                    {"columns": schema["columns"] + ["size"]}, {"format": "xml"},
-                   {"text": ["id"]}, {"delimiter": ""}, {"extra": 1}):
+                   {"text": ["id"]}, {"delimiter": ""}, {"delimiter": [","]},
+                   {"delimiter": "[a-"}, {"delimiter": "\n"}, {"delimiter": "tab"},
+                   {"label": ["kind"]}, {"extra": 1}):
         forged = tmp_path / "forged.fgm"
         fastgen.save(model, forged, metadata={"input": {**schema, **change}})
         assert "input schema" in _error(capsys, "evaluate", forged, path)
@@ -370,3 +374,208 @@ def test_json_lines_records_may_lack_keys(tmp_path, capsys):
     score.write_text(json.dumps({"x": 1.0, "colour": "red", "size": 2}) + "\n")
     assert "column 'size' is not one the model was trained on" in _error(
         capsys, "predict", model_file, score)
+
+
+def test_fields_are_stripped_whatever_pandas_string_dtype(tmp_path, capsys):
+    """Spaces around a field are not part of it (pandas 3 reads text as its str dtype, not as
+    object): 'x ' and 'x' are one class, 'u ' and 'u' one category."""
+    path = tmp_path / "spaces.csv"
+    path.write_text("a,b,y\n1 ,u ,x \n2,u,x\n3 ,v,z\n4,v ,z \n")
+    assert _run(capsys, "train", "MixedNB", path, "--label", "y", "-o", tmp_path / "m.fgm")[0] == 0
+    model = fastgen.load(tmp_path / "m.fgm")
+    assert model.classes_.tolist() == ["x", "z"]
+    expected = fastgen.MixedNB().fit(pd.DataFrame({"a": [1.0, 2, 3, 4], "b": list("uuvv")}),
+                                     list("xxzz"))
+    X = pd.DataFrame({"a": [1.0, 3], "b": ["u", "v"]})
+    assert_allclose(model.predict_log_proba(X), expected.predict_log_proba(X), rtol=0, atol=1e-12)
+
+
+def test_predictions_are_quoted_as_csv(tmp_path, capsys):
+    """Labels holding commas and quotes come back whole from the predictions file."""
+    path = tmp_path / "labels.csv"
+    path.write_text('x,y\n1,"a,b"\n2,"a,b"\n3,c\n4,c\n5,"q""uote"\n')
+    model_file, out = tmp_path / "m.fgm", tmp_path / "p.csv"
+    assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)[0] == 0
+    assert _run(capsys, "predict", model_file, path, "--proba", "-o", out)[0] == 0
+    written = pd.read_csv(out, dtype={"label": str})
+    model = fastgen.load(model_file)
+    X = pd.DataFrame({"x": [1.0, 2, 3, 4, 5]})
+    assert written.columns.tolist() == ["label"] + [f"proba_{c}" for c in model.classes_]
+    assert written["label"].tolist() == model.predict(X).tolist() == ["a,b", "a,b", "c", "c",
+                                                                       'q"uote']
+    assert_array_equal(written.iloc[:, 1:].to_numpy(), model.predict_proba(X))
+
+
+def test_labels_are_numbers_only_as_a_file_writes_them(tmp_path, capsys):
+    """A label is a number when it is written as one in ASCII digits, and an integer keeps every
+    digit: '1_2' is not 12, and two IDs beyond 2**53 stay two classes."""
+    for labels, classes in ((["1_2", "3_4"], ["1_2", "3_4"]),
+                            (["9007199254740993", "9007199254740992"],
+                             [9007199254740992, 9007199254740993]),
+                            (["2", "1.0", "1e1"], [1, 2, 10])):
+        path = tmp_path / "labels.csv"
+        rows = [f"{k},{labels[k % len(labels)]}" for k in range(6)]
+        path.write_text("x,y\n" + "\n".join(rows) + "\n")
+        model_file = tmp_path / "m.fgm"
+        assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)[0] == 0
+        assert fastgen.load(model_file).classes_.tolist() == classes
+
+
+def test_a_delimiter_is_one_character(table, tmp_path, capsys):
+    """pandas reads a longer separator as a regular expression: refused, not a traceback."""
+    path, _ = table
+    for given in ("[a-", "::", "", "\n"):
+        assert "--delimiter" in _error(capsys, "train", "MixedNB", path, "--label", "kind",
+                                       "--delimiter", given, "-o", tmp_path / "m.fgm")
+
+
+def test_a_schema_must_agree_with_its_model(tmp_path, capsys):
+    """A text model given a schema of table columns would score a DataFrame, which a vectoriser
+    reads as its column names (one prediction for the file); a classifier given a column of
+    documents would score raw text."""
+    path = tmp_path / "docs.tsv"
+    path.write_text("label\ttext\n" + "".join(f"{'ab'[k % 2]}\tword{k % 2} other\n"
+                                                for k in range(20)))
+    text_file = tmp_path / "text.fgm"
+    assert _run(capsys, "train", "MultinomialNB", path, "--label", "label", "--text", "text",
+                "-o", text_file)[0] == 0
+    schema = fastgen.load_metadata(text_file)["input"]
+    forged = tmp_path / "forged.fgm"
+    fastgen.save(fastgen.load(text_file), forged, metadata={"input": {**schema, "documents": None}})
+    for command in ("predict", "evaluate"):
+        assert "does not agree" in _error(capsys, command, forged, path)
+    fastgen.save(fastgen.MultinomialNB().fit([[1], [2]], ["a", "b"]), forged,
+                 metadata={"input": schema})
+    assert "does not agree" in _error(capsys, "predict", forged, path)
+
+
+def test_a_label_and_a_document_are_not_a_header(tmp_path, capsys):
+    """Line 1 of a headerless file of labels and messages: the label recurs further down, the
+    message does not; half the fields look like data, so the line is not silently taken as
+    column names (and the first message lost)."""
+    path = tmp_path / "sms.tsv"
+    path.write_text("".join(f"{'ham' if k % 3 else 'spam'}\tmessage number {k}\n"
+                            for k in range(12)))
+    assert "--no-header" in _error(capsys, "train", "MultinomialNB", path, "--label", "1",
+                                   "--text", "2", "-o", tmp_path / "m.fgm")
+    status, out, _ = _run(capsys, "train", "MultinomialNB", path, "--no-header", "--label", "1",
+                          "--text", "2", "-o", tmp_path / "m.fgm")
+    assert status == 0 and "on 12 rows" in out
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl"])
+def test_a_damaged_gzip_file_is_one_line(tmp_path, capsys, name):
+    """A truncated or corrupted compressed table is an error naming the file, not a traceback."""
+    jsonl = name.endswith(".jsonl")
+    rows = [json.dumps({"a": k, "y": "xz"[k % 2]}) if jsonl else f"{k},{'xz'[k % 2]}"
+            for k in range(20_000)]
+    packed = gzip.compress((("" if jsonl else "a,y\n") + "\n".join(rows) + "\n").encode())
+    path = tmp_path / name
+    for damaged in (packed[:len(packed) // 2], packed[:20] + bytes(200)):
+        path.write_bytes(damaged)
+        assert "a damaged gzip file" in _error(capsys, "train", "MixedNB", path, "--label", "y",
+                                               "-o", tmp_path / "m.fgm")
+
+
+def test_a_batch_of_one_row(table, tmp_path, capsys):
+    """--batch-size 1: the first batch of a file with a header holds only the header line, and
+    is no batch of zero rows for the model."""
+    frame = table[1].head(20)
+    path, model_file = tmp_path / "small.csv", tmp_path / "m.fgm"
+    frame.to_csv(path, index=False)
+    assert _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id",
+                "--batch-size", "1", "-o", model_file)[0] == 0
+    status, out, _ = _run(capsys, "predict", model_file, path, "--batch-size", "1", "--proba")
+    assert status == 0
+    model, X = _python_model(frame)
+    assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
+                    model.predict_proba(X), rtol=1e-9)
+
+
+def test_the_header_is_judged_whatever_the_batch_size(tmp_path, capsys):
+    """A headerless file of numbers is refused without --no-header, and JSON lines get every
+    key of their first records, at any --batch-size (a batch of one row was taken as a header)."""
+    path = tmp_path / "numbers.csv"
+    path.write_text("".join(f"{k},{k % 3},{k % 2}\n" for k in range(10)))
+    jsonl = tmp_path / "records.jsonl"
+    jsonl.write_text('{"a": 1, "y": "x"}\n{"a": 2, "b": "u", "y": "z"}\n{"a": 3, "y": "x"}\n')
+    for size in ("1", "2", "1000"):
+        assert "--no-header" in _error(capsys, "train", "GaussianNB", path, "--label", "-1",
+                                       "--batch-size", size, "-o", tmp_path / "m.fgm")
+        assert _run(capsys, "train", "MixedNB", jsonl, "--label", "y", "--batch-size", size,
+                    "-o", tmp_path / "j.fgm")[0] == 0
+        assert fastgen.load_metadata(tmp_path / "j.fgm")["input"]["features"] == ["a", "b"]
+
+
+def test_a_model_fitted_on_an_array_scores_a_table_quietly(tmp_path, capsys):
+    """A model trained from Python on an array reads a table's columns in order, without a
+    warning about feature names on standard error."""
+    X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5]])
+    model = fastgen.GaussianNB().fit(X, [0, 1, 0, 1])
+    fastgen.save(model, tmp_path / "m.fgm")
+    path = tmp_path / "new.csv"
+    path.write_text("w,h\n1,2\n3,4\n5,6\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status, out, err = _run(capsys, "predict", tmp_path / "m.fgm", path, "--proba")
+    assert status == 0 and err == ""
+    assert_allclose(pd.read_csv(io.StringIO(out)).iloc[:, 1:].to_numpy(),
+                    model.predict_proba([[1.0, 2], [3, 4], [5, 6]]), rtol=1e-12)
+
+
+def test_bench_finds_the_test_columns_by_name(tmp_path, capsys):
+    """bench reads the test file through the training file's columns: the same rows with the
+    columns in another order score as the training file does."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=200), "b": 5 * rng.normal(size=200)})
+    frame["y"] = (frame.a > 0).astype(int)
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    frame.to_csv(train, index=False)
+    frame[["b", "y", "a"]].to_csv(test, index=False)
+    expected = fastgen.GaussianNB().fit(frame[["a", "b"]], frame.y).score(frame[["a", "b"]],
+                                                                          frame.y)
+    for path in (train, test):
+        status, out, _ = _run(capsys, "bench", "GaussianNB", train, path, "--label", "y",
+                              "--no-plot", "--repeat", "1")
+        assert status == 0
+        accuracy = float(next(line for line in out.splitlines()
+                              if line.startswith("fastgen ")).split()[-1])
+        assert accuracy == pytest.approx(round(expected, 4), abs=1e-12)
+
+
+def test_a_file_of_documents_alone(tmp_path, capsys):
+    """A text model labels a file holding only documents, whatever punctuation they hold (a
+    one-column file is right for it, not a wrong --delimiter)."""
+    path = tmp_path / "train.csv"
+    path.write_text("".join(f"{'ab'[k % 2]},{'win prize' if k % 2 else 'lunch at noon'}\n"
+                            for k in range(20)))
+    model_file = tmp_path / "m.fgm"
+    assert _run(capsys, "train", "MultinomialNB", path, "--no-header", "--label", "1",
+                "--text", "2", "-o", model_file)[0] == 0
+    documents = ["lunch: at noon", "win; a prize", "noon | lunch"]
+    new = tmp_path / "new.csv"
+    new.write_text("\n".join(documents) + "\n")
+    status, out, _ = _run(capsys, "predict", model_file, new)
+    assert status == 0
+    assert out.split() == ["label"] + fastgen.load(model_file).predict(documents).tolist()
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path, capsys):
+    """A UTF-8 byte-order mark before the first record or header is not part of it."""
+    rows = [{"a": k, "y": "xz"[k % 2]} for k in range(6)]
+    for name, text in (("t.jsonl", "".join(json.dumps(r) + "\n" for r in rows)),
+                       ("t.csv", "a,y\n" + "".join(f"{r['a']},{r['y']}\n" for r in rows))):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o",
+                    tmp_path / "m.fgm")[0] == 0
+        assert fastgen.load_metadata(tmp_path / "m.fgm")["input"]["columns"] == ["a", "y"]
+
+
+def test_predictions_never_overwrite_the_data(table, tmp_path, capsys):
+    path, _ = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    before = path.read_bytes()
+    assert "the data file" in _error(capsys, "predict", model_file, path, "-o", path)
+    assert path.read_bytes() == before

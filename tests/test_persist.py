@@ -208,3 +208,15 @@ def test_save_replaces_atomically(saved):
     assert saved.read_bytes() != before
     assert list(saved.parent.glob("*.tmp*")) == []
     fastgen.load(saved)
+
+
+def test_a_failed_save_names_the_path_and_leaves_nothing(tmp_path):
+    """Saving onto a directory fails naming the path asked for, not a temporary file, and
+    leaves no temporary file behind."""
+    model = fastgen.GaussianNB().fit(DENSE[:100], Y[:100])
+    target = tmp_path / "taken"
+    target.mkdir()
+    with pytest.raises(OSError) as caught:
+        model.save(target)
+    assert caught.value.filename == str(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
