@@ -251,8 +251,8 @@ def _model_schema(args, path, model, schema, fmt):
                            "give it a table file (or --format)")
     if schema is None:
         names = getattr(model, "feature_names_in_", None)
-        options = _options(args, fmt)._replace(columns=None if names is None else tuple(names))
-        return _input.plain_schema(path, options, args.batch_size)
+        return _input.plain_schema(path, _options(args, fmt), args.batch_size,
+                                   None if names is None else names.tolist())
     if args.label is not None and _input.resolve(args.label, schema.columns, "--label") != \
             schema.label:
         raise CommandError(f"--label {args.label!r}: the model was trained with the labels in "
@@ -386,6 +386,7 @@ def _train_svmlight(args, model):
 
 def _train_table(args, model, fmt):
     from fastgen import _input
+    from fastgen._validation import InvalidParameterError
 
     scan = _table_scan(args, args.data, fmt)
     schema = scan.schema
@@ -406,6 +407,8 @@ def _train_table(args, model, fmt):
                                      categories=scan.categories):
         try:
             model.partial_fit(X, y, classes=scan.classes)
+        except InvalidParameterError as exc:  # a --param, not the data
+            raise CommandError(f"--param: {_one_line(exc)}") from None
         except ValueError as exc:
             raise CommandError(f"{args.data}:{line}-{line + len(y) - 1}: "
                                f"{_one_line(exc)}") from None

@@ -27,6 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 GZIP_MAGIC = b"\x1f\x8b"
+# Distinct values a column of numbers keeps while a training file is scanned.
+DISTINCT_NUMBERS = 100_000
 # What a missing value looks like unless --na-values says otherwise (the UCI files write "?").
 NA_VALUES = ("", "?", "NA", "N/A", "NaN", "nan", "null", "None")
 DELIMITERS = {"tab": "\t", "whitespace": "whitespace"}
@@ -165,7 +167,9 @@ def _csv_chunks(path, delimiter, batch_size):
     than the first is an error; one with fewer has its last fields empty (pandas reads it so),
     that is, missing."""
     pd = _pandas()
-    options = {"header": None, "dtype": str, "na_filter": False, "skip_blank_lines": True,
+    # (blank lines are kept, as rows of empty fields that _named drops, so that a row's line
+    # number is its line in the file)
+    options = {"header": None, "dtype": str, "na_filter": False, "skip_blank_lines": False,
                "encoding": "utf-8", "chunksize": batch_size,
                "compression": "gzip" if is_gzip(path) else None}
     if delimiter == "whitespace":
@@ -202,8 +206,8 @@ def _damaged_gzip(path, exc):
 
 
 def _delimiter_hint(delimiter):
-    shown = {"\t": "tab", "whitespace": "whitespace"}.get(delimiter, repr(delimiter))
-    return f"; the fields are separated by {shown}: is that right? (--delimiter)"
+    name = {"\t": "tab", "whitespace": "whitespace"}.get(delimiter, repr(delimiter))
+    return f"; the fields are separated by {name}: is that right? (--delimiter)"
 
 
 def _json_value(value, path, line_no, key):
@@ -397,6 +401,8 @@ def scan(path, options, batch_size):
     na = set(schema.na_values)
     forced = {resolve(ref, schema.columns, "--categorical") for ref in options.categorical}
     numeric = {c: c not in forced for c in schema.features if c != schema.documents}
+    # distinct values (a column's categories if it turns out to hold text); a column of numbers
+    # stops keeping them past DISTINCT_NUMBERS, so that memory does not grow with the file
     values = {c: set() for c in numeric}
     counts = {c: [0, 0] for c in numeric}  # values that read as numbers, and that do not
     classes, n_rows, text_labels, unlabelled = set(), 0, None, Unlabelled()
@@ -412,12 +418,20 @@ def scan(path, options, batch_size):
             words = int(_pandas().to_numeric(present, errors="coerce").isna().sum())
             counts[c][0] += len(present) - words
             counts[c][1] += words
-            values[c].update(present.tolist())
+            if values[c] is not None:
+                values[c].update(present.tolist())
+                if numeric[c] and not counts[c][1] and len(values[c]) > DISTINCT_NUMBERS:
+                    values[c] = None
     if n_rows == 0:
         raise InputError(f"{path}: no rows with a label" if unlabelled else f"{path}: no data rows")
     for c, (numbers, words) in counts.items():
         if numeric[c] and words:
             numeric[c] = False
+            if values[c] is None:
+                raise InputError(
+                    f"{path}: column {c!r} holds over {DISTINCT_NUMBERS:,} distinct numbers, then "
+                    f"{words:,} values that are not: add them to --na-values if they mean a "
+                    "missing value, or leave the column out with --drop")
             if numbers > words:  # mostly numbers: a few distinct words are likely missing values
                 odd = sorted(v for v in values[c] if not _is_number(v))
                 if len(odd) <= 3:
@@ -433,10 +447,21 @@ def scan(path, options, batch_size):
                 categories, unlabelled)
 
 
-def plain_schema(path, options, batch_size):
+def plain_schema(path, options, batch_size, names=None):
     """The schema of a table of numbers read for a model trained elsewhere (from Python, or
-    without a stored schema): the label only if the command line names it."""
-    return _layout(path, options, batch_size, need_label=False).schema
+    without a stored schema): the label only if the command line names it; ``names``: the
+    model's feature names, the columns it reads."""
+    schema = _layout(path, options, batch_size, need_label=False).schema
+    if names is None:
+        return schema
+    missing = [name for name in names if name not in schema.columns]
+    if missing:
+        raise InputError(f"{path}: no column {missing[0]!r}, which the model reads (it was "
+                         "fitted on a DataFrame with that column)" + (
+                             "; this file has no header line" if not schema.header else ""))
+    features = tuple(names)
+    return schema._replace(features=features, ignored=tuple(
+        c for c in schema.columns if c != schema.label and c not in features))
 
 
 def _head(chunks):
@@ -465,9 +490,9 @@ def _check_split(path, frame, delimiter):
         line = str(frame.iat[0, 0])
         sniffed = [d for d in (";", "\t", "|", ":", ",") if d in line and d != delimiter]
         if sniffed:
-            shown = "tab" if sniffed[0] == "\t" else repr(sniffed[0])
+            found = "tab" if sniffed[0] == "\t" else repr(sniffed[0])
             raise InputError(f"{path}:1: one column when split at {delimiter!r}, but the line "
-                             f"holds {shown}: pass --delimiter {shown}")
+                             f"holds {found}: pass --delimiter {found}")
 
 
 def _decide_header(path, frame, header):
@@ -493,8 +518,8 @@ def _decide_header(path, frame, header):
                                                        and (column == token).any()):
             data_like.append(j + 1)
     if 2 * len(data_like) >= frame.shape[1]:
-        shown = ", ".join(str(j) for j in data_like[:6]) + (", ..." if len(data_like) > 6 else "")
-        raise InputError(f"{path}:1: line 1 looks like data, not a header (fields {shown} are "
+        fields = ", ".join(str(j) for j in data_like[:6]) + (", ..." if len(data_like) > 6 else "")
+        raise InputError(f"{path}:1: line 1 looks like data, not a header (fields {fields} are "
                          "numbers or values found further down): pass --no-header if the file "
                          "has no header line, or --header if it does")
     return True
@@ -529,7 +554,13 @@ def _named(chunks, columns, fmt, path):
                 raise InputError(f"{path}:{start}: {chunk.shape[1]} fields, expected "
                                  f"{len(columns)}")
             chunk.columns = columns
-        yield start, chunk.reset_index(drop=True)
+        chunk = chunk.reset_index(drop=True)  # positions in the chunk: start + i is the line
+        if fmt == "csv":
+            blank = (chunk == "").to_numpy().all(axis=1)
+            if blank.any():
+                chunk = chunk[~blank]
+        if len(chunk):
+            yield start, chunk
 
 
 def _clean(column, na):

@@ -579,3 +579,47 @@ def test_predictions_never_overwrite_the_data(table, tmp_path, capsys):
     before = path.read_bytes()
     assert "the data file" in _error(capsys, "predict", model_file, path, "-o", path)
     assert path.read_bytes() == before
+
+
+def test_line_numbers_count_blank_lines_and_params_are_not_data(tmp_path, capsys):
+    path = tmp_path / "blank.csv"
+    path.write_text("a,b,y\n1,2,p\n\n3,4,q\n\n5,zz,p\n6,7,q\n")
+    # 'zz' is one word among numbers: the message names its column; rows skip the blank lines
+    assert "column 'b' holds numbers, and 1 values that are not: 'zz'" in _error(
+        capsys, "train", "GaussianNB", path, "--label", "y")
+    model_file = tmp_path / "m.fgm"
+    path.write_text("a,b,y\n1,2,p\n\n3,4,q\n\n5,6,p\n6,7,q\n")
+    status, out, _ = _run(capsys, "train", "GaussianNB", path, "--label", "y", "-o", model_file)
+    assert status == 0 and "4 rows" in out
+    path.write_text("a,b,y\n1,2,p\n\n3,4,q\n\n5,zz,p\n")
+    assert f"{path}:6: column 'b' holds 'zz'" in _error(capsys, "evaluate", model_file, path)
+    path.write_text("a,b,y\n1,2,p\n3,4,q\n")
+    assert "error: --param: The 'var_smoothing' parameter of GaussianNB" in _error(
+        capsys, "train", "GaussianNB", path, "--label", "y", "--param", "var_smoothing=-1")
+
+
+def test_a_python_model_reads_a_table_by_its_feature_names(tmp_path, capsys):
+    frame = pd.DataFrame({"h": [1.0, 2, 3, 4], "w": [0.5, 0.1, 0.9, 0.2], "y": [0, 1, 0, 1]})
+    model_file = tmp_path / "m.fgm"
+    fastgen.GaussianNB().fit(frame[["w", "h"]], frame["y"]).save(model_file)
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    status, out, _ = _run(capsys, "evaluate", model_file, path, "--label", "y")
+    assert status == 0 and "accuracy" in out
+    frame.to_csv(path, index=False, header=False)
+    assert "no column 'w', which the model reads (it was fitted on a DataFrame with that " \
+        "column); this file has no header line" in _error(capsys, "evaluate", model_file, path,
+                                                          "--no-header", "--label", "3")
+
+
+def test_scanning_keeps_few_distinct_numbers(tmp_path, capsys, monkeypatch):
+    from fastgen import _input
+
+    monkeypatch.setattr(_input, "DISTINCT_NUMBERS", 10)
+    path = tmp_path / "many.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(50)) + "oops,1\n")
+    assert "column 'x' holds over 10 distinct numbers, then 1 values that are not" in _error(
+        capsys, "train", "MixedNB", path, "--label", "y", "--batch-size", "5")
+    path.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(50)))
+    assert _run(capsys, "train", "MixedNB", path, "--label", "y", "-o", tmp_path / "m.fgm")[0] \
+        == 0
