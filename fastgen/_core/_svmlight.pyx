@@ -151,32 +151,27 @@ cdef inline int _token(const unsigned char **p, const unsigned char *end,
 cdef inline bint _fast_double(const unsigned char *s, const unsigned char *e,
                               double *out) noexcept nogil:
     """float(s) for the tokens of design note c), exactly; False for any other token."""
-    cdef bint negative = False, negative_exponent = False
+    cdef bint negative = False, negative_exponent = False, point = False
     cdef uint64_t m = 0
     cdef int significant = 0, digits = 0, exponent = 0, exponent_digits = 0, e10 = 0
     cdef double value
     if s < e and (s[0] == c'+' or s[0] == c'-'):
         negative = s[0] == c'-'
         s += 1
-    while s < e and c'0' <= s[0] <= c'9':
-        if m or s[0] != c'0':
-            if significant == 19:
-                return False
-            m = 10 * m + (s[0] - c'0')
-            significant += 1
-        digits += 1
-        s += 1
-    if s < e and s[0] == c'.':
-        s += 1
-        while s < e and c'0' <= s[0] <= c'9':
+    while s < e:  # digits, with at most one decimal point among them
+        if c'0' <= s[0] <= c'9':
             if m or s[0] != c'0':
                 if significant == 19:
                     return False
                 m = 10 * m + (s[0] - c'0')
                 significant += 1
             digits += 1
-            e10 -= 1
-            s += 1
+            e10 -= point
+        elif s[0] == c'.' and not point:
+            point = True
+        else:
+            break
+        s += 1
     if digits == 0:
         return False
     if s < e and (s[0] == c'e' or s[0] == c'E'):
