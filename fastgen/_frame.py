@@ -26,12 +26,20 @@ _NUMBER_KINDS = frozenset({"integer", "floating", "mixed-integer-float", "decima
                            "empty"})
 
 
+# type -> whether it is a pandas DataFrame (asked once per type: a single-row call asks often)
+_FRAME_TYPES: dict = {}
+
+
 def is_frame(X):
     """Whether X is a pandas DataFrame (or a subclass): what this module reads. Other
     DataFrame-like types (polars, ...) are read as the arrays they convert to."""
-    # (asked of the type, without importing pandas)
-    return any(cls.__name__ == "DataFrame" and cls.__module__.split(".")[0] == "pandas"
-               for cls in type(X).__mro__)
+    kind = type(X)
+    found = _FRAME_TYPES.get(kind)
+    if found is None:  # (asked of the type, without importing pandas)
+        found = _FRAME_TYPES[kind] = any(
+            cls.__name__ == "DataFrame" and cls.__module__.split(".")[0] == "pandas"
+            for cls in kind.__mro__)
+    return found
 
 
 def holds_labels(dtype):
@@ -118,13 +126,17 @@ class FrameReader:
     """Reads a DataFrame whose columns have been checked against the fitted names: the label
     columns (``categories``: column index -> labels) as codes, the others as numbers."""
 
-    __slots__ = ("codes", "positions")
+    __slots__ = ("codes", "positions", "strings")
 
     def __init__(self, categories, positions=None):
+        import pandas as pd  # (a DataFrame is read, so pandas is there)
+
         self.codes = {j: {label: code for code, label in enumerate(labels.tolist())}
                       for j, labels in categories.items()}
         # the matrix column of each column of X, if not its own
         self.positions = None if positions is None else positions.tolist()
+        # pandas' str columns, whose labels a small frame reads most cheaply through Arrow
+        self.strings = getattr(pd.arrays, "ArrowStringArray", None)
 
     def read(self, X, handle_unknown, learning=False):
         """X as a float64 matrix. An unknown label is an error, or missing with
@@ -134,10 +146,17 @@ class FrameReader:
         positions = self.positions if self.positions is not None and \
             len(self.positions) == n_columns else range(n_columns)
         columns_out = [None] * n_columns
+        small = n_rows <= SMALL_FRAME
         for j, column in _columns(X):
             codes = self.codes.get(j)
             if codes is None:
-                read = _numbers(column, X, j)
+                read = column if type(column) is np.ndarray and column.dtype.kind in "biuf" \
+                    else _numbers(column, X, j)
+            elif small and type(column) is self.strings:  # (0.6 us, not 2.5: one row's call
+                # reads 8 of them in adult)
+                read = [codes.get(label, -1) for label in column.__arrow_array__().to_pylist()]
+                if -1 in read:  # missing or unknown
+                    read = _codes(column, n_rows, codes, X, j, handle_unknown, learning)
             elif holds_labels(column.dtype):
                 read = _codes(column, n_rows, codes, X, j, handle_unknown, learning)
             else:  # numbers where labels are expected: only missing values will do
@@ -198,11 +217,8 @@ def _codes(values, n_rows, codes, X, j, handle_unknown, learning):
 
     try:
         if n_rows <= SMALL_FRAME:
-            if isinstance(values, pd.arrays.ArrowStringArray):  # (pandas' str: 0.6 us, not 2)
-                labels = values.__arrow_array__().to_pylist()
-            else:
-                labels = values.tolist() if isinstance(values, np.ndarray) else \
-                    values.to_numpy(dtype=object).tolist()
+            labels = values.tolist() if isinstance(values, np.ndarray) else \
+                values.to_numpy(dtype=object).tolist()
             found = [codes.get(label, -1) for label in labels]
             if -1 not in found:
                 return found
