@@ -116,15 +116,15 @@ def _read(path, f, size, line_no):
 
 
 def _labels(values):
-    """svmlight labels: ints when all are integral (as int64 holds them), else floats."""
-    if np.isfinite(values).all() and (values == np.round(values)).all() \
-            and (np.abs(values) < 2.0**63).all():
+    """svmlight labels (finite: the kernel refuses others): ints when all are integral (as int64
+    holds them), else floats."""
+    if (values == np.round(values)).all() and (np.abs(values) < 2.0**63).all():
         return values.astype(np.int64)
     return values.copy()
 
 
 _MESSAGES = {
-    _svmlight.BAD_LABEL: "label {token!r} is not a number",
+    _svmlight.BAD_LABEL: "label {token!r} is not a finite number",
     _svmlight.BAD_PAIR: "{token!r} is not index:value",
     _svmlight.BELOW_BASE: "index {key} is below {offset} ({base}-based indices)",
     _svmlight.TOO_LARGE: "index {key} is too large (at most {largest})",

@@ -1,4 +1,6 @@
 """Few-line NumPy/SciPy oracles for the kernels (tests only; never shipped)."""
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
@@ -382,7 +384,9 @@ def svmlight_rows(path, zero_based):
             try:
                 label = float(tokens[0])
             except ValueError:
-                raise bad(f"label {tokens[0]!r} is not a number") from None
+                label = math.nan
+            if not math.isfinite(label):
+                raise bad(f"label {tokens[0]!r} is not a finite number")
             pairs, previous = [], -1
             for token in tokens[1:]:
                 key, sep, value = token.partition(":")

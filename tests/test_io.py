@@ -74,7 +74,9 @@ def test_zero_based_and_qid_and_comments(tmp_path):
 
 
 @pytest.mark.parametrize("line, match", [
-    ("x 1:2", "label 'x' is not a number"),
+    ("x 1:2", "label 'x' is not a finite number"),
+    ("nan 1:2", "label 'nan' is not a finite number"),
+    ("-inf 1:2", "label '-inf' is not a finite number"),
     ("1 1:2 3", "'3' is not index:value"),
     ("1 a:2", "'a:2' is not index:value"),
     ("1 0:2", "index 0 is below 1"),
@@ -411,8 +413,8 @@ def test_svmlight_ignores_the_c_locale(tmp_path):
     (b"1 1:1_0x\n", {}, r"f.svm:1: '1:1_0x' is not index:value"),
     (b"1 qid\n", {}, r"f.svm:1: 'qid' is not index:value"),
     (b"1 1:\n", {}, r"f.svm:1: '1:' is not index:value"),
-    (b"1:1 2:1\n", {}, r"f.svm:1: label '1:1' is not a number"),
-    (b"\n\r\n\r1 1:1\r\n1e 1:1\n", {}, r"f.svm:5: label '1e' is not a number"),
+    (b"1:1 2:1\n", {}, r"f.svm:1: label '1:1' is not a finite number"),
+    (b"\n\r\n\r1 1:1\r\n1e 1:1\n", {}, r"f.svm:5: label '1e' is not a finite number"),
     (b"1 1:1\n1 7:1 # \xc3\n", {}, r"f.svm: not UTF-8 text on line 2 \(byte b'\\xc3'\)"),
     (b"1 1:1\n1 7:x \xed\xa0\x80\n", {}, r"f.svm: not UTF-8 text on line 2 \(byte b'\\xed'\)"),
     (b"1 1:1\n\xff 2:1\n", {}, r"f.svm: not UTF-8 text on line 2 \(byte b'\\xff'\)"),
@@ -430,15 +432,19 @@ def test_svmlight_every_fault_names_file_and_line(tmp_path, content, kwargs, mat
 
 def test_svmlight_what_python_accepts(tmp_path):
     """Unicode whitespace splits, underscores and non-ASCII digits read as int()/float() read
-    them, inf/nan labels stay floats, a last line needs no line end, an empty file has no rows."""
+    them, a label that is not a finite number is an error (no class is NaN), a last line needs no
+    line end, an empty file has no rows."""
     path = tmp_path / "u.svm"
     path.write_text("1_0\u00a02:1_5\u30001:2\n-inf 0003:\u0661.5\n0 4:1", encoding="utf-8")
     with pytest.raises(ValueError, match=r"u.svm:1: index 1 is not in increasing order"):
         list(fio.iter_svmlight(path))
     path.write_text("1_0\u00a02:1_5\u3000 3:2\nnan 0004:\u0661.5 \x1c5:1\n0 6:1", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"u.svm:2: label 'nan' is not a finite number"):
+        list(fio.iter_svmlight(path, n_features=6))
+    path.write_text("1_0\u00a02:1_5\u3000 3:2\n2.5 0004:\u0661.5 \x1c5:1\n0 6:1", encoding="utf-8")
     (X, y), = fio.iter_svmlight(path, n_features=6)
     assert_array_equal(X.toarray(), [[0, 15, 2, 0, 0, 0], [0, 0, 0, 1.5, 1, 0], [0] * 5 + [1]])
-    assert y.dtype == np.float64 and np.isnan(y[1]) and y[[0, 2]].tolist() == [10, 0]
+    assert y.dtype == np.float64 and y.tolist() == [10, 2.5, 0]
     path.write_bytes(b"")
     assert list(fio.iter_svmlight(path, n_features=3)) == []
     n_rows, n_features, classes = fio.scan_svmlight(path)

@@ -305,8 +305,8 @@ def parse_svmlight(const unsigned char[::1] block,  # IN: bytes starting at a li
             found = _token(&q, stop, &start)
             is_row = found == 1
             line_nnz, line_largest, previous = nnz, largest, -1
-            if found == 1 and not _double(start, q, &label):
-                status, err_start, err_end = BAD_LABEL, start, q
+            if found == 1 and not (_double(start, q, &label) and isfinite(label)):
+                status, err_start, err_end = BAD_LABEL, start, q  # (a class is a finite number)
             while found == 1 and status == NEED_MORE:
                 found = _token(&q, stop, &start)
                 if found != 1:
