@@ -221,6 +221,15 @@ def _json_value(value, path, line_no, key):
                      "not a number or a string")
 
 
+def _one_value_per_key(pairs):
+    """A JSON object as a dict; a key given twice is an error (which value would be meant?)."""
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        key = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise ValueError(f"the key {key!r} appears twice")
+    return record
+
+
 def _jsonl_chunks(path, batch_size):
     """DataFrames of str (None where a record lacks a field) from a JSON lines file."""
     pd = _pandas()
@@ -232,7 +241,7 @@ def _jsonl_chunks(path, batch_size):
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line, object_pairs_hook=_one_value_per_key)
                 except ValueError as exc:
                     raise InputError(f"{path}:{line_no}: not a JSON object ({exc})") from None
                 if not isinstance(record, dict):

@@ -623,3 +623,10 @@ def test_scanning_keeps_few_distinct_numbers(tmp_path, capsys, monkeypatch):
     path.write_text("x,y\n" + "".join(f"{i},{i % 2}\n" for i in range(50)))
     assert _run(capsys, "train", "MixedNB", path, "--label", "y", "-o", tmp_path / "m.fgm")[0] \
         == 0
+
+
+def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
+    path = tmp_path / "twice.jsonl"
+    path.write_text('{"x": 1, "y": "a"}\n{"x": 2, "y": "b", "x": 3}\n')
+    assert "twice.jsonl:2: not a JSON object (the key 'x' appears twice)" in _error(
+        capsys, "train", "GaussianNB", path, "--label", "y")
