@@ -334,7 +334,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     assert run.stderr == ""
     status = subprocess.run(["bash", "-c", f'set -o pipefail; "{sys.executable}" -m fastgen '
                              f'predict "{model_file}" "{path}" | head -1'],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, cwd=tmp_path)
     assert status.returncode == 0 and status.stderr == ""
 
 
