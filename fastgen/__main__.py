@@ -21,6 +21,9 @@ import time
 
 import numpy as np
 
+import fastgen
+from fastgen import _input, io
+
 DESCRIPTION = """\
 Fast, exact generative classifiers (naive Bayes, LDA, QDA) from the command line.
 
@@ -46,7 +49,6 @@ class CommandError(Exception):
 
 
 def _models():
-    import fastgen
     from fastgen._base import BaseClassifier
 
     return {name: getattr(fastgen, name) for name in fastgen.__all__
@@ -183,8 +185,6 @@ READS_TEXT_COLUMNS = frozenset({"CategoricalNB", "MixedNB"})
 
 
 def _format(args, path):
-    from fastgen import _input
-
     return _input.guess_format(path) if args.format == "auto" else args.format
 
 
@@ -193,8 +193,6 @@ def _flat(lists):
 
 
 def _options(args, fmt):
-    from fastgen import _input
-
     training = hasattr(args, "text")
     return _input.Options(
         fmt, args.delimiter, args.header, args.label,
@@ -204,12 +202,6 @@ def _options(args, fmt):
         tuple(args.na_values) if training and args.na_values is not None else None)
 
 
-def _check_file(path):
-    from fastgen import _input
-
-    _input.check_file(path)
-
-
 def _check_batch_size(args):
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be positive, got {args.batch_size}")
@@ -217,25 +209,19 @@ def _check_batch_size(args):
 
 def _svmlight_scan(args, path):
     """(rows, features, classes) of an svmlight file, in one streaming pass."""
-    from fastgen import io
-
-    _check_file(path)
+    _input.check_file(path)
     return io.scan_svmlight(path, zero_based=args.zero_based)
 
 
 def _svmlight_batches(args, path, n_features):
-    from fastgen import io
-
-    _check_file(path)
+    _input.check_file(path)
     _check_batch_size(args)
     return io.iter_svmlight(path, n_features=n_features, batch_size=args.batch_size,
                             zero_based=args.zero_based)
 
 
 def _table_scan(args, path, fmt):
-    from fastgen import _input
-
-    _check_file(path)
+    _input.check_file(path)
     _check_batch_size(args)
     return _input.scan(path, _options(args, fmt), args.batch_size)
 
@@ -244,8 +230,6 @@ def _model_schema(args, path, model, schema, fmt):
     """The schema a table file is scored through: the model file's, with the delimiter, header
     and missing-value tokens the command line gives; a model trained elsewhere (from Python,
     from svmlight) reads numbers, its features by name when it has names."""
-    from fastgen import _input
-
     if fmt == "svmlight":
         raise CommandError(f"{path}: an svmlight file, but the model was trained on a table: "
                            "give it a table file (or --format)")
@@ -315,10 +299,7 @@ def _model_class(name):
 
 def _load_model(path):
     """(model or text pipeline, the schema of the table it was trained on or None)."""
-    import fastgen
-    from fastgen import _input
-
-    _check_file(path)
+    _input.check_file(path)
     try:
         model = fastgen.load(path)
         record = fastgen.load_metadata(path).get("input")
@@ -360,8 +341,6 @@ def _train(args):
     else:
         saved, n_rows, n_features, classes, schema = _train_table(args, model, fmt)
     output = args.output or f"{args.model}.fgm"
-    import fastgen
-
     fastgen.save(saved, output,
                  metadata=None if schema is None else {"input": schema.to_json()})
     what = f"{n_features:,} features" if schema is None or schema.documents is None else \
@@ -385,7 +364,6 @@ def _train_svmlight(args, model):
 
 
 def _train_table(args, model, fmt):
-    from fastgen import _input
     from fastgen._validation import InvalidParameterError
 
     scan = _table_scan(args, args.data, fmt)
@@ -420,7 +398,6 @@ def _train_table(args, model, fmt):
 def _train_text(args, model, scan):
     """A vectoriser and the classifier, fitted on every document at once (the vocabulary is
     learned from all of them), saved together as one scikit-learn Pipeline."""
-    from fastgen import _input
     from fastgen.text import CountVectorizer
 
     try:
@@ -444,9 +421,7 @@ def _scored_batches(args, path, model, schema, unlabelled=None):
     """(X, true labels or None, line of the first row) batches of a file, read as the model
     was trained; with ``unlabelled`` (evaluate) the true labels too, rows without one counted
     there and left out."""
-    from fastgen import _input
-
-    _check_file(path)
+    _input.check_file(path)
     _check_batch_size(args)
     fmt = _format(args, path)
     if schema is None and fmt == "svmlight":
@@ -534,8 +509,6 @@ def _predict(args):
 
 
 def _evaluate(args):
-    from fastgen import _input
-
     model, schema = _load_model(args.model_file)
     classes = model.classes_
     renamed = {}
@@ -631,8 +604,6 @@ def _load_all(args, path, n_features, schema=None):
     if fmt == "svmlight":
         parts = list(_svmlight_batches(args, path, n_features))
     else:
-        from fastgen import _input
-
         if schema is None:
             schema = _table_scan(args, path, fmt).schema
             if schema.documents is not None:
@@ -732,8 +703,6 @@ def _demo(args):
 
 
 def _info(args):
-    import fastgen
-
     fastgen.show_config()
     return 0
 
