@@ -99,6 +99,14 @@ def _reference(model):
     return ref.fit(_columns(model, X, text), y).predict_proba(_columns(model, X_test, text))
 
 
+def _fitted(contender, model, n_threads, adult):
+    """(the contender's model fitted on adult-train's columns for ``model``, those of the test
+    rows)."""
+    X, y, X_test, text = adult
+    est = _estimator(contender, model, n_threads).fit(_columns(model, X, text), y)
+    return est, _columns(model, X_test, text)
+
+
 def _check(contender, model, proba, rows=slice(None)):
     if contender.name == "fastgen" and _reference(model) is not None:
         assert_allclose(proba, _reference(model)[rows], rtol=1e-9, atol=1e-9)
@@ -108,9 +116,7 @@ def _check(contender, model, proba, rows=slice(None)):
     pytest.param(m, marks=pytest.mark.benchmark(group=f"dataframe/predict_proba/1row-{m}"))
     for m in MODELS])
 def test_predict_proba_one_row(benchmark, contender, n_threads, model, adult, record_info):
-    X, y, X_test, text = adult
-    est = _estimator(contender, model, n_threads).fit(_columns(model, X, text), y)
-    X_test = _columns(model, X_test, text)
+    est, X_test = _fitted(contender, model, n_threads, adult)
     idx, rows, rounds = bench_single_rows(benchmark, est, X_test)
     got = np.vstack([est.predict_proba(r) for r in rows])
     assert_allclose(got, est.predict_proba(X_test.iloc[idx]), rtol=1e-12, atol=1e-15)
@@ -122,9 +128,7 @@ def test_predict_proba_one_row(benchmark, contender, n_threads, model, adult, re
     pytest.param(m, marks=pytest.mark.benchmark(group=f"dataframe/predict_proba/10k-{m}"))
     for m in MODELS])
 def test_predict_proba_batch(benchmark, contender, n_threads, model, adult, record_info):
-    X, y, X_test, text = adult
-    est = _estimator(contender, model, n_threads).fit(_columns(model, X, text), y)
-    X_test = _columns(model, X_test, text)
+    est, X_test = _fitted(contender, model, n_threads, adult)
     est.predict_proba(X_test)  # warm-up
     proba = benchmark(est.predict_proba, X_test)
     _check(contender, model, proba)
