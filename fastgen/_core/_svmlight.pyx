@@ -122,30 +122,32 @@ cdef inline const unsigned char *_not_utf8(const unsigned char *p,
     return NULL
 
 
-cdef inline int _token(const unsigned char **p, const unsigned char *end,
-                       const unsigned char **start) noexcept nogil:
-    """The next whitespace-separated token in [*p, end): 1 and its range [*start, *p), 0 when
-    there is none, -1 when *p stops at a byte that is not UTF-8."""
+cdef inline int _skip(const unsigned char **p, const unsigned char *end,
+                      int space) noexcept nogil:
+    """Move *p past the characters in [*p, end) that are whitespace (``space`` 1) or are not
+    (0): 0, or -1 when *p stops at a byte that is not UTF-8."""
     cdef Py_ssize_t size
     cdef int k
     while p[0] < end:
         k = _space(p[0], end, &size)
         if k < 0:
             return -1
-        if k == 0:
-            break
+        if k != space:
+            return 0
         p[0] += size
+    return 0
+
+
+cdef inline int _token(const unsigned char **p, const unsigned char *end,
+                       const unsigned char **start) noexcept nogil:
+    """The next whitespace-separated token in [*p, end): 1 and its range [*start, *p), 0 when
+    there is none, -1 when *p stops at a byte that is not UTF-8."""
+    if _skip(p, end, 1) < 0:
+        return -1
     if p[0] == end:
         return 0
     start[0] = p[0]
-    while p[0] < end:
-        k = _space(p[0], end, &size)
-        if k < 0:
-            return -1
-        if k == 1:
-            break
-        p[0] += size
-    return 1
+    return -1 if _skip(p, end, 0) < 0 else 1
 
 
 cdef inline bint _fast_double(const unsigned char *s, const unsigned char *e,
