@@ -132,12 +132,15 @@ def is_gzip(path):
         return f.read(2) == GZIP_MAGIC
 
 
+def open_binary(path):
+    """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name)."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
 def open_text(path):
-    """The file as UTF-8 text, gunzipped when it is gzip (by content, whatever its name)."""
+    """The file as UTF-8 text, gunzipped when it is gzip."""
     # utf-8-sig: a byte-order mark that Windows tools write first is skipped (pandas does so too)
-    if is_gzip(path):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
 
 
 def guess_format(path):

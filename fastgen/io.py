@@ -23,6 +23,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from . import _input
 from ._core import _svmlight
 
 __all__ = ["iter_csv", "iter_svmlight", "scan_csv", "scan_svmlight"]
@@ -56,13 +57,6 @@ def _check_dtype(dtype):
     return dtype
 
 
-def _open_binary(path):
-    """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name)."""
-    from ._input import is_gzip
-
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
-
-
 def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     """(X arrays, labels, largest column so far) for each batch of at most ``batch_size`` rows:
     X arrays ``(indptr, indices, data)`` when ``store``, else None (a scan).
@@ -79,7 +73,7 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     state = np.zeros(_svmlight.N_STATE, dtype=np.int64)
     state[_svmlight.LARGEST] = -1
     block, final = b"", False
-    with _open_binary(path) as f:
+    with _input.open_binary(path) as f:
         while True:
             status = _svmlight.parse_svmlight(block, final, zero_based, n_features, store, indptr,
                                               indices, data, labels, state)
@@ -231,8 +225,6 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
 
 def _csv_schema(path, label_column, header, delimiter, batch_size):
     """The columns of a CSV file of numbers, with label_column as the label."""
-    from . import _input
-
     if isinstance(label_column, bool) or not isinstance(label_column, (int, str)):
         raise TypeError(f"label_column must be an int or a column name, got {label_column!r}")
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -283,8 +275,6 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X : ndarray of shape (n_rows, n_columns - 1)
     y : ndarray of shape (n_rows,)
     """
-    from . import _input
-
     _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
     schema = _csv_schema(path, label_column, header, delimiter, batch_size)
