@@ -50,7 +50,7 @@ def loss_matrix(miss_cost):
 t = np.linspace(-3.5, 6.0, 2000)
 posterior = model.predict_proba(t[:, None])[:, disease]
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
+fig, ax1 = plt.subplots(figsize=(8, 5.2), layout="constrained")
 counts = ax1.twinx()  # the data, in people per bin, behind the posterior
 counts.hist([marker[status == "healthy"], marker[status == "disease"]], bins=40,
             color=["tab:blue", "tab:red"], alpha=0.3, histtype="stepfilled",
@@ -70,15 +70,18 @@ for miss_cost, colour in zip(costs, colours):
     print(f"C = {miss_cost:>3}: threshold on P(disease | x) {1 / (1 + miss_cost):.3f}, "
           f"predict disease for x > {boundary:.2f}")
 ax1.set(xlabel="marker x", ylabel="P(disease | x)", ylim=(0, 1.02),
-        title="1-D (GaussianNB): the cost of a miss moves the boundary")
+        title="One marker (GaussianNB): the cost of a miss moves the boundary")
 handles = ax1.get_legend_handles_labels()[0] + counts.get_legend_handles_labels()[0]
-ax1.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=2)
+fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=3)
+fig.suptitle("predict(X, loss=L) with L = [[0, C], [1, 0]] (classes_ = [disease, healthy])")
+plt.show()
 
 # %%
 # The dotted lines are the thresholds ``1 / (1 + C)`` on the posterior; each vertical line is where
 # ``predict(X, loss=L)`` switches to "disease". With ``C = 1`` (the 0-1 loss: the same as plain
-# ``predict``) the boundary lies well to the right of the point where the two densities cross,
-# because diseased people are rare. Raising ``C`` moves it left: more people are flagged.
+# ``predict``) the boundary is where the posterior crosses 1/2, about where the two histograms
+# meet: diseased people are rare, so the boundary lies far to the right and misses two thirds of
+# them. Raising ``C`` moves it left: more people are flagged, fewer are missed.
 #
 # Two features
 # ------------
@@ -93,19 +96,25 @@ X = np.vstack([rng.multivariate_normal(means[c], covariances[c], size=n)
 y = np.array(["healthy"] * n_healthy + ["disease"] * n_disease)
 qda = fastgen.QuadraticDiscriminantAnalysis().fit(X, y)
 
+fig, ax2 = plt.subplots(figsize=(8, 6), layout="constrained")
 g0, g1 = np.meshgrid(np.linspace(-3.5, 5.5, 300), np.linspace(-3.5, 4.5, 300))
 grid = np.column_stack([g0.ravel(), g1.ravel()])
-for label, colour in (("healthy", "tab:blue"), ("disease", "tab:red")):
-    ax2.scatter(*X[y == label].T, s=6, color=colour, alpha=0.45, label=label)
+for label, colour, alpha in (("healthy", "tab:blue", 0.4), ("disease", "tab:red", 0.8)):
+    ax2.scatter(*X[y == label].T, s=8, color=colour, alpha=alpha, label=label)
+proba = qda.predict_proba(grid)
 for miss_cost, colour in zip(costs, colours):
-    flagged = qda.predict(grid, loss=loss_matrix(miss_cost)) == "disease"
-    ax2.contour(g0, g1, flagged.reshape(g0.shape).astype(float), levels=[0.5], colors=[colour],
-                linewidths=2)
+    loss = loss_matrix(miss_cost)
+    flagged = qda.predict(grid, loss=loss) == "disease"
+    # the boundary is where both decisions carry the same risk, sum_c P(c | x) loss[c, k]: a
+    # smooth function to draw the contour of, whose sign is predict's decision
+    risk = proba @ loss
+    margin = risk[:, 1 - disease] - risk[:, disease]
+    assert np.array_equal(flagged[abs(margin) > 1e-9], margin[abs(margin) > 1e-9] > 0)
+    ax2.contour(g0, g1, margin.reshape(g0.shape), levels=[0], colors=[colour], linewidths=2)
     ax2.plot([], [], color=colour, linewidth=2, label=f"boundary, C = {miss_cost}")
-ax2.set(xlabel="marker 1", ylabel="marker 2", title="2-D (QDA): boundaries for each cost C")
-ax2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=3)
-fig.suptitle("predict(X, loss=L): a miss costs C, a false alarm 1 "
-             "(L = [[0, C], [1, 0]], classes_ = [disease, healthy])")
+ax2.set(xlabel="marker 1", ylabel="marker 2",
+        title="Two markers (QDA): the decision boundary for each cost C of a miss")
+fig.legend(fontsize=8, loc="outside lower center", ncols=3)
 plt.show()
 
 # %%

@@ -36,7 +36,7 @@ y = np.repeat(["A", "B"], [400, 250])
 # too. ``random_state`` makes the draws repeatable.
 
 models = {"GaussianNB": fastgen.GaussianNB().fit(X, y),
-          "QuadraticDiscriminantAnalysis": fastgen.QuadraticDiscriminantAnalysis().fit(X, y)}
+          "QDA": fastgen.QuadraticDiscriminantAnalysis().fit(X, y)}
 samples = {name: model.sample(len(y), random_state=1) for name, model in models.items()}
 
 fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), sharex=True, sharey=True,
