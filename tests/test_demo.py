@@ -20,8 +20,9 @@ def test_load_sms_spam():
     assert all(isinstance(t, str) and "\t" not in t and "\n" not in t for t in texts)
 
 
-@pytest.mark.parametrize("subset, n_rows, n_missing, n_incomplete",
-                         [("train", 299, 1602, 293), ("test", 67, 309, 66), ("all", 366, 1911, 359)])
+@pytest.mark.parametrize("subset, n_rows, n_missing, n_incomplete", [
+    ("train", 299, 1602, 293), ("test", 67, 309, 66), ("all", 366, 1911, 359),
+])
 def test_load_horse_colic(subset, n_rows, n_missing, n_incomplete):
     X, y, names = load_horse_colic(subset)
     assert X.shape == (n_rows, 21) and X.dtype == np.float64 and y.shape == (n_rows,)

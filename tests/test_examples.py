@@ -5,9 +5,9 @@
 in-process with ``--quick`` (2 folds, 1 repeat) so that their results can be checked, and as scripts
 without data to check their error message.
 
-The sphinx-gallery scripts in ``examples/gallery/`` need only fastgen's own data and matplotlib; each
-is run as a script with the Agg backend (about 10 s for all of them), so that a broken gallery fails
-the test suite before it fails the documentation build.
+The sphinx-gallery scripts in ``examples/gallery/`` need only fastgen's own data and matplotlib;
+each is run as a script with the Agg backend (about 10 s for all of them), so that a broken gallery
+fails the test suite before it fails the documentation build.
 """
 
 import importlib.util

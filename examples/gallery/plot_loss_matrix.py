@@ -128,7 +128,8 @@ X_new = np.vstack([rng.multivariate_normal(means[c], covariances[c], size=10 * n
                    for c, n in (("healthy", n_healthy), ("disease", n_disease))])
 y_new = np.array(["healthy"] * (10 * n_healthy) + ["disease"] * (10 * n_disease))
 print("average cost per person when a miss really costs C:")
-print(f"{'rule':>9} {'misses':>7} {'false alarms':>13}" + "".join(f"{'C = ' + str(c):>9}" for c in costs))
+print(f"{'rule':>9} {'misses':>7} {'false alarms':>13}"
+      + "".join(f"{'C = ' + str(c):>9}" for c in costs))
 for rule_cost in costs:
     predicted = qda.predict(X_new, loss=loss_matrix(rule_cost))
     misses = np.sum((y_new == "disease") & (predicted == "healthy"))

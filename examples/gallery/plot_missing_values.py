@@ -166,7 +166,8 @@ for repeat in range(5):
     for k in range(5):
         train, test = fold != k, fold == k
         prior = fastgen.BaselineClassifier().fit(X[train], y[train])
-        baseline.append(accuracy_and_log_loss(prior.classes_, prior.predict_proba(X[test]), y[test]))
+        baseline.append(
+            accuracy_and_log_loss(prior.classes_, prior.predict_proba(X[test]), y[test]))
         for model_name, (columns, make_model) in models.items():
             X_train, X_test = X[train][:, columns], X[test][:, columns]
             if model_name != "MixedNB":  # standardise: reg_param shrinks towards the identity
@@ -213,8 +214,8 @@ for i, strategy in enumerate(strategies):
 for ax, value in ((ax_acc, baseline_accuracy), (ax_ll, baseline_log_loss)):
     ax.axhline(value, color="k", linestyle=":", linewidth=1.2,
                label="class prior alone" if ax is ax_acc else None)
-ax_acc.set(xticks=positions, xticklabels=list(models), ylim=(0, 1), ylabel="accuracy (higher is better)",
-           title="Accuracy")
+ax_acc.set(xticks=positions, xticklabels=list(models), ylim=(0, 1),
+           ylabel="accuracy (higher is better)", title="Accuracy")
 ax_ll.set(xticks=positions, xticklabels=list(models), ylim=(0, ll_limit),
           ylabel="log-loss (lower is better)", title="Log-loss")
 fig.legend(loc="outside lower center", ncols=4)

@@ -58,7 +58,8 @@ OTHER = [
     # bench/README.md, singular covariance: digits, 1,797 x 64, sklearn's svd solver, medians
     ("LDA (sklearn svd)", "fit, digits", "fit", 1.71),
     ("LDA (sklearn svd)", "predict_proba, digits", "batch", 1.52),
-    # bench/README.md, scoring DataFrames: UCI adult, medians (sklearn: OrdinalEncoder + CategoricalNB)
+    # bench/README.md, scoring DataFrames: UCI adult, medians
+    # (scikit-learn: OrdinalEncoder + CategoricalNB, the same model)
     ("CategoricalNB", "predict_proba, 1-row DataFrame", "one row", 85.9),
     ("CategoricalNB", "predict_proba, 10k-row DataFrame", "batch", 6.88),
     # bench/README.md, svmlight reading: 20 Newsgroups train (14.8 MB), medians
