@@ -19,10 +19,10 @@ with fastgen (:func:`fastgen.data.load_horse_colic`).
 # %%
 # What marginalising does, in two dimensions
 # -------------------------------------------
-# Two classes, equally likely, with correlated features. A new row has ``x1 = 1.5`` observed and
-# ``x2`` missing. Marginalising scores it with the densities of ``x1`` alone (right); imputing puts
-# it at ``x2`` = the training mean of ``x2``, a point that was never observed (the star, left), and
-# scores that point as if it had been.
+# Two classes, equally likely; class 0's features are strongly correlated. A new row has
+# ``x1 = 1.5`` observed and ``x2`` missing. Marginalising scores it with the densities of ``x1``
+# alone (right); imputing puts it at ``x2`` = the training mean of ``x2``, a point that was never
+# observed (the star, left), and scores that point as if it had been.
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -81,7 +81,7 @@ plt.show()
 # Real data with genuine holes: Horse Colic
 # -----------------------------------------
 # 366 horses with colic, the outcome to predict (lived, died, euthanized), and 21 clinical
-# attributes of which a quarter are missing; only 7 rows are complete. We compare, over a
+# attributes, a quarter of whose values are missing; only 7 rows are complete. We compare, over a
 # stratified 5-fold cross-validation repeated 5 times:
 #
 # * **marginalise**: NaN left in ``X`` for ``fit`` and ``predict``;
