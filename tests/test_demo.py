@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fastgen.__main__ import USAGE, main
-from fastgen.data import load_sms_spam
+from fastgen.data import load_horse_colic, load_sms_spam
 
 # --- bundled data -------------------------------------------------------------------------------
 
@@ -18,6 +18,37 @@ def test_load_sms_spam():
     assert int((labels == "spam").sum()) == 747
     assert texts[0].startswith("Go until jurong point")
     assert all(isinstance(t, str) and "\t" not in t and "\n" not in t for t in texts)
+
+
+@pytest.mark.parametrize("subset, n_rows, n_missing, n_incomplete", [
+    ("train", 299, 1602, 293), ("test", 67, 309, 66), ("all", 366, 1911, 359),
+])
+def test_load_horse_colic(subset, n_rows, n_missing, n_incomplete):
+    X, y, names = load_horse_colic(subset)
+    assert X.shape == (n_rows, 21) and X.dtype == np.float64 and y.shape == (n_rows,)
+    assert len(names) == 21 and names[2] == "rectal_temperature" and names[-1].endswith("protein")
+    assert int(np.isnan(X).sum()) == n_missing  # every "?" of the kept rows' 21 columns
+    assert int(np.isnan(X).any(axis=1).sum()) == n_incomplete
+    assert set(y) == {"lived", "died", "euthanized"}
+    assert not np.isinf(X).any()
+    # the 7 numbers in their units (horse-colic.names), the codes small whole numbers
+    numeric = [names.index(n) for n in ("rectal_temperature", "pulse", "packed_cell_volume")]
+    assert 35 <= np.nanmin(X[:, numeric[0]]) and np.nanmax(X[:, numeric[0]]) <= 41
+    codes = X[:, names.index("pain")]
+    assert set(codes[~np.isnan(codes)]) <= {1, 2, 3, 4, 5}
+
+
+def test_load_horse_colic_targets():
+    X, y, _ = load_horse_colic("train")
+    assert dict(zip(*np.unique(y, return_counts=True))) == {"lived": 178, "died": 77,
+                                                            "euthanized": 44}
+    X, y, _ = load_horse_colic("all", target="surgical_lesion")
+    assert X.shape == (368, 21)  # no surgical-lesion value is missing
+    assert dict(zip(*np.unique(y, return_counts=True))) == {"yes": 232, "no": 136}
+    with pytest.raises(ValueError, match="subset"):
+        load_horse_colic("validation")
+    with pytest.raises(ValueError, match="target"):
+        load_horse_colic(target="hospital_number")
 
 
 # --- command line -------------------------------------------------------------------------------

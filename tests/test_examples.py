@@ -4,6 +4,10 @@
 ``../shared/data`` (skipped when absent) and scikit-learn (the latter pandas too); they are run
 in-process with ``--quick`` (2 folds, 1 repeat) so that their results can be checked, and as scripts
 without data to check their error message.
+
+The sphinx-gallery scripts in ``examples/gallery/`` need only fastgen's own data and matplotlib;
+each is run as a script with the Agg backend (about 10 s for all of them), so that a broken gallery
+fails the test suite before it fails the documentation build.
 """
 
 import importlib.util
@@ -304,3 +308,51 @@ def test_semi_supervised_quick(shared_data, capsys):
     # 45 labelled messages: labelled only about 0.91, EM about 0.97 (majority class 0.87)
     assert mean(*sms, "EM, lambda=1") > mean(*sms, "labelled only") + 0.03
     assert mean(*sms, "EM, lambda chosen") > mean(*sms, "labelled only") + 0.03
+
+
+# --------------------------------------------------------------------------------------------------
+# examples/gallery: the sphinx-gallery scripts, which the documentation build runs
+
+
+GALLERY = REPO_ROOT / "examples" / "gallery"
+GALLERY_SCRIPTS = sorted(GALLERY.glob("plot_*.py"))
+
+
+def test_gallery_layout():
+    """The scripts the docs build expects are there, in sphinx-gallery's format: a module
+    docstring opening with a title underlined by '=', then cells separated by '# %%' lines."""
+    import ast
+
+    names = {path.stem for path in GALLERY_SCRIPTS}
+    assert {"plot_decision_regions", "plot_missing_values", "plot_loss_matrix", "plot_sampling",
+            "plot_informative_words", "plot_speed"} <= names
+    header = (GALLERY / "GALLERY_HEADER.rst").read_text(encoding="utf-8").splitlines()
+    assert header[0] == "Examples gallery" and header[1] == "=" * len(header[0])
+    for path in GALLERY_SCRIPTS:
+        source = path.read_text(encoding="utf-8")
+        docstring = ast.get_docstring(ast.parse(source), clean=False)
+        assert docstring, path.name
+        title, underline = docstring.strip("\n").splitlines()[:2]
+        assert underline == "=" * len(title), path.name
+        assert "\n# %%\n" in source, path.name
+
+
+@pytest.mark.parametrize("script", GALLERY_SCRIPTS, ids=lambda path: path.stem)
+def test_gallery_script_runs(script, tmp_path):
+    """Each script runs as the docs build runs it (Agg backend, from another directory), using
+    only the data that ships with fastgen, without warnings, in a few seconds."""
+    pytest.importorskip("matplotlib")
+    import os
+
+    import fastgen
+
+    env = dict(os.environ, MPLBACKEND="Agg")
+    # the fastgen this test imported, wherever it comes from (checkout or installed)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(fastgen.__file__).resolve().parents[1])]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", str(script)],
+                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Warning" not in proc.stderr, proc.stderr[-3000:]
