@@ -989,7 +989,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Returns
         -------
-        X : scipy.sparse.csr_matrix of shape (n_documents, len(vocabulary_))
+        X : scipy.sparse.csr_matrix of shape (n_documents, n_features)
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
@@ -1064,7 +1064,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Returns
         -------
-        X : scipy.sparse.csr_matrix of shape (n_documents, len(vocabulary_))
+        X : scipy.sparse.csr_matrix of shape (n_documents, n_features)
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
@@ -1099,7 +1099,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_documents, len(vocabulary_))
+        X : array-like or sparse matrix of shape (n_documents, n_features)
 
         Returns
         -------
