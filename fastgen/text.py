@@ -583,7 +583,7 @@ class HashingVectorizer(_Vectorizer):
     """Documents to a matrix of hashed token counts; scikit-learn's ``HashingVectorizer``.
 
     Each feature (word or word n-gram) goes to column ``abs(h) % n_features`` where ``h`` is the
-    signed 32-bit MurmurHash3 (seed 0) of its UTF-8 bytes, with sign ``h >= 0`` when
+    signed 32-bit MurmurHash3 (hash seed zero) of its UTF-8 bytes, with sign ``h >= 0`` when
     ``alternate_sign``; counts in a column are summed. The result equals scikit-learn's for the
     same parameters: same columns, values, entry order and dtypes. It is stateless: ``fit`` only
     checks the parameters, and batches can be transformed independently (for ``partial_fit``).
