@@ -49,6 +49,7 @@ nitpick_ignore_regex = [
 # -- API reference -----------------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
+autodoc_member_order = "groupwise"  # methods first, then the fitted attributes
 autodoc_typehints = "none"          # the numpydoc Parameters sections carry the types
 numpydoc_show_class_members = False  # the class template documents the methods itself
 numpydoc_class_members_toctree = False
