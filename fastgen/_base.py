@@ -513,7 +513,7 @@ class BaseClassifier(BaseEstimator):
 
     @property
     def feature_names_in_(self):
-        """ndarray of shape (n_features_in_,): column names, when X was a DataFrame."""
+        """ndarray of shape (n_features,): column names, when X was a DataFrame."""
         fitted = self.__dict__.get("_fitted")
         if fitted is None or fitted.feature_names is None:
             raise AttributeError(f"{type(self).__name__} has no feature_names_in_ (it is set "

@@ -931,7 +931,7 @@ default=None
         "evidence".
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     See Also
@@ -1416,7 +1416,7 @@ default=None
         "evidence".
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     See Also

@@ -9,8 +9,8 @@ size::
         model.partial_fit(X, y, classes=[0, 1])
 
 A malformed line is a ``ValueError`` naming the file and the line, like ``train.svm:17: ...``.
-svmlight files are parsed by a compiled kernel (``fastgen/_core/_svmlight.pyx``), and one whose
-is gzip-compressed is read through gzip.
+svmlight files are parsed by a compiled kernel (``fastgen/_core/_svmlight.pyx``), and a
+gzip-compressed file is read through gzip.
 """
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         parts' (each with the terms its model leaves out; see their Notes).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     Notes

@@ -790,7 +790,7 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
         Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names, when X was a DataFrame with string column names.
 
     See Also
@@ -939,7 +939,7 @@ class ComplementNB(_BaseDiscreteNB):
     feature_log_prob_ : ndarray of shape (n_classes, n_features)
         Complement weights.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     See Also
     --------
@@ -1084,7 +1084,7 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
     log_evidence_ : float
         Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
 
     See Also
     --------
@@ -1410,7 +1410,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         Log marginal likelihood of the training features given their labels (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     See Also
@@ -1750,7 +1750,7 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     Notes
@@ -2066,7 +2066,7 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
         when fitted on codes).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of features seen during fit (DataFrame input only).
 
     Notes

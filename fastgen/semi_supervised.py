@@ -178,11 +178,11 @@ class SemiSupervised(BaseEstimator):
         The class labels (the labelled rows' and those announced in ``classes``).
     n_features_in_ : int
         The number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names, when X was a DataFrame with string column names.
     n_iter_ : int
         The number of EM iterations run (0: the model of the labelled rows alone).
-    objective_ : ndarray of shape (n_iter_ + 1,)
+    objective_ : ndarray of shape (``n_iter_`` + 1,)
         The objective at the start and after each iteration (see Notes). EM does not decrease
         it, but for the exceptions the Notes name.
         Empty for a model that only ``partial_fit`` has given rows.
@@ -546,7 +546,7 @@ class SemiSupervised(BaseEstimator):
     n_iter_ = property(lambda self: self._part("n_iter_").n_iter,
                        doc="int: the number of EM iterations run.")
     objective_ = property(lambda self: readonly(self._part("objective_").objective),
-                          doc="ndarray of shape (n_iter_ + 1,): the objective after each "
+                          doc="ndarray of shape (``n_iter_`` + 1,): the objective after each "
                               "iteration.")
     converged_ = property(lambda self: self._part("converged_").converged,
                           doc="bool: whether EM met tol.")
@@ -556,7 +556,7 @@ class SemiSupervised(BaseEstimator):
                               doc="int: the number of features seen during fit.")
     feature_names_in_ = property(
         lambda self: self._part("feature_names_in_").estimator.feature_names_in_,
-        doc="ndarray of shape (n_features_in_,): column names, when X was a DataFrame.")
+        doc="ndarray of shape (n_features,): column names, when X was a DataFrame.")
 
     predict = _delegated("predict")
     predict_proba = _delegated("predict_proba")

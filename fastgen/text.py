@@ -583,7 +583,7 @@ class HashingVectorizer(_Vectorizer):
     """Documents to a matrix of hashed token counts; scikit-learn's ``HashingVectorizer``.
 
     Each feature (word or word n-gram) goes to column ``abs(h) % n_features`` where ``h`` is the
-    signed 32-bit MurmurHash3 (seed 0) of its UTF-8 bytes, with sign ``h >= 0`` when
+    signed 32-bit MurmurHash3 (hash seed zero) of its UTF-8 bytes, with sign ``h >= 0`` when
     ``alternate_sign``; counts in a column are summed. The result equals scikit-learn's for the
     same parameters: same columns, values, entry order and dtypes. It is stateless: ``fit`` only
     checks the parameters, and batches can be transformed independently (for ``partial_fit``).
@@ -989,7 +989,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Returns
         -------
-        X : scipy.sparse.csr_matrix of shape (n_documents, len(vocabulary_))
+        X : scipy.sparse.csr_matrix of shape (n_documents, n_features)
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
@@ -1064,7 +1064,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Returns
         -------
-        X : scipy.sparse.csr_matrix of shape (n_documents, len(vocabulary_))
+        X : scipy.sparse.csr_matrix of shape (n_documents, n_features)
         """
         if isinstance(raw_documents, (str, bytes)):
             raise ValueError("Iterable over raw text documents expected, string object received.")
@@ -1099,7 +1099,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_documents, len(vocabulary_))
+        X : array-like or sparse matrix of shape (n_documents, n_features)
 
         Returns
         -------
