@@ -5,7 +5,13 @@ real compiler (as scikit-learn's ``check_openmp_support`` does). Environment swi
 
 - ``FASTGEN_NO_OPENMP=1``: skip the probe, build serial kernels.
 - ``FASTGEN_FAIL_NO_OPENMP=1``: fail the build when OpenMP is unavailable (CI).
-- ``FASTGEN_CYTHON_DEBUG=1``: bounds/wraparound/initialisation checks on, ``-O0 -g``.
+- ``FASTGEN_CYTHON_DEBUG=1``: bounds/wraparound/initialisation checks on, ``-O0 -g``; its C is
+  generated in ``build/cython-debug`` so that it never stands in for the release C beside the .pyx.
+
+Builds use every core (Cython's translation and setuptools' ``build_ext --parallel``) and reuse the
+objects in ``build/`` when nothing changed: a C file that Cython regenerates identical keeps its
+modification time (see ``_cythonize``), and a change of compiler flags rebuilds everything (see
+``BuildExt._flags_changed``).
 
 Twin modules: a kernel module ``_X_avx2.pyx`` includes the same source as ``_X.pyx`` and is built
 with ``-mavx2 -mfma`` on x86-64 (``fastgen/_core/__init__.py`` imports it only on CPUs that have
@@ -13,6 +19,8 @@ both); never ``-march=native``. C and C++ the kernels need are in headers beside
 (``fastgen/_core/*.h``).
 """
 import glob
+import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -25,6 +33,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("FASTGEN_CYTHON_DEBUG", "0") not in ("", "0")
+C_DIR = os.path.join("build", "cython-debug") if DEBUG else None  # None: the C goes beside the .pyx
 
 DIRECTIVES = {
     "language_level": 3,
@@ -71,7 +80,12 @@ class BuildExt(build_ext):
             try:
                 objs = self.compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
                 exe = os.path.join(tmp, "omp_probe")
-                self.compiler.link_executable(objs, exe, extra_postargs=ldflags)
+                # distutils gives LDFLAGS to the linker of extensions only: the probe gets its -L,
+                # -l and -Wl options too (Homebrew's libomp on macOS is found through them)
+                env_ldflags = [f for f in os.environ.get("LDFLAGS", "").split()
+                               if f.startswith(("-L", "-l", "-Wl,"))]
+                self.compiler.link_executable(objs, exe, extra_preargs=env_ldflags,
+                                              extra_postargs=ldflags)
                 subprocess.run([exe], check=True, capture_output=True, timeout=60)
             except Exception as exc:  # any compiler/linker/runtime failure means "no OpenMP"
                 return str(exc)
@@ -106,7 +120,28 @@ class BuildExt(build_ext):
             isa = ["-mavx2", "-mfma"] if ext.name.endswith("_avx2") else []
             ext.extra_compile_args = opt + isa + (cflags if use_omp else []) + ext.extra_compile_args
             ext.extra_link_args = (ldflags if use_omp else []) + ext.extra_link_args
+        stamp = os.path.join(self.build_temp, "fastgen-flags.json")
+        flags = json.dumps(
+            [[e.name, e.sources, e.extra_compile_args, e.extra_link_args] for e in self.extensions]
+        )
+        self.force = self.force or self._flags_changed(stamp, flags)
         super().build_extensions()
+        os.makedirs(self.build_temp, exist_ok=True)
+        with open(stamp, "w") as f:
+            f.write(flags)
+
+    @staticmethod
+    def _flags_changed(stamp, flags):
+        """Whether the last build in this build directory used other sources or flags.
+
+        setuptools rebuilds an extension only when a source is newer than its library, so without
+        this a build switching OpenMP or debug mode on or off would keep the previous objects.
+        """
+        try:
+            with open(stamp) as f:
+                return f.read() != flags
+        except OSError:
+            return True
 
     def _supports_avx2(self, compiler_type):
         """x86-64 with a gcc-compatible compiler accepting -mavx2 -mfma (the runtime check that
@@ -124,6 +159,34 @@ class BuildExt(build_ext):
         return True
 
 
+def _digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).digest()
+
+
+def _cythonize(extensions):
+    """cythonize on every core, keeping the modification time of a C file regenerated identical.
+
+    Cython regenerates a module's C when any file it depends on is newer than that C, and those
+    files include the .pxd files Cython ships (``libc``, ``cpython``), which an isolated build
+    (pip's default) installs anew each time. The C it writes is then byte for byte the same; its old
+    time lets setuptools see that the compiled module is up to date instead of compiling everything
+    again (``pip install .`` followed by ``pip install ".[test]"`` compiled twice).
+    """
+    c_dir = os.path.join(C_DIR, "fastgen", "_core") if C_DIR else os.path.join("fastgen", "_core")
+    before = {
+        path: (os.stat(path).st_mtime_ns, _digest(path))
+        for pattern in ("*.c", "*.cpp")
+        for path in glob.glob(os.path.join(c_dir, pattern))
+    }
+    modules = cythonize(extensions, compiler_directives=DIRECTIVES, build_dir=C_DIR,
+                        nthreads=os.cpu_count() or 1, quiet=True)
+    for path, (mtime, digest) in before.items():
+        if os.path.exists(path) and os.stat(path).st_mtime_ns != mtime and _digest(path) == digest:
+            os.utime(path, ns=(mtime, mtime))
+    return modules
+
+
 extensions = [
     Extension(
         "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
@@ -134,6 +197,7 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, quiet=True, force=DEBUG),
+    ext_modules=_cythonize(extensions),
     cmdclass={"build_ext": BuildExt},
+    options={"build_ext": {"parallel": True}},  # one compiler process per core
 )
