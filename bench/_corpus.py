@@ -1,4 +1,4 @@
-"""Corpora for the text benchmarks (issue 2).
+"""Corpora for the text benchmarks.
 
 * :func:`make_synthetic_corpus` — a 20-Newsgroups-shaped bag-of-words corpus generated reproducibly
   from a fixed seed: by default 11,314 train and 7,532 test documents, a 130,000-word Zipfian

@@ -1,4 +1,4 @@
-"""Dense data for the Gaussian-family benchmarks (issue 3): GaussianNB, LDA and QDA.
+"""Dense data for the Gaussian-family benchmarks: GaussianNB, LDA and QDA.
 
 :func:`make_gaussian_blobs` draws a reproducible (fixed seed) 5-class problem in 50 dimensions:
 

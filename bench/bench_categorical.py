@@ -1,4 +1,4 @@
-"""Categorical and mixed naive Bayes benchmarks (issue 4), fastgen vs scikit-learn.
+"""Categorical and mixed naive Bayes benchmarks, fastgen vs scikit-learn.
 
 Data (built once per module, never timed; fixed seed): 5 classes, category codes 0..9 drawn from
 class-dependent distributions; 200,000 training and 200,000 test rows (``--bench-size=small``:

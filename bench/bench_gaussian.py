@@ -1,4 +1,4 @@
-"""Gaussian-family benchmarks (issue 3): GaussianNB, LinearDiscriminantAnalysis and
+"""Gaussian-family benchmarks: GaussianNB, LinearDiscriminantAnalysis and
 QuadraticDiscriminantAnalysis, fastgen vs scikit-learn, on dense float64 data.
 
 Data (``bench/_dense.py``, built once per session, never timed): 5 Gaussian classes with different

@@ -1,4 +1,4 @@
-"""Feature selection benchmarks (issue 4): ``fastgen.information_gain`` vs scikit-learn.
+"""Feature selection benchmarks: ``fastgen.information_gain`` vs scikit-learn.
 
 The scikit-learn contender is ``mutual_info_classif(X > 0, y, discrete_features=True)`` (the same
 numbers: mutual information in nats of each feature's presence and the class), including the

@@ -1,4 +1,4 @@
-"""Text benchmarks (issue 2): MultinomialNB, BernoulliNB and ComplementNB, fastgen vs scikit-learn.
+"""Text benchmarks: MultinomialNB, BernoulliNB and ComplementNB, fastgen vs scikit-learn.
 
 Groups are ``{model}/{operation}/{dataset}``:
 
