@@ -2111,7 +2111,7 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
     """
     _X_constraints: dict = {"allow_nan": True, "accept_sparse": False}
 
-    def __init__(self, alpha: float = 1.0, *, force_alpha: bool = True, fit_prior: bool = True,
+    def __init__(self, alpha: float | str = 1.0, *, force_alpha: bool = True, fit_prior: bool = True,
                  class_prior: ArrayLike | None = None,
                  min_categories: int | ArrayLike | None = None, handle_unknown: str = "error",
                  predictive: bool = False, n_threads: int | None = None):
