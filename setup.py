@@ -112,7 +112,9 @@ class BuildExt(build_ext):
         if ctype == "msvc":
             opt = ["/Od"] if DEBUG else ["/O2"]
         else:
-            opt = ["-O0", "-g"] if DEBUG else ["-O3"]
+            # -g0 overrides the -g of Python's own CFLAGS: debug information made the release
+            # modules 4.5x larger (22 MB installed, an 8.7 MB wheel) and changes no code
+            opt = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
         if not self._supports_avx2(ctype):
             print("fastgen: no AVX2 builds of the kernels (not x86-64 gcc/clang)")
             self.extensions = [e for e in self.extensions if not e.name.endswith("_avx2")]
