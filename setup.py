@@ -124,7 +124,13 @@ class BuildExt(build_ext):
         flags = json.dumps(
             [[e.name, e.sources, e.extra_compile_args, e.extra_link_args] for e in self.extensions]
         )
-        self.force = self.force or self._flags_changed(stamp, flags)
+        if self._flags_changed(stamp, flags):
+            self.force = True
+            # The stamp names the flags of every module in build/ only once a build has finished: a
+            # build with other flags that fails or is interrupted leaves some modules built with
+            # them, and the next build with the old flags must not find the old stamp and keep them
+            if os.path.exists(stamp):
+                os.remove(stamp)
         super().build_extensions()
         os.makedirs(self.build_temp, exist_ok=True)
         with open(stamp, "w") as f:
