@@ -193,17 +193,22 @@ def _cythonize(extensions):
     return modules
 
 
-extensions = [
-    Extension(
-        "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
-        [path],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-    )
-    for path in sorted(glob.glob(os.path.join("fastgen", "_core", "*.pyx")))
-]
+# Guarded: cythonize's worker processes are spawned on macOS and Windows, and a spawned process runs
+# the main script again (as __mp_main__); without the guard `python setup.py build_ext --inplace`
+# cythonized again in every worker, which failed (BrokenProcessPool). setuptools' PEP 517 backend
+# runs this file as __main__.
+if __name__ == "__main__":
+    extensions = [
+        Extension(
+            "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
+            [path],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        )
+        for path in sorted(glob.glob(os.path.join("fastgen", "_core", "*.pyx")))
+    ]
 
-setup(
-    ext_modules=_cythonize(extensions),
-    cmdclass={"build_ext": BuildExt},
-    options={"build_ext": {"parallel": True}},  # one compiler process per core
-)
+    setup(
+        ext_modules=_cythonize(extensions),
+        cmdclass={"build_ext": BuildExt},
+        options={"build_ext": {"parallel": True}},  # one compiler process per core
+    )

@@ -83,3 +83,20 @@ def test_interrupted_build_with_other_flags_forces_the_next_build(monkeypatch, t
     monkeypatch.delenv("FASTGEN_NO_OPENMP")
     run()  # OpenMP again: every module is rebuilt
     assert forced == [True, False, True]
+
+
+def test_setup_py_does_nothing_in_a_spawned_worker(monkeypatch, tmp_path):
+    """cythonize's worker processes are spawned on macOS and Windows, and run setup.py again as
+    __mp_main__: there it must neither cythonize nor call setup() (`python setup.py build_ext
+    --inplace` failed with BrokenProcessPool)."""
+    pytest.importorskip("Cython.Build")
+    import setuptools
+    import Cython.Build
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("setup.py cythonized or called setup() in a spawned worker")
+
+    monkeypatch.setattr(setuptools, "setup", forbidden)
+    monkeypatch.setattr(Cython.Build, "cythonize", forbidden)
+    monkeypatch.chdir(tmp_path)
+    assert "BuildExt" in runpy.run_path(str(ROOT / "setup.py"), run_name="__mp_main__")
