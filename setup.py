@@ -126,7 +126,13 @@ class BuildExt(build_ext):
         flags = json.dumps(
             [[e.name, e.sources, e.extra_compile_args, e.extra_link_args] for e in self.extensions]
         )
-        self.force = self.force or self._flags_changed(stamp, flags)
+        if self._flags_changed(stamp, flags):
+            self.force = True
+            # The stamp names the flags of every module in build/ only once a build has finished: a
+            # build with other flags that fails or is interrupted leaves some modules built with
+            # them, and the next build with the old flags must not find the old stamp and keep them
+            if os.path.exists(stamp):
+                os.remove(stamp)
         super().build_extensions()
         os.makedirs(self.build_temp, exist_ok=True)
         with open(stamp, "w") as f:
@@ -189,17 +195,22 @@ def _cythonize(extensions):
     return modules
 
 
-extensions = [
-    Extension(
-        "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
-        [path],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-    )
-    for path in sorted(glob.glob(os.path.join("fastgen", "_core", "*.pyx")))
-]
+# Guarded: cythonize's worker processes are spawned on macOS and Windows, and a spawned process runs
+# the main script again (as __mp_main__); without the guard `python setup.py build_ext --inplace`
+# cythonized again in every worker, which failed (BrokenProcessPool). setuptools' PEP 517 backend
+# runs this file as __main__.
+if __name__ == "__main__":
+    extensions = [
+        Extension(
+            "fastgen._core." + os.path.splitext(os.path.basename(path))[0],
+            [path],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        )
+        for path in sorted(glob.glob(os.path.join("fastgen", "_core", "*.pyx")))
+    ]
 
-setup(
-    ext_modules=_cythonize(extensions),
-    cmdclass={"build_ext": BuildExt},
-    options={"build_ext": {"parallel": True}},  # one compiler process per core
-)
+    setup(
+        ext_modules=_cythonize(extensions),
+        cmdclass={"build_ext": BuildExt},
+        options={"build_ext": {"parallel": True}},  # one compiler process per core
+    )
