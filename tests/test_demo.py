@@ -49,6 +49,11 @@ def test_load_horse_colic_targets():
         load_horse_colic("validation")
     with pytest.raises(ValueError, match="target"):
         load_horse_colic(target="hospital_number")
+    for bad in (["all"], None, b"all", 1):  # unhashable, or not text: the same named error
+        with pytest.raises(ValueError, match="subset"):
+            load_horse_colic(bad)
+        with pytest.raises(ValueError, match="target"):
+            load_horse_colic(target=bad)
 
 
 # --- command line -------------------------------------------------------------------------------

@@ -111,9 +111,9 @@ def load_horse_colic(subset="all", target="outcome"):
     >>> round(float(np.isnan(X).mean()), 2)
     0.25
     """
-    if subset not in _HORSE_COLIC_FILES:
+    if not isinstance(subset, str) or subset not in _HORSE_COLIC_FILES:
         raise ValueError(f"subset must be one of {sorted(_HORSE_COLIC_FILES)}, got {subset!r}")
-    if target not in _HORSE_COLIC_TARGETS:
+    if not isinstance(target, str) or target not in _HORSE_COLIC_TARGETS:
         raise ValueError(f"target must be one of {sorted(_HORSE_COLIC_TARGETS)}, got {target!r}")
     column, labels = _HORSE_COLIC_TARGETS[target]
     rows = []
