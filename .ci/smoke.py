@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 import numpy as np
+from shipped import shipped_files  # .ci/shipped.py, beside this script
 from sklearn.pipeline import make_pipeline
 
 import fastgen
@@ -24,13 +25,7 @@ from fastgen.data import load_sms_spam
 from fastgen.text import CountVectorizer
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-# Every file of the checkout's fastgen/data (the corpora, Horse Colic, their README) and the
-# kernels' Cython and C sources, which pyproject.toml's package-data names
-PACKAGE_DATA = ["fastgen/py.typed"] + sorted(
-    path.relative_to(CHECKOUT).as_posix()
-    for pattern in ("fastgen/data/*", "fastgen/_core/*.pyx", "fastgen/_core/*.pxd",
-                    "fastgen/_core/*.pxi", "fastgen/_core/*.h")
-    for path in CHECKOUT.glob(pattern) if path.is_file() and path.suffix != ".pyc")
+PACKAGE_DATA = shipped_files(CHECKOUT)
 # setup.py builds the AVX2 twins (_X_avx2.pyx) only on x86-64 with a gcc-compatible compiler: not on
 # arm64 (Linux, macOS) nor with MSVC (Windows), where their .pyx ships without a compiled module
 AVX2_TWINS = platform.machine().lower() in ("x86_64", "amd64") and sys.platform != "win32"
