@@ -3,7 +3,6 @@
 Build it with ``docs/build.sh`` (warnings are errors, dangling references are errors, and the
 code of the user guide runs as doctests).
 """
-import os
 import sys
 from pathlib import Path
 
