@@ -94,24 +94,77 @@ def test_multinomial_predictive_fractional_and_integer_counts():
                        model.predict_joint_log_proba(counts.astype(np.float64)))
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["gamma", "cache"])
 @pytest.mark.parametrize("module", builds("_jll"), ids=lambda m: m.__name__.split(".")[-1])
-def test_polya_kernel_of_every_build(module):
-    """The baseline and AVX2 builds of the kernel score the predictive alike (CSR and dense)."""
+def test_polya_kernel_of_every_build(module, whole):
+    """The baseline and AVX2 builds of the kernel score the predictive alike (CSR and dense),
+    whole counts beyond the blocks from the gamma table, or without it from the cache."""
     X, y = _counts()
     model = MultinomialNB(alpha=0.3, predictive=True).fit(X, y)
     params = model._params_of(model._fitted)
+    assert params.polya_counts is not None
+    extra = (params.polya_counts, params.polya_gamma) if whole else (None, None)
     X_test = X[:10].copy()
     X_test[0, 1] = 20.5
+    X_test[1, 2] = 17
+    X_test[2, 0] = 2000
     expected = _polya_reference(model, X_test, 0.3)
     out, out_dense = np.empty((10, N_CLASSES)), np.empty((10, N_CLASSES))
     X_csr = sp.csr_matrix(X_test)
     assert module.jll_linear_csr(X_csr.data, X_csr.indices, X_csr.indptr, params.table,
                                  params.bias, False, 0.0, False, 0, out, 2, params.polya_blocks,
-                                 params.polya_lengths) == 0
+                                 params.polya_lengths, *extra) == 0
     assert module.jll_linear_dense(X_test, params.table, params.bias, False, 0.0, 0, out_dense,
-                                   1, params.polya_blocks, params.polya_lengths) == 0
+                                   1, params.polya_blocks, params.polya_lengths, *extra) == 0
     assert_allclose(out, expected, rtol=1e-12)
     assert_allclose(out_dense, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [1e-8, 0.3, 7.0, 1e6, 1e300])
+def test_rising_prefix_differences_keep_every_digit(alpha):
+    """R(alpha + m, x) as a difference of the gamma table's entries, where the entries
+    themselves are up to ~1e6 times larger than the difference (and, for alpha = 1e300, 4.6e7
+    in magnitude), is within a few ulps of the 50-digit value."""
+    n = (1 << 16) + 1024
+    table = fastgen.naive_bayes.rising_prefix(alpha, n)
+    assert table.shape == (n, 2) and table[0].tolist() == [0.0, 0.0]
+    for m, x in [(0, 1), (0, 9), (3, 40), (1000, 9), (60000, 13), (65000, 1500), (0, n - 1)]:
+        got = (table[m + x, 0] - table[m, 0]) + (table[m + x, 1] - table[m, 1])
+        with mpmath.workdps(400):  # loggamma(1e300) has 303 digits before the point
+            ref = mpmath.loggamma(mpmath.mpf(alpha) + m + x) - mpmath.loggamma(mpmath.mpf(alpha) + m)
+        assert got == pytest.approx(float(ref), rel=4e-15)
+
+
+def test_multinomial_predictive_gamma_table_edges():
+    """Whole training counts and one alpha give the gamma table; a class whose count plus the
+    document's reaches beyond it (a count above 2^16 in training, a document count beyond the
+    margin) computes its term, and so do fractional counts; fractional training counts or a
+    per-feature alpha score without the table. All equal the lgamma formula."""
+    X, y = _counts()
+    X[0, 0] = 100_000  # capped in the table: class 0 computes feature 0's large counts
+    X_test = np.zeros((5, X.shape[1]))
+    X_test[0, 0], X_test[0, 1] = 30, 12  # gamma for the other classes
+    X_test[1, 0] = 70_000  # beyond the table for every class
+    X_test[2, 2] = 1500  # beyond the margin only for classes with large counts
+    X_test[3, 3] = 9.5  # fractional: the cache
+    X_test[4] = [9, 10, 11, 12, 13, 14]
+    for alpha, weight, table in [(0.2, None, True), (0.2, 0.5, False),
+                                 (RNG.uniform(0.1, 2, X.shape[1]), None, False)]:
+        model = MultinomialNB(alpha=alpha, predictive=True)
+        model.fit(X, y, sample_weight=None if weight is None else np.full(len(y), weight))
+        params = model._params_of(model._fitted)
+        assert (params.polya_counts is not None) == table
+        a_all = model.feature_count_ + alpha
+        expected = np.array([[model.class_log_prior_[c]
+                              + float(sum(_log_rising_mp(a_j, x_j) for a_j, x_j in zip(a, x))
+                                      - _log_rising_mp(a.sum(), x.sum()))
+                              for c, a in enumerate(a_all)] for x in X_test])
+        # a count of 70,000 has terms near 8e5 that cancel to tens: float64 keeps 1e-15 of them
+        scale = np.array([[float(_log_rising_mp(a.sum(), x.sum())) for a in a_all]
+                          for x in X_test])
+        for X_in in (X_test, sp.csr_matrix(X_test)):
+            got = model.predict_joint_log_proba(X_in)
+            assert np.all(np.abs(got - expected) <= 1e-12 * np.abs(expected) + 1e-15 * scale)
 
 
 def test_multinomial_predictive_large_counts_recurring():

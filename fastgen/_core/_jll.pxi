@@ -19,9 +19,12 @@
 #     count. Its table is n_blocks tables like a linear one, (n_blocks, n_features, n_classes):
 #     block k - 1 holds R(a, k) (block 0 is log a), so a whole count up to n_blocks is one row
 #     addition as in a linear model, and block 0, read by most nonzeros, is as compact as a
-#     linear table; other counts cost R(a, x) per class, from log a, computed once per thread
-#     and (feature, count) as long as the thread's cache keeps it. The normaliser has its table
-#     too, (n_lengths, n_classes), row n - 1 holding R(A_c, n).
+#     linear table. A larger whole count, when the model's counts N are whole and its alpha
+#     one number, is gamma[N + x] - gamma[N] per class, from the model's whole counts
+#     (n_features, n_classes, int32) and gamma[m] = R(alpha, m); other counts cost R(a, x) per
+#     class, from log a, computed once per thread and (feature, count) as long as the thread's
+#     cache keeps it. The normaliser has its table too, (n_lengths, n_classes), row n - 1
+#     holding R(A_c, n).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport exp, floor, lgamma, log, log1p
@@ -30,7 +33,7 @@ from libc.stdlib cimport free, malloc
 from ._axpy cimport _axpy1, _axpy4
 from ._lse cimport OUT_JLL, OUT_LOG_PROBA, OUT_PROBA, _finish_row
 from ._typedefs cimport (
-    data_t, fastgen_prefetch, float32_t, float64_t, index_t, int64_t, intp_t, uint64_t,
+    data_t, fastgen_prefetch, float32_t, float64_t, index_t, int32_t, int64_t, intp_t, uint64_t,
 )
 
 # Prefetch distance in nonzeros.
@@ -150,19 +153,19 @@ cdef inline double _log_rising(double a, double log_a, double x) noexcept nogil:
             + (_stirling_tail(1.0 / (a + x)) - _stirling_tail(inv_a)))
 
 
-cdef inline intp_t _polya_block(double x, intp_t n_blocks) noexcept nogil:
-    """The block of the Polya table that a count x reads: x - 1 for a whole x in 1 .. n_blocks
-    (R(a, x) itself), otherwise 0 (log a, from which R(a, x) is computed)."""
-    if 1.0 <= x <= n_blocks and x == floor(x):
-        return <intp_t> x - 1
-    return 0
+cdef inline intp_t _prefetch_block(double x, intp_t n_blocks) noexcept nogil:
+    """The block a count x reads if it is whole (x - 1, clamped to the blocks), without
+    branches: a hint for the prefetch, which a fractional count may get wrong."""
+    cdef intp_t b = <intp_t> (x if x < n_blocks else <double> n_blocks) - 1
+    return b if b > 0 else 0
 
 
-# Counts beyond the blocks: each thread keeps the rows R(a_j, x) it computed in a
-# direct-mapped cache of (feature, count) entries, n_classes + 2 doubles each (the feature, the
-# count, the row), since a word's large counts recur across documents (20 Newsgroups' test set:
-# 19,406 such nonzeros, 6,359 distinct). Its size, a power of two, grows with the batch; the
-# largest cache (2.9 MB with 20 classes) took the predictive from 3.2x to 2.6x the plug-in's time.
+# Counts beyond the blocks that gamma does not cover (fractional ones, or any when the model's
+# counts are fractional): each thread keeps the rows R(a_j, x) it computed in a direct-mapped
+# cache of (feature, count) entries, n_classes + 2 doubles each (the feature, the count, the
+# row), since a word's large counts recur across documents (20 Newsgroups' test set: 19,406
+# nonzeros above 8, 6,359 distinct). Its size, a power of two, grows with the batch; the largest
+# cache (2.9 MB with 20 classes) took the predictive from 3.2x to 2.6x the plug-in's time.
 cdef intp_t MAX_CACHE_SLOTS = 16384
 
 
@@ -181,31 +184,46 @@ cdef inline void _clear_cache(double *cache, intp_t n_slots, intp_t n_classes) n
 
 
 cdef inline const double *_cached_rising(
-    double *cache, intp_t n_slots, const floating[:, :, ::1] blocks, intp_t j, double x,
-    intp_t n_classes,
+    double *cache, intp_t n_slots, const floating *log_a, intp_t j, double x, intp_t n_classes,
 ) noexcept nogil:
-    """The row R(a_jc, x) over the classes, from the cache (computed on a miss)."""
+    """The row R(a_jc, x) over the classes, from the cache (computed from log_a, the feature's
+    row of block 0, on a miss)."""
     cdef intp_t c
-    cdef double log_a
     cdef uint64_t key = <uint64_t> j * 2654435761ULL + <uint64_t> (<int64_t> x) * 40503ULL
     cdef double *slot = cache + <intp_t> (key & <uint64_t> (n_slots - 1)) * (n_classes + 2)
     if slot[0] != <double> j or slot[1] != x:
         slot[0] = <double> j
         slot[1] = x
         for c in range(n_classes):
-            log_a = blocks[0, j, c]
-            slot[2 + c] = _log_rising(exp(log_a), log_a, x)
+            slot[2 + c] = _log_rising(exp(log_a[c]), log_a[c], x)
     return slot + 2
+
+
+cdef inline void _add_whole_rising(double *acc, const int32_t *counts, const float64_t *gamma,
+                                   intp_t n_gamma, const floating *log_a, intp_t x,
+                                   intp_t n_classes) noexcept nogil:
+    """acc += R(alpha + N_c, x) = gamma[N_c + x] - gamma[N_c] for the whole counts N_c of one
+    feature, gamma[m] = R(alpha, m) held as a sum of two numbers, the first of which differences
+    exactly (rising_prefix in naive_bayes.py); a class whose N_c + x is beyond gamma computes
+    it."""
+    cdef intp_t c, n
+    for c in range(n_classes):
+        n = counts[c]
+        if n < n_gamma - x:
+            acc[c] += ((gamma[2 * (n + x)] - gamma[2 * n])
+                       + (gamma[2 * (n + x) + 1] - gamma[2 * n + 1]))
+        else:
+            acc[c] += _log_rising(exp(log_a[c]), log_a[c], <double> x)
 
 
 cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, intp_t j, double x,
                               intp_t n_classes, const floating **rows, const double *ones,
-                              intp_t m, double *cache, intp_t n_slots) noexcept nogil:
+                              intp_t m, double *cache, intp_t n_slots,
+                              const int32_t[:, ::1] counts, const float64_t[:, ::1] gamma,
+                              intp_t n_gamma) noexcept nogil:
     """acc += R(a_j, x) of one nonzero: a whole count up to n_blocks queues its block's row in
-    rows (added four at a time, m of them queued); any other value adds its row from the cache.
-    Returns the number of queued rows."""
-    cdef intp_t c
-    cdef const double *row
+    rows (added four at a time, m of them queued); any other value is added by _add_beyond.
+    Returns the number of queued rows. Kept this small so that the compiler inlines it."""
     if x == 0:
         return m
     if x <= blocks.shape[0] and x == floor(x):
@@ -215,16 +233,31 @@ cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, int
             _axpy4(acc, rows, ones, n_classes)
             m = 0
         return m
-    row = _cached_rising(cache, n_slots, blocks, j, x, n_classes)
+    _add_beyond(acc, &blocks[0, j, 0], j, x, n_classes, cache, n_slots,
+                &counts[j, 0] if n_gamma > 0 else NULL,
+                &gamma[0, 0] if n_gamma > 0 else NULL, n_gamma)
+    return m
+
+
+cdef void _add_beyond(double *acc, const floating *log_a, intp_t j, double x, intp_t n_classes,
+                      double *cache, intp_t n_slots, const int32_t *counts,
+                      const float64_t *gamma, intp_t n_gamma) noexcept nogil:
+    """acc += R(a_j, x) for a count beyond the blocks: from gamma when it covers the whole
+    count x, otherwise from the thread's cache (log_a: the feature's row of block 0)."""
+    cdef intp_t c
+    cdef const double *row
+    if n_gamma > 0 and x < n_gamma and x == floor(x):
+        _add_whole_rising(acc, counts, gamma, n_gamma, log_a, <intp_t> x, n_classes)
+        return
+    row = _cached_rising(cache, n_slots, log_a, j, x, n_classes)
     for c in range(n_classes):
         acc[c] += row[c]
-    return m
 
 
 cdef inline double _accumulate_polya_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
     intp_t end, intp_t nnz, const floating[:, :, ::1] blocks, intp_t n_classes, double *cache,
-    intp_t n_slots,
+    intp_t n_slots, const int32_t[:, ::1] counts, const float64_t[:, ::1] gamma, intp_t n_gamma,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
     count. The row each upcoming nonzero reads is prefetched."""
@@ -236,11 +269,12 @@ cdef inline double _accumulate_polya_csr(
     for k in range(start, end):
         q = k + PREFETCH_AHEAD
         if q < nnz:
-            _prefetch_span(&blocks[_polya_block(<double> X_data[q], blocks.shape[0]),
+            _prefetch_span(&blocks[_prefetch_block(<double> X_data[q], blocks.shape[0]),
                                    X_indices[q], 0], n_classes)
         x = <double> X_data[k]
         n += x
-        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m, cache, n_slots)
+        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m, cache, n_slots,
+                       counts, gamma, n_gamma)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -248,7 +282,8 @@ cdef inline double _accumulate_polya_csr(
 
 cdef inline double _accumulate_polya_dense(
     double *acc, const data_t *x, intp_t n_features, const floating[:, :, ::1] blocks,
-    intp_t n_classes, double *cache, intp_t n_slots,
+    intp_t n_classes, double *cache, intp_t n_slots, const int32_t[:, ::1] counts,
+    const float64_t[:, ::1] gamma, intp_t n_gamma,
 ) noexcept nogil:
     """Dense twin of _accumulate_polya_csr."""
     cdef const floating *rows[4]
@@ -259,7 +294,7 @@ cdef inline double _accumulate_polya_dense(
     for j in range(n_features):
         n += <double> x[j]
         m = _add_polya(acc, blocks, j, <double> x[j], n_classes, rows, ones, m, cache,
-                       n_slots)
+                       n_slots, counts, gamma, n_gamma)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -298,6 +333,8 @@ def jll_linear_csr(
     int n_threads,
     const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
     const float64_t[:, ::1] polya_lengths=None,  # IN (n_lengths, n_classes): R(A_c, n)
+    const int32_t[:, ::1] polya_counts=None,  # IN (n_features, n_classes): whole N_cj, or None
+    const float64_t[:, ::1] polya_gamma=None,  # IN (n_gamma, 2): R(alpha, m), with polya_counts
 ):
     """Score CSR rows with a linear table, or with the Polya arguments given, by the
     Dirichlet-compound-multinomial predictive (design e; table, binarize, threshold and
@@ -309,6 +346,7 @@ def jll_linear_csr(
     cdef intp_t i, c
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
+    cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
     cdef intp_t n_slots = _cache_slots(nnz) if polya else 0
     cdef double length
     cdef double *acc = NULL
@@ -326,7 +364,8 @@ def jll_linear_csr(
             if polya:
                 length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
                                                X_indptr[i + 1], nnz, polya_blocks, n_classes,
-                                               acc + n_classes, n_slots)
+                                               acc + n_classes, n_slots, polya_counts,
+                                               polya_gamma, n_gamma)
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
@@ -347,6 +386,8 @@ def jll_linear_dense(
     int n_threads,
     const floating[:, :, ::1] polya_blocks=None,  # IN (n_blocks, n_features, n_classes)
     const float64_t[:, ::1] polya_lengths=None,  # IN (n_lengths, n_classes)
+    const int32_t[:, ::1] polya_counts=None,  # IN (n_features, n_classes)
+    const float64_t[:, ::1] polya_gamma=None,  # IN (n_gamma, 2)
 ):
     """Dense twin of jll_linear_csr (same contract); zero entries are skipped."""
     cdef intp_t n_samples = X.shape[0]
@@ -355,6 +396,7 @@ def jll_linear_dense(
     cdef intp_t i, c
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
+    cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
     cdef intp_t n_slots = _cache_slots(X.size) if polya else 0
     cdef double length
     cdef double *acc = NULL
@@ -371,7 +413,8 @@ def jll_linear_dense(
                 acc[c] = bias[c]
             if polya:
                 length = _accumulate_polya_dense(acc, &X[i, 0], n_features, polya_blocks,
-                                                 n_classes, acc + n_classes, n_slots)
+                                                 n_classes, acc + n_classes, n_slots,
+                                                 polya_counts, polya_gamma, n_gamma)
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
