@@ -250,7 +250,7 @@ class _Predictive(NamedTuple):
 
     With one shared Psi (LDA), ``linear`` = [W | -2 rate_c W offset_c] (d, k + C) gives z and
     the cross terms of rate_c q_c = rate_c ||z||^2 - 2 rate_c z.offset_c + ``offset_term[c]``
-    in one product (the posteriors' route, see ``_shared_jll``)."""
+    in one product (the posteriors' route, see ``_shared_t``)."""
 
     full: _Full
     dof: np.ndarray  # (C,)
@@ -322,48 +322,47 @@ def _t_finish(distances, pred):
     distances += pred.const
 
 
-def _shared_jll(pred, X, out):
-    """The jll of every row and class under LDA's shared scale (into ``out``), by blocks of
-    rows: z and the cross terms of rate_c q_c from one product by ``linear`` (see
-    ``_Predictive``), then ||z||^2, and the t of each block while it is in cache. The cost of
-    the plug-in's quadratic form with C more columns in the product, and no pass per class.
-    The expansion loses ||offset_c||^2 eps to rounding, negligible next to the distances that
-    matter unless the classes lie millions of standard deviations apart (the posteriors are
-    then 0 and 1 anyway), which is why the joint log-likelihood takes the direct form, as the
-    plug-in's posteriors take the linear form."""
-    k = pred.full.W.shape[1]
+def _shared_t(pred, X, kind, out):
+    """LDA's posteriors (``kind`` is not the jll) under its shared scale, into ``out``, by
+    blocks of rows: z and the cross terms of rate_c q_c from one BLAS product by ``linear``
+    (see ``_Predictive``), then ||z||^2, the t and the normalisation in one pass in C
+    (``shared_t_finish``) while the block is in cache. The cost of the plug-in's quadratic form
+    with C more columns in the product, and no pass per class. The expansion loses
+    ||offset_c||^2 eps to rounding, negligible next to the distances that matter unless the
+    classes lie millions of standard deviations apart (the posteriors are then 0 and 1 anyway),
+    which is why the joint log-likelihood takes the direct form, as the plug-in's posteriors
+    take the linear form. The finishing pass runs on one thread, as ``_score_full``'s does."""
+    failed = 0
     for start in range(0, X.shape[0], ROW_BLOCK):
         Y = (X[start:start + ROW_BLOCK] - pred.full.shift) @ pred.linear
-        Z = Y[:, :k]
-        part = out[start:start + ROW_BLOCK]
-        np.multiply(np.vecdot(Z, Z)[:, None], pred.rate, out=part)
-        part += Y[:, k:]
-        part += pred.offset_term
-        _t_finish(part, pred)
+        failed += _jll.shared_t_finish(Y, pred.rate, pred.offset_term, pred.slope, pred.const,
+                                       kind, out[start:start + ROW_BLOCK], 1)
+    return failed
 
 
 def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     """Rows scored by their posterior predictive t: complete ones from the block scorer's
-    distances, or for LDA's posteriors ``_shared_jll`` (one log1p a class either way),
-    rows with missing values by the t of their observed sub-vector (``observed_terms``, each
-    pattern's sub-matrices factored once)."""
+    distances, or for LDA's posteriors ``_shared_t`` (one log1p a class either way), rows with
+    missing values by the t of their observed sub-vector (``observed_terms``, each pattern's
+    sub-matrices factored once), finished apart."""
     full = pred.full
-    failed = 0
-    jll = out if out.dtype == np.float64 else np.empty(out.shape)
     if pred.linear is not None and kind != OUT_JLL:
-        _shared_jll(pred, X, jll)
+        failed = _shared_t(pred, X, kind, out)
     else:
+        jll = out if out.dtype == np.float64 else np.empty(out.shape)
         failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
         jll *= -2.0 * pred.rate
         _t_finish(jll, pred)
+        failed += _jll.normalize_rows_inplace(jll, kind, n_threads)
+        if jll is not out:
+            out[...] = jll
     if has_nan:
         rows = np.flatnonzero(np.isnan(X).any(axis=1))
         X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
-        jll[rows] = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
-                                                         full.logdets, full.block, n_threads))
-    failed += _jll.normalize_rows_inplace(jll, kind, n_threads)
-    if jll is not out:
-        out[...] = jll
+        jll = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
+                                                   full.logdets, full.block, n_threads))
+        failed += _jll.normalize_rows_inplace(jll, kind, 1)
+        out[rows] = jll
     return failed
 
 

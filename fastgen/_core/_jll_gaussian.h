@@ -68,6 +68,17 @@ static inline double fastgen_sq_dist(const double *__restrict z, const double *_
     for (; k < n; k++) { double d = z[k] - off[k]; s0 += d * d; }
     return (s0 + s1) + (s2 + s3);
 }
+/* sum over k < n of z[k]**2, in four running sums. */
+static inline double fastgen_sq_norm(const double *__restrict z, Py_ssize_t n) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    Py_ssize_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += z[k] * z[k]; s1 += z[k + 1] * z[k + 1];
+        s2 += z[k + 2] * z[k + 2]; s3 += z[k + 3] * z[k + 3];
+    }
+    for (; k < n; k++) s0 += z[k] * z[k];
+    return (s0 + s1) + (s2 + s3);
+}
 
 
 /* Student-t terms (the posterior predictive of GaussianNB), log(1 + u^2) with u = scale (x - loc):

@@ -29,7 +29,7 @@
 #     and normalises in the same pass.
 #  c) Each row is accumulated in float64 in a buffer owned by its thread and finished by
 #     _finish_row; threads own disjoint rows, so results do not depend on n_threads.
-from libc.math cimport floor, isnan, lgamma
+from libc.math cimport floor, isnan, lgamma, log1p
 from libc.stdint cimport uint64_t
 
 from ._lse cimport OUT_JLL
@@ -46,6 +46,7 @@ cdef extern from "_jll_gaussian.h":
     void fastgen_sq_add4(double *acc, const double *loc, const double *scale, const double *x,
                          Py_ssize_t n) noexcept nogil
     double fastgen_sq_dist(const double *z, const double *off, Py_ssize_t n) noexcept nogil
+    double fastgen_sq_norm(const double *z, Py_ssize_t n) noexcept nogil
     void fastgen_term_add(double *acc, const double *loc, const double *scale, const double *cst,
                           double x, Py_ssize_t n) noexcept nogil
     void fastgen_term_add4(double *acc, const double **loc, const double **scale,
@@ -308,6 +309,43 @@ def quadratic_finish(
             for c in range(n_classes):
                 acc[c] = const_term[c] - 0.5 * fastgen_sq_dist(&Z[i, block[c] * n_features],
                                                           &offset[c, 0], n_features)
+            _finish_row(acc, &out[i, 0], n_classes, kind)
+        free(acc)
+    return failed
+
+
+def shared_t_finish(
+    const float64_t[:, ::1] Y not None,       # IN (n_samples, k + n_classes): z, then the cross terms
+    const float64_t[::1] rate not None,       # IN (n_classes,)
+    const float64_t[::1] offset_term not None,  # IN (n_classes,)
+    const float64_t[::1] slope not None,      # IN (n_classes,)
+    const float64_t[::1] const_term not None,  # IN (n_classes,)
+    int kind,
+    floating[:, ::1] out not None,            # OUT (n_samples, n_classes)
+    int n_threads,
+):
+    """The posterior predictive t of LDA's classes (one shared scale; see
+    fastgen.discriminant_analysis._Predictive) from the product Y = (X - shift) [W | cross]:
+    jll[i, c] = const_term[c] + slope[c] log1p(rate[c] ||z_i||^2 + Y[i, k + c] +
+    offset_term[c]), z_i = Y[i, :k], written as `kind`; returns the number of rows that could not
+    get scratch memory. Validated by the caller; thread-safe."""
+    cdef intp_t n_samples = Y.shape[0]
+    cdef intp_t n_classes = out.shape[1]
+    cdef intp_t k = Y.shape[1] - n_classes
+    cdef intp_t i, c
+    cdef intp_t failed = 0
+    cdef double zz
+    cdef double *acc = NULL
+    with nogil, parallel(num_threads=n_threads):
+        acc = <double *> malloc(n_classes * sizeof(double))
+        for i in prange(n_samples, schedule="static"):
+            if acc == NULL:
+                failed += 1
+                continue
+            zz = fastgen_sq_norm(&Y[i, 0], k)
+            for c in range(n_classes):
+                acc[c] = const_term[c] + slope[c] * log1p(rate[c] * zz + Y[i, k + c]
+                                                          + offset_term[c])
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed
