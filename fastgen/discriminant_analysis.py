@@ -1257,7 +1257,9 @@ default=None
             overflowed = ~np.isfinite(jll.max(axis=1))
             if has_nan:
                 overflowed &= ~np.isnan(X).any(axis=1)
-        failed = _jll.normalize_rows_inplace(jll, kind, self._n_threads_for(jll.size))
+        # one thread, as _score_full's finish: right after BLAS's threaded product, OpenMP's
+        # threads would spin against BLAS's (bench/README.md)
+        failed = _jll.normalize_rows_inplace(jll, kind, 1)
         out[...] = jll
         if overflowed is not None and overflowed.any():
             rows = np.flatnonzero(overflowed)
