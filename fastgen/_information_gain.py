@@ -84,9 +84,8 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     array([ True,  True, False])
     """
     n_threads = effective_n_threads(n_threads)
-    # a column stored twice in a row is present iff the sum is > 0: duplicates are summed
-    X, _ = check_X(X, estimator_name="information_gain", allow_nan=False, allow_negative=True,
-                   sum_duplicates=True)
+    # a column stored twice in a row is present iff the sum is > 0: check_X sums duplicates
+    X, _ = check_X(X, estimator_name="information_gain", allow_nan=False, allow_negative=True)
     n_samples, n_features = X.shape
     y = check_y(y, n_samples)
     if sample_weight is not None:  # MI is scale-free; max weight 1 keeps the counts in range

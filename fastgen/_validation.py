@@ -158,8 +158,7 @@ def _check_min_shape(shape, estimator_name):
 
 
 def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
-            accept_sparse=True, accept_int=True, max_abs=np.inf, sum_duplicates=False,
-            domain=None):
+            accept_sparse=True, accept_int=True, max_abs=np.inf, domain=None):
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
@@ -167,10 +166,11 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     int32/int64 counts stay as they are (no copy), floats become ``dtype`` if given (prediction
     uses the model's) and otherwise stay float32/float64, anything else becomes float64. Values
     must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
-    With ``sum_duplicates``, a sparse X that stores a column twice in a row comes back as a copy
-    with those entries summed (as in the dense matrix); whether any row might is known from the
-    structure check's pass, so X is only searched for repeats when some row's columns are not
-    strictly increasing. Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the
+    A sparse X that stores a column twice in a row comes back as a copy with those entries summed
+    (the matrix scipy means: every model that is not linear in the values -- the predictive
+    MultinomialNB, PoissonNB's log x!, a binarizing BernoulliNB -- must see the sums); whether any
+    row might is known from the structure check's pass, so X is only searched for repeats when
+    some row's columns are not strictly increasing. Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the
     same pass as the other checks of the values. Models whose
     kernels take dense floats only pass ``accept_sparse=False`` (a sparse X is a TypeError) and
     ``accept_int=False`` (integers become float64). ``domain`` describes the values that
@@ -183,7 +183,7 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
                 "Sparse data was passed for X, but dense data is required. Use '.toarray()' to "
                 f"convert to a dense numpy array. {estimator_name} does not accept sparse input."
             )
-        X, unsorted = _check_sparse(X, dtype, accept_int, sum_duplicates)
+        X, unsorted = _check_sparse(X, dtype, accept_int)
         values = X.data[: X.indptr[-1]]
     else:
         X, unsorted = _check_dense(X, dtype, accept_int, estimator_name), False
@@ -191,7 +191,7 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     _check_min_shape(X.shape, estimator_name)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
     _raise_for_values(status, estimator_name, values.dtype, max_abs, domain)
-    if sum_duplicates and unsorted:
+    if unsorted:
         X = _summed_duplicates(X)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
 
@@ -223,7 +223,7 @@ def _to_csr(X):
     return X.tocsr()
 
 
-def _check_sparse(X, dtype, accept_int, check_order):
+def _check_sparse(X, dtype, accept_int):
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D sparse matrix, got {X.ndim}D instead.")
     if X.format != "csr":
@@ -246,7 +246,7 @@ def _check_sparse(X, dtype, accept_int, check_order):
         )
     indices, indptr = np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
     data = _converted(data, target)
-    status = _checks.csr_structure_status(indices, indptr, X.shape[1], check_order)
+    status = _checks.csr_structure_status(indices, indptr, X.shape[1], True)
     if status not in (CsrStatus.CSR_OK, CsrStatus.CSR_OK_UNSORTED):
         raise ValueError(f"Invalid sparse input: {_CSR_MESSAGES[status]}.")
     if not (data is X.data and indices is X.indices and indptr is X.indptr):

@@ -1183,10 +1183,10 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
     def _validate_X(self, X, fitted, dtype=None, learning=False):
         binarize, threshold = (self._binarize_args() if fitted is None
                                else fitted.hyper["binarize"])
-        # duplicate entries of a column add up before thresholding, as in the dense matrix;
-        # without binarization X is binary already: a value beyond [0, 1] is no probability's
-        # exponent (and would take feature_count_ beyond class_count_)
-        X, has_nan = super()._validate_X(X, fitted, dtype, learning, sum_duplicates=binarize,
+        # (duplicate entries of a column add up before thresholding, as in the dense matrix:
+        # check_X); without binarization X is binary already: a value beyond [0, 1] is no
+        # probability's exponent (and would take feature_count_ beyond class_count_)
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning,
                                          **({} if binarize else BINARY_X))
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present

@@ -147,6 +147,46 @@ def test_non_canonical_csr_equals_dense(Estimator, zipf):
     assert_outputs_close(outputs(a, Xts), outputs(b, Xt.toarray()))
 
 
+@pytest.mark.parametrize("make", [
+    lambda: fastgen.MultinomialNB(predictive=True),
+    lambda: fastgen.MultinomialNB(alpha="evidence"),
+    lambda: fastgen.PoissonNB(),
+    lambda: fastgen.PoissonNB(predictive=True),
+    lambda: fastgen.BernoulliNB(binarize=2.0),
+], ids=["multinomial-predictive", "multinomial-evidence", "poisson", "poisson-predictive",
+        "bernoulli-binarize"])
+def test_duplicate_csr_entries_are_summed_where_the_model_is_not_linear(make, zipf):
+    """A CSR row that stores a column twice means the sum (scipy's matrix): the models whose
+    scores or statistics are not linear in the values (the Polya predictive's lgamma of a count,
+    PoissonNB's log x!, a threshold) must see 12, not 6 twice. (Scrambled: each count split in
+    two entries of its column, in a shuffled order.)"""
+    X, y, Xt, _ = zipf
+    rng = np.random.default_rng(3)
+
+    def split(M):
+        M = M.tocoo()
+        half = np.floor(M.data / 2)
+        order = rng.permutation(2 * M.nnz)
+        rows = np.concatenate([M.row, M.row])[order]
+        cols = np.concatenate([M.col, M.col])[order]
+        data = np.concatenate([half, M.data - half])[order]
+        by_row = np.argsort(rows, kind="stable")
+        out = sp.csr_matrix((data[by_row], cols[by_row].astype(np.int32),
+                             np.searchsorted(rows[by_row], np.arange(M.shape[0] + 1))),
+                            shape=M.shape)
+        assert not out.has_canonical_format
+        return out
+
+    a, b = make().fit(split(X), y), make().fit(X.toarray(), y)
+    for method in PREDICT_METHODS:
+        want = getattr(b, method)(Xt.toarray())
+        for model, X_in in ((a, Xt.toarray()), (b, split(Xt))):  # the fit, the scoring
+            assert_allclose(getattr(model, method)(X_in), want, rtol=1e-12, atol=1e-12,
+                            err_msg=method)
+    if hasattr(b, "log_evidence_"):
+        assert a.log_evidence_ == pytest.approx(b.log_evidence_, rel=1e-12)
+
+
 def test_non_contiguous_dense_input(Estimator, zipf):
     X, y, Xt, _ = zipf
     Xd = X.toarray()
