@@ -166,13 +166,18 @@ cdef inline intp_t _prefetch_block(double x, intp_t n_blocks) noexcept nogil:
 # row), since a word's large counts recur across documents (20 Newsgroups' test set: 19,406
 # nonzeros above 8, 6,359 distinct). Its size, a power of two, grows with the batch; the largest
 # cache (2.9 MB with 20 classes) took the predictive from 3.2x to 2.6x the plug-in's time.
+# Each thread's cache is at most MAX_CACHE_BYTES (many classes make a slot large: 1,000 classes
+# would otherwise take 131 MB a thread, written whole at every call).
 cdef intp_t MAX_CACHE_SLOTS = 16384
+cdef intp_t MAX_CACHE_BYTES = 4 << 20
 
 
-cdef inline intp_t _cache_slots(intp_t n_values) noexcept nogil:
-    """About n_values / 16 slots, a power of two in [16, MAX_CACHE_SLOTS]."""
+cdef inline intp_t _cache_slots(intp_t n_values, intp_t n_classes) noexcept nogil:
+    """About n_values / 16 slots, a power of two in [16, MAX_CACHE_SLOTS], of at most
+    MAX_CACHE_BYTES in all (but at least 16 slots)."""
     cdef intp_t n = 16
-    while n < MAX_CACHE_SLOTS and 16 * n < n_values:
+    while (n < MAX_CACHE_SLOTS and 16 * n < n_values
+           and 2 * n * (n_classes + 2) * <intp_t> sizeof(double) <= MAX_CACHE_BYTES):
         n *= 2
     return n
 
@@ -347,7 +352,7 @@ def jll_linear_csr(
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
     cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
-    cdef intp_t n_slots = _cache_slots(nnz) if polya else 0
+    cdef intp_t n_slots = _cache_slots(nnz, n_classes) if polya else 0
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -397,7 +402,7 @@ def jll_linear_dense(
     cdef intp_t failed = 0
     cdef bint polya = polya_blocks is not None
     cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
-    cdef intp_t n_slots = _cache_slots(X.size) if polya else 0
+    cdef intp_t n_slots = _cache_slots(X.size, n_classes) if polya else 0
     cdef double length
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
