@@ -382,7 +382,7 @@ def full_jll_missing(X, means, precisions, logdets, block, log_prior, n_threads)
     return log_prior - 0.5 * (n_observed[:, None] * LOG_2PI + logdet + q)
 
 
-def observed_terms(X, means, precisions, logdets, block, n_threads):
+def observed_terms(X, means, precisions, logdets, block, n_threads, log_distance=False):
     """What the density of each row's observed sub-vector o needs, under matrices of the form
     of ``full_jll_missing``'s covariances: the Mahalanobis distance d_o^T S_oo^-1 d_o (m, C),
     log det S_oo (m, C) and the number of observed features (m,). Both are computed from the
@@ -390,13 +390,15 @@ def observed_terms(X, means, precisions, logdets, block, n_threads):
     P_mm``), batched over rows with the same number of missing features; both are 0 for a row
     with nothing observed. Where d^T P d overflows (rows very far from a class), the distance is
     taken of the row scaled to unit size and scaled back (it is quadratic): inf only if it
-    overflows.
+    overflows. With ``log_distance``, the log of the distance instead (-inf for 0), which a
+    scaled one keeps finite: what a Student t, whose log density grows as log q, needs.
     """
     mask = np.isnan(X)
     X0 = np.where(mask, 0.0, X)
     n_features = X.shape[1]
     shape = (X.shape[0], means.shape[0])
-    q_out, logdet_out = np.zeros(shape), np.zeros(shape)
+    q_out = np.full(shape, -np.inf) if log_distance else np.zeros(shape)
+    logdet_out = np.zeros(shape)
     for rows, missing in _batches(mask):
         m = missing.shape[1]
         if m == n_features:
@@ -408,13 +410,17 @@ def observed_terms(X, means, precisions, logdets, block, n_threads):
             D *= observed
             q, logdet, _, _ = _missing_terms(D, missing, precisions[g], n_threads)
             far = ~np.isfinite(q)
+            if log_distance:
+                with np.errstate(divide="ignore"):
+                    q = np.log(q)
             if far.any():  # d^T P d overflowed (NaN, or inf minus inf): the distance is
                 # quadratic in d, so take it of the rows scaled to 1 and scale it back
                 scale = np.abs(D[far]).max(axis=1)
                 q_unit = _missing_terms(D[far] / scale[:, None], missing[far], precisions[g],
                                         n_threads)[0]
                 with np.errstate(over="ignore"):
-                    q[far] = scale * scale * q_unit
+                    q[far] = (np.log(q_unit) + 2 * np.log(scale) if log_distance
+                              else scale * scale * q_unit)
             q_out[rows, c] = q
             logdet_out[rows, c] = logdets[g] + logdet
     return q_out, logdet_out, n_features - mask.sum(axis=1)

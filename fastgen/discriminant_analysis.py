@@ -263,17 +263,18 @@ class _Predictive(NamedTuple):
     offset_term: np.ndarray  # (C,) rate_c ||offset_c||^2
 
 
-def _t_log_density(pred, q, logdet, n_observed):
+def _t_log_density(pred, log_q, logdet, n_observed):
     """log P(c) + the log density of the t of class c on n observed features (rows, C), from the
-    distances ``q`` and log-determinants ``logdet`` of the observed sub-vectors under Psi_g: the
-    marginal of a t on a sub-vector is the t of the same dof, the sub-vector of the location and
-    the sub-matrix of the scale."""
+    log distances ``log_q`` and log-determinants ``logdet`` of the observed sub-vectors under
+    Psi_g (``observed_terms(..., log_distance=True)``): the marginal of a t on a sub-vector is
+    the t of the same dof, the sub-vector of the location and the sub-matrix of the scale. In
+    log q, a row too far for its distance to be a float64 still has its density."""
     nu, factor = pred.dof, pred.factor
     n = np.asarray(n_observed, dtype=np.float64)[:, None]
     with np.errstate(invalid="ignore"):  # -inf log prior plus finite terms
         return (pred.log_prior + log_rising(nu / 2, n / 2)
                 - 0.5 * n * np.log(np.pi * nu * factor) - 0.5 * logdet
-                - (nu + n) / 2 * np.log1p(q * pred.rate))
+                - (nu + n) / 2 * np.logaddexp(0.0, log_q + np.log(pred.rate)))
 
 
 def _predictive(post, class_count, log_prior, n_features):
@@ -294,8 +295,8 @@ def _predictive(post, class_count, log_prior, n_features):
     linear = None if n_groups > 1 else np.hstack([full.W, full.W @ (full.offset.T * (-2 * rate))])
     pred = _Predictive(full, dof, factor, rate, -(dof + k) / 2, np.zeros(n_classes), log_prior,
                        linear, rate * np.einsum("ij,ij->i", full.offset, full.offset))
-    const = _t_log_density(pred, np.zeros((1, n_classes)), full.logdets[post.block][None],
-                           [k])[0]
+    const = _t_log_density(pred, np.full((1, n_classes), -np.inf),
+                           full.logdets[post.block][None], [k])[0]
     return pred._replace(const=const)
 
 
@@ -348,19 +349,23 @@ def _score_predictive(pred, X, kind, out, has_nan, n_threads):
     full = pred.full
     if pred.linear is not None and kind != OUT_JLL:
         failed = _shared_t(pred, X, kind, out)
+        rows = np.flatnonzero(np.isnan(X).any(axis=1)) if has_nan else None
     else:
         jll = out if out.dtype == np.float64 else np.empty(out.shape)
         failed = _score_full(full, X, OUT_JLL, jll)  # -q / 2 (NaN on rows with missing values)
         jll *= -2.0 * pred.rate
         _t_finish(jll, pred)
+        # rows with missing values, and rows so far that q overflowed (a finite density,
+        # -inf here), are scored apart
+        rows = np.flatnonzero((~np.isfinite(jll) & np.isfinite(pred.const)).any(axis=1))
         failed += _jll.normalize_rows_inplace(jll, kind, n_threads)
         if jll is not out:
             out[...] = jll
-    if has_nan:
-        rows = np.flatnonzero(np.isnan(X).any(axis=1))
+    if rows is not None and len(rows):
         X_rows = X[rows] if len(full.keep) == X.shape[1] else X[np.ix_(rows, full.keep)]
         jll = _t_log_density(pred, *observed_terms(X_rows, full.means, full.precisions,
-                                                   full.logdets, full.block, n_threads))
+                                                   full.logdets, full.block, n_threads,
+                                                   log_distance=True))
         failed += _jll.normalize_rows_inplace(jll, kind, 1)
         out[rows] = jll
     return failed

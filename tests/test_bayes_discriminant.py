@@ -8,6 +8,7 @@ rows with missing values), the evidence as the product of the sequential one-ste
 densities (which is the marginal likelihood whatever the order of the rows)."""
 import pickle
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -105,6 +106,45 @@ def test_predictive_is_the_multivariate_t(Model, prior):
     plug_in = Model(**params).fit(X, y)
     assert_allclose(plug_in.predict_joint_log_proba(test), Model().fit(X, y)
                     .predict_joint_log_proba(test), rtol=1e-12)
+
+
+def _t_logpdf_mp(x, m, kappa, psi, nu):
+    """t_logpdf in 50-digit mpmath, where float64's distance would overflow."""
+    o = ~np.isnan(x)
+    d = int(o.sum())
+    df = nu - len(m) + 1
+    with mpmath.workdps(50):
+        shape = mpmath.matrix(psi[np.ix_(o, o)].tolist()) * (mpmath.mpf(kappa) + 1) / (
+            mpmath.mpf(kappa) * df)
+        u = mpmath.matrix([mpmath.mpf(float(a)) - mpmath.mpf(float(b))
+                           for a, b in zip(x[o], m[o])])
+        q = (u.T * mpmath.inverse(shape) * u)[0]
+        return float(mpmath.loggamma((df + d) / mpmath.mpf(2)) - mpmath.loggamma(df / mpmath.mpf(2))
+                     - d / mpmath.mpf(2) * mpmath.log(df * mpmath.pi)
+                     - mpmath.log(mpmath.det(shape)) / 2
+                     - (df + d) / mpmath.mpf(2) * mpmath.log1p(q / df))
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_predictive_of_rows_too_far_for_a_float64_distance(Model):
+    """A row whose distance to the classes overflows float64 (data of spread 1e-20, rows up to
+    1e149, which X's bound admits) still has a finite t density: its jll and posteriors equal
+    the 50-digit ones, complete or with a missing value, as for nearer rows."""
+    rng = np.random.default_rng(0)
+    std = 1e-20
+    X = rng.standard_normal((70, 3)) * std + np.repeat(np.eye(3) * std * 3, [10, 20, 40], axis=0)
+    y = np.repeat([0, 1, 2], [10, 20, 40])
+    model = Model(predictive=True, prior_strength=2.5).fit(X, y)
+    post = posterior_from_rows(X, y, 3, *default_prior(X, 2.5, 3), Model is LDA)
+    log_prior = np.log(np.bincount(y) / len(y))
+    for scale in (1e3, 1e140, 1e149):
+        test = np.array([[1.0, 0, 0], [0.3, -1, 2], [1.0, np.nan, 0.5]]) * scale
+        want = np.array([[log_prior[c] + _t_logpdf_mp(x, *post[c]) for c in range(3)]
+                         for x in test])
+        assert_allclose(model.predict_joint_log_proba(test), want, rtol=1e-9)
+        log_post = want - logsumexp(want, axis=1, keepdims=True)
+        assert_allclose(model.predict_log_proba(test), log_post, rtol=1e-9, atol=1e-9)
+        assert_allclose(model.predict_proba(test), np.exp(log_post), rtol=1e-9, atol=1e-12)
 
 
 def test_lda_decision_function_follows_the_predictive():

@@ -29,7 +29,8 @@
 #     and normalises in the same pass.
 #  c) Each row is accumulated in float64 in a buffer owned by its thread and finished by
 #     _finish_row; threads own disjoint rows, so results do not depend on n_threads.
-from libc.math cimport floor, isnan, lgamma, log1p
+from libc.float cimport DBL_MAX
+from libc.math cimport INFINITY, fabs, floor, fmax, isnan, lgamma, log, log1p
 from libc.stdint cimport uint64_t
 
 from ._lse cimport OUT_JLL
@@ -314,6 +315,24 @@ def quadratic_finish(
     return failed
 
 
+cdef void _far_t_row(double *acc, const double *z, intp_t k, const float64_t[::1] rate,
+                     const float64_t[::1] slope, const float64_t[::1] const_term,
+                     intp_t n_classes) noexcept nogil:
+    """The t's jll of a row whose ||z||^2 overflows: log1p(rate q_c) = log rate_c + log ||z||^2
+    to float64 (the cross terms are below |z| |offset_c|, a relative 1e-140 of ||z||^2 there),
+    log ||z||^2 from z scaled by its largest entry."""
+    cdef intp_t j, c
+    cdef double s = 0.0, log_zz
+    for j in range(k):
+        s = fmax(s, fabs(z[j]))
+    log_zz = 0.0
+    for j in range(k):
+        log_zz += (z[j] / s) * (z[j] / s)
+    log_zz = log(log_zz) + 2.0 * log(s) if s <= DBL_MAX else INFINITY  # (z overflowed)
+    for c in range(n_classes):
+        acc[c] = const_term[c] + slope[c] * (log(rate[c]) + log_zz)
+
+
 def shared_t_finish(
     const float64_t[:, ::1] Y not None,       # IN (n_samples, k + n_classes): z, then the cross terms
     const float64_t[::1] rate not None,       # IN (n_classes,)
@@ -343,9 +362,12 @@ def shared_t_finish(
                 failed += 1
                 continue
             zz = fastgen_sq_norm(&Y[i, 0], k)
-            for c in range(n_classes):
-                acc[c] = const_term[c] + slope[c] * log1p(rate[c] * zz + Y[i, k + c]
-                                                          + offset_term[c])
+            if zz <= DBL_MAX:
+                for c in range(n_classes):
+                    acc[c] = const_term[c] + slope[c] * log1p(rate[c] * zz + Y[i, k + c]
+                                                              + offset_term[c])
+            else:  # a row so far that ||z||^2 overflows (or NaN: a row scored apart)
+                _far_t_row(acc, &Y[i, 0], k, rate, slope, const_term, n_classes)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     return failed
