@@ -183,6 +183,13 @@ def _niw_posterior(stats, hyper, strength, shared):
     if not (np.isfinite(scale).all() and np.isfinite(mean).all()):
         raise ValueError("The posterior's scale matrix overflows float64: lower prior_strength "
                          "or prior_covariance, or rescale X.")
+    try:  # positive definite, as Psi0 is, but perhaps not in float64
+        np.linalg.cholesky(scale)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "The posterior's scale matrix is too ill-conditioned for float64: its spread along "
+            "the class means (from the prior's mean) dwarfs the spread within the classes. "
+            "Raise prior_covariance or prior_strength, or center X near prior_mean.") from None
     return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0), n, spread)
 
 

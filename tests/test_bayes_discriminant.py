@@ -147,6 +147,25 @@ def test_predictive_of_rows_too_far_for_a_float64_distance(Model):
         assert_allclose(model.predict_proba(test), np.exp(log_post), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_predictive_scale_beyond_float64_is_a_clear_error(Model):
+    """Classes 1e12 apart under a prior of unit covariance: the posterior scale is positive
+    definite but not in float64 (Cholesky fails); the predictive, the evidence, the draws and
+    the evidence's choice of strength raise a ValueError that names the fix, not LinAlgError."""
+    rng = np.random.default_rng(0)
+    centers = np.array([[0, 0, 0], [1e12, 0, 0], [0, 1e12, 7e11]])
+    X = rng.standard_normal((300, 3)) + np.repeat(centers, 100, axis=0)
+    y = np.repeat([0, 1, 2], 100)
+    prior = {"prior_covariance": np.ones(3), "prior_mean": np.zeros(3)}
+    for use in (lambda: Model(predictive=True, prior_strength=1e-3, **prior).fit(X, y)
+                .predict_proba(X[:2]),
+                lambda: Model(prior_strength=1e-3, **prior).fit(X, y).log_evidence_,
+                lambda: Model(prior_strength=1e-3, **prior).fit(X, y).sample_posterior(1),
+                lambda: Model(prior_strength="evidence", **prior).fit(X, y).prior_strength_):
+        with pytest.raises(ValueError, match="too ill-conditioned for float64"):
+            use()
+
+
 def test_lda_decision_function_follows_the_predictive():
     X, y = data(n_classes=2)
     model = LDA(predictive=True).fit(X, y)
