@@ -184,15 +184,15 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
                 f"convert to a dense numpy array. {estimator_name} does not accept sparse input."
             )
         X, unsorted = _check_sparse(X, dtype, accept_int)
+        if unsorted:  # the values checked are the matrix's: the sums
+            X = _summed_duplicates(X)
         values = X.data[: X.indptr[-1]]
     else:
-        X, unsorted = _check_dense(X, dtype, accept_int, estimator_name), False
+        X = _check_dense(X, dtype, accept_int, estimator_name)
         values = X.reshape(-1)
     _check_min_shape(X.shape, estimator_name)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
     _raise_for_values(status, estimator_name, values.dtype, max_abs, domain)
-    if unsorted:
-        X = _summed_duplicates(X)
     return X, status == ValuesStatus.VALUES_OK_WITH_NAN
 
 
@@ -264,7 +264,17 @@ def _summed_duplicates(X):
         raise MemoryError("could not allocate the duplicate check's column markers")
     if not found:
         return X
-    X = X.copy()
+    if X.dtype.kind not in "iu":
+        X = X.copy()
+        X.sum_duplicates()
+        return X
+    # integers are summed in int64 (int32's sums would wrap around), or as float64 where even
+    # those might: a sum beyond a model's bound is then refused by the check of the values
+    summed = X.astype(np.float64)
+    summed.sum_duplicates()
+    if summed.nnz and np.abs(summed.data).max() >= 2.0**62:
+        return summed
+    X = X.astype(np.int64)
     X.sum_duplicates()
     return X
 

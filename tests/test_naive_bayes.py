@@ -187,6 +187,47 @@ def test_duplicate_csr_entries_are_summed_where_the_model_is_not_linear(make, zi
         assert a.log_evidence_ == pytest.approx(b.log_evidence_, rel=1e-12)
 
 
+def _twice(values, dtype, n_features=3):
+    """One CSR row storing column 0 once per value (in that order), then column 1 once."""
+    values = list(values)
+    return sp.csr_matrix((np.array(values + [1], dtype=dtype),
+                          np.array([0] * len(values) + [1], dtype=np.int32),
+                          np.array([0, len(values) + 1], dtype=np.int32)), shape=(1, n_features))
+
+
+def test_duplicate_csr_entries_are_checked_as_their_sums():
+    """The values checked are the matrix's, the sums: int32 sums do not wrap around (a negative
+    count once reached the Polya kernel and crashed it), sums beyond a model's bound or the
+    float range are refused, and entries that sum into the domain are accepted -- each as the
+    dense matrix is."""
+    X = np.array([[20, 3, 0], [1, 9, 4], [30, 0, 2]])
+    y = [0, 1, 1]
+    big = 2**31 - 1
+    model = fastgen.MultinomialNB(predictive=True).fit(X, y)
+    dense = np.array([[big + 5, 1, 0]], dtype=np.int64)
+    assert_array_equal(model.predict_proba(_twice([big, 5], np.int32)), model.predict_proba(dense))
+    fitted = fastgen.MultinomialNB().fit(sp.vstack([_twice([big, 5], np.int32)] * 2), [0, 1])
+    assert fitted.feature_count_[0, 0] == big + 5
+    refused = [
+        (fastgen.MultinomialNB(), _twice([2**53, 2**53], np.int64), "beyond"),
+        (fastgen.MultinomialNB(), _twice([2**62] * 4, np.int64), "beyond"),  # int64 wraps to 0
+        (fastgen.PoissonNB(), _twice([2**53, 2**53], np.float64), "beyond"),
+        (fastgen.BernoulliNB(binarize=None), _twice([1, 1], np.float64), r"\[0, 1\]"),
+    ]
+    for estimator, X_bad, match in refused:
+        with pytest.raises(ValueError, match=match):
+            estimator.fit(sp.vstack([X_bad, X_bad]), [0, 1])
+        with pytest.raises(ValueError, match=match):
+            estimator.fit(np.array([[1, 0, 0], [0, 1, 0]]), [0, 1]).predict_proba(X_bad)
+    # float32 sums beyond float32's range, for a model of float32 data
+    with pytest.raises(ValueError, match="infinity"):
+        fastgen.BernoulliNB(binarize=0.0).fit(sp.vstack([_twice([3e38, 3e38], np.float32)] * 2),
+                                              [0, 1])
+    # -1 + 1 is 0, which a count model takes
+    assert_array_equal(model.predict_proba(_twice([-1, 1], np.float64)),
+                       model.predict_proba(np.array([[0.0, 1, 0]])))
+
+
 def test_non_contiguous_dense_input(Estimator, zipf):
     X, y, Xt, _ = zipf
     Xd = X.toarray()
