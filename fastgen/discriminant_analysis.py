@@ -155,6 +155,16 @@ def _prior_moments(stats, hyper):
     return keep, m0[keep], cov0
 
 
+# where some strengths have no evidence in float64, the search starts from a grid of this many
+EVIDENCE_GRID = 41
+# the posterior's scale matrix or the evidence cannot be computed in float64
+ILL_CONDITIONED = (
+    "The posterior's scale matrix is too ill-conditioned for float64: its spread along the "
+    "class means (from the prior's mean) dwarfs the spread within the classes, or the prior's "
+    "covariance is far from the data's. Raise prior_covariance or prior_strength, or center and "
+    "scale X near the prior.")
+
+
 def _niw_posterior(stats, hyper, strength, shared):
     """The posterior of the prior of ``prior_strength`` ``strength`` (n0, or (kappa0, nu0))
     given the statistics (Murphy 2007; for ``shared``, one Sigma for all classes, each
@@ -186,10 +196,7 @@ def _niw_posterior(stats, hyper, strength, shared):
     try:  # positive definite, as Psi0 is, but perhaps not in float64
         np.linalg.cholesky(scale)
     except np.linalg.LinAlgError:
-        raise ValueError(
-            "The posterior's scale matrix is too ill-conditioned for float64: its spread along "
-            "the class means (from the prior's mean) dwarfs the spread within the classes. "
-            "Raise prior_covariance or prior_strength, or center X near prior_mean.") from None
+        raise ValueError(ILL_CONDITIONED) from None
     return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0), n, spread)
 
 
@@ -205,19 +212,28 @@ def _niw_log_evidence(post):
     Arranged so that no two large terms cancel (a strong prior's pseudo-counts dwarf the data):
     with n_g = nu_g - nu0 and Psi_g = Psi0 + D_g, a group adds sum_{i<k} log_rising((nu0 -
     i)/2, n_g/2) - n_g/2 log|Psi_g| - nu0/2 log|I + L^-1 D_g L^-T| (Psi0 = L L^T; the last
-    determinant from the eigenvalues e, as sum log1p(e)), and a class -k/2 log1p(n_c / kappa0)."""
+    determinant from the eigenvalues e, as sum log1p(e)), and a class -k/2 log1p(n_c / kappa0).
+    A ValueError (ILL_CONDITIONED) where float64 cannot give it: e below -1 (D_g is positive
+    semi-definite; its rounding is not), a factorization that fails, a result not finite."""
     m0, psi0, kappa0, nu0 = post.prior
     k = len(post.keep)
     if k == 0:
         return 0.0
-    L = np.linalg.cholesky(psi0)
     value = -0.5 * k * (post.count.sum() * np.log(np.pi) + np.log1p(post.count / kappa0).sum())
     group_count = np.bincount(post.block, weights=post.count, minlength=len(post.nu))
-    for n, scale, data in zip(group_count, post.scale, post.spread):
-        whitened = solve_triangular(L, solve_triangular(L, data, lower=True).T, lower=True)
-        added = np.linalg.eigvalsh((whitened + whitened.T) / 2)
-        value += (log_rising((nu0 - np.arange(k)) / 2, n / 2).sum() - 0.5 * n * _logdet(scale)
-                  - 0.5 * nu0 * np.log1p(added).sum())
+    with np.errstate(invalid="ignore", over="ignore"):
+        try:
+            L = np.linalg.cholesky(psi0)
+            for n, scale, data in zip(group_count, post.scale, post.spread):
+                whitened = solve_triangular(L, solve_triangular(L, data, lower=True).T,
+                                            lower=True)
+                added = np.linalg.eigvalsh((whitened + whitened.T) / 2)
+                value += (log_rising((nu0 - np.arange(k)) / 2, n / 2).sum()
+                          - 0.5 * n * _logdet(scale) - 0.5 * nu0 * np.log1p(added).sum())
+        except np.linalg.LinAlgError:
+            raise ValueError(ILL_CONDITIONED) from None
+    if not np.isfinite(value):
+        raise ValueError(ILL_CONDITIONED)
     return float(value)
 
 
@@ -419,10 +435,29 @@ def prior_strength(model, fitted):
     if chosen is None:
         with fitted.lock:  # (statistics are read whole, not while a batch is added)
             stats = dict(fitted.stats)
-        chosen = fitted.memo.setdefault("chosen_strength", maximise(
-            lambda n0: _niw_log_evidence(_niw_posterior(stats, fitted.hyper, n0,
-                                                        model._shared)),
-            EVIDENCE_STRENGTH_RANGE))
+        holes = []
+
+        def evidence(n0):  # a strength float64 cannot evaluate is no candidate
+            try:
+                return _niw_log_evidence(_niw_posterior(stats, fitted.hyper, n0, model._shared))
+            except ValueError:
+                holes.append(n0)
+                return -np.inf
+
+        with np.errstate(invalid="ignore"):  # (Brent's steps between -inf values)
+            chosen = maximise(evidence, EVIDENCE_STRENGTH_RANGE)
+            if holes:  # the search met strengths without an evidence, which mislead it: the
+                # best of a grid over the range, refined between its neighbours
+                grid = np.geomspace(*EVIDENCE_STRENGTH_RANGE, EVIDENCE_GRID)
+                values = np.array([evidence(n0) for n0 in grid])
+                best = int(np.argmax(values))
+                if values[best] == -np.inf:
+                    raise ValueError(ILL_CONDITIONED)
+                chosen = maximise(evidence, (grid[max(best - 1, 0)],
+                                             grid[min(best + 1, len(grid) - 1)]))
+                if not evidence(chosen) >= values[best]:
+                    chosen = float(grid[best])
+        chosen = fitted.memo.setdefault("chosen_strength", chosen)
     return chosen
 
 

@@ -150,8 +150,9 @@ def test_predictive_of_rows_too_far_for_a_float64_distance(Model):
 @pytest.mark.parametrize("Model", MODELS, ids=IDS)
 def test_predictive_scale_beyond_float64_is_a_clear_error(Model):
     """Classes 1e12 apart under a prior of unit covariance: the posterior scale is positive
-    definite but not in float64 (Cholesky fails); the predictive, the evidence, the draws and
-    the evidence's choice of strength raise a ValueError that names the fix, not LinAlgError."""
+    definite but not in float64 (Cholesky fails); the predictive, the evidence and the draws
+    raise a ValueError that names the fix, not LinAlgError, and the evidence's choice of
+    strength takes one where float64 suffices."""
     rng = np.random.default_rng(0)
     centers = np.array([[0, 0, 0], [1e12, 0, 0], [0, 1e12, 7e11]])
     X = rng.standard_normal((300, 3)) + np.repeat(centers, 100, axis=0)
@@ -160,10 +161,49 @@ def test_predictive_scale_beyond_float64_is_a_clear_error(Model):
     for use in (lambda: Model(predictive=True, prior_strength=1e-3, **prior).fit(X, y)
                 .predict_proba(X[:2]),
                 lambda: Model(prior_strength=1e-3, **prior).fit(X, y).log_evidence_,
-                lambda: Model(prior_strength=1e-3, **prior).fit(X, y).sample_posterior(1),
-                lambda: Model(prior_strength="evidence", **prior).fit(X, y).prior_strength_):
+                lambda: Model(prior_strength=1e-3, **prior).fit(X, y).sample_posterior(1)):
         with pytest.raises(ValueError, match="too ill-conditioned for float64"):
             use()
+    chosen = Model(prior_strength="evidence", predictive=True, **prior).fit(X, y)
+    assert np.isfinite(chosen.log_evidence_) and np.isfinite(chosen.predict_proba(X[:2])).all()
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_evidence_float64_cannot_give_is_an_error_and_the_search_avoids_it(Model):
+    """Near float64's limit some prior strengths have no evidence (rounding takes the whitened
+    spread's eigenvalues below -1, or a factorization fails): ``log_evidence_`` is then the
+    ValueError, never NaN or inf, and prior_strength="evidence" chooses among the strengths
+    that have one, at least as well as a grid of them."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 100)
+    X = rng.standard_normal((300, 3)) + np.repeat(
+        np.array([[0, 0, 0], [1e9, 0, 0], [0, 1e9, 7e8]]), 100, axis=0)
+    prior = {"prior_covariance": np.ones(3), "prior_mean": np.zeros(3)}
+    values = []
+    for strength in np.geomspace(1e-4, 1e6, 21):
+        try:
+            values.append(Model(prior_strength=strength, **prior).fit(X, y).log_evidence_)
+        except ValueError as error:
+            assert "too ill-conditioned for float64" in str(error)
+            values.append(-np.inf)
+    values = np.array(values)
+    assert np.isfinite(values).any() and not np.isnan(values).any() and (values < np.inf).all()
+    assert (values == -np.inf).any()  # the case this test is about
+    chosen = Model(prior_strength="evidence", **prior).fit(X, y)
+    assert chosen.log_evidence_ >= values.max() - 1e-6 * abs(values.max())
+    # features in units 1e20 apart under a unit prior covariance (once NaN at every strength):
+    # a number or the ValueError, and the search finds a strength that has a number
+    units = (rng.standard_normal((60, 4)) + np.repeat([0, 1, 2], 20)[:, None]) * [
+        1e-10, 1, 1e10, 1e5]
+    y_units = np.repeat([0, 1, 2], 20)
+    for strength in (1e-4, 1.0, 1e3):
+        try:
+            assert np.isfinite(Model(prior_strength=strength, prior_covariance=np.ones(4)).fit(
+                units, y_units).log_evidence_)
+        except ValueError as error:
+            assert "too ill-conditioned for float64" in str(error)
+    assert np.isfinite(Model(prior_strength="evidence", prior_covariance=np.ones(4)).fit(
+        units, y_units).log_evidence_)
 
 
 def test_lda_decision_function_follows_the_predictive():
