@@ -254,13 +254,26 @@ def _draw_niw(post, rng):
             continue
         A = np.zeros((k, k))
         A[lower] = rng.standard_normal(len(lower[0]))
-        A[np.diag_indices(k)] = np.sqrt(rng.chisquare(nu - np.arange(k)))
+        chi2 = rng.chisquare(nu - np.arange(k))
+        if not (chi2 > 0).all():
+            raise _draw_beyond_float64(nu - k + 1)
+        A[np.diag_indices(k)] = np.sqrt(chi2)
         factors[g] = np.linalg.cholesky(scale) @ np.linalg.inv(A).T
-    covs = factors @ factors.transpose(0, 2, 1)
-    z = rng.standard_normal(post.mean.shape)
-    means = post.mean + np.einsum("cij,cj->ci", factors[post.block], z) / np.sqrt(
-        post.kappa)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        covs = factors @ factors.transpose(0, 2, 1)
+        z = rng.standard_normal(post.mean.shape)
+        means = post.mean + np.einsum("cij,cj->ci", factors[post.block], z) / np.sqrt(
+            post.kappa)[:, None]
+    if not (np.isfinite(covs).all() and np.isfinite(means).all()):
+        raise _draw_beyond_float64(post.nu.min() - k + 1)
     return (covs + covs.transpose(0, 2, 1)) / 2, means
+
+
+def _draw_beyond_float64(dof):
+    return ValueError(
+        f"A draw from the posterior is beyond float64: with nu - k + 1 = {dof:.3g} degrees of "
+        "freedom (prior_strength plus the sample weight), its chi-square draws underflow to 0 "
+        "and the drawn covariance is unbounded. Raise prior_strength or the sample weights.")
 
 
 class _Predictive(NamedTuple):

@@ -206,6 +206,23 @@ def test_evidence_float64_cannot_give_is_an_error_and_the_search_avoids_it(Model
         units, y_units).log_evidence_)
 
 
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_draws_beyond_float64_are_a_clear_error(Model):
+    """With 1e-4 degrees of freedom (a weak prior, weights of 1e-8), the Bartlett chi-square
+    draws underflow to 0 and the drawn covariance is unbounded: a ValueError that says so, not
+    numpy's 'Singular matrix'; a stronger prior draws finite models from the same data."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 20)
+    X = rng.standard_normal((60, 4)) + y[:, None]
+    weight = np.full(60, 1e-8)
+    with pytest.raises(ValueError, match="beyond float64.*degrees of freedom"):
+        Model(prior_strength=1e-4).fit(X, y, sample_weight=weight).sample_posterior(
+            3, random_state=0)
+    for draw in Model(prior_strength=1.0).fit(X, y, sample_weight=weight).sample_posterior(
+            3, random_state=0):
+        assert np.isfinite(draw.predict_proba(X)).all()
+
+
 def test_lda_decision_function_follows_the_predictive():
     X, y = data(n_classes=2)
     model = LDA(predictive=True).fit(X, y)
