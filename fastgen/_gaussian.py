@@ -361,7 +361,13 @@ def whitening(covs, support):
     logdets = np.empty(n_groups)
     eye = np.eye(rank)
     for g, cov in enumerate(covs):
-        L = np.linalg.cholesky(support.restrict(cov))
+        try:
+            L = np.linalg.cholesky(support.restrict(cov))
+        except np.linalg.LinAlgError:  # positive definite on its support, but not in float64
+            raise ValueError(
+                "The covariance is too ill-conditioned for float64 on its support (features "
+                "whose scales differ by a factor near 1e50, or nearly collinear): rescale X, or "
+                "regularise the covariance (reg_param, shrinkage).") from None
         W_g = np.linalg.solve(L, eye).T
         W[:, g * rank:(g + 1) * rank] = support.embed(W_g, n_features)
         if precisions is not None:

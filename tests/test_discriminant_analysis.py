@@ -1244,3 +1244,16 @@ def test_regularised_feature_constant_within_classes_is_kept(Model, params):
     est = Model(**params).fit(Xt, y)
     assert_array_equal(est.predict(Xt), y)
     assert_normalised(est, Xt)
+
+
+def test_covariance_beyond_float64_on_its_support_is_a_clear_error():
+    """Features 1e50 apart in scale: the covariance is positive definite on its support but not
+    in float64 (its basis's rounding along the 1e100 variance swamps the unit one). A
+    ValueError naming the fix, not numpy's LinAlgError (a case hypothesis found in
+    test_extreme_magnitudes)."""
+    X = np.zeros((8, 3))
+    X[1], X[6] = [-1e50, 0, 1], [0, 2.5, 0]
+    y = np.array([0, 1] * 4)
+    for fit in (lambda m: m.fit(X, y), lambda m: m.partial_fit(X, y, classes=[0, 1])):
+        with pytest.raises(ValueError, match="too ill-conditioned for float64.*rescale X"):
+            fit(fastgen.LinearDiscriminantAnalysis())
