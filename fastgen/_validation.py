@@ -168,10 +168,11 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
     A sparse X that stores a column twice in a row comes back as a copy with those entries summed
     (the matrix scipy means: every model that is not linear in the values -- the predictive
-    MultinomialNB, PoissonNB's log x!, a binarizing BernoulliNB -- must see the sums); whether any
-    row might is known from the structure check's pass, so X is only searched for repeats when
-    some row's columns are not strictly increasing. Returns ``(X, has_nan)``: whether (allowed) NaN occurs, found by the
-    same pass as the other checks of the values. Models whose
+    MultinomialNB, PoissonNB's log x!, a binarizing BernoulliNB -- must see the sums), before
+    the values are checked; whether any row might is known from the structure check's pass, so
+    X is only searched for repeats when some row's columns are not strictly increasing. Returns
+    ``(X, has_nan)``: whether (allowed) NaN occurs, found by the same pass as the other checks
+    of the values. Models whose
     kernels take dense floats only pass ``accept_sparse=False`` (a sparse X is a TypeError) and
     ``accept_int=False`` (integers become float64). ``domain`` describes the values that
     ``allow_negative`` and ``max_abs`` admit, for the error message, when they are a model's
@@ -266,15 +267,12 @@ def _summed_duplicates(X):
         return X
     if X.dtype.kind not in "iu":
         X = X.copy()
-        X.sum_duplicates()
-        return X
-    # integers are summed in int64 (int32's sums would wrap around), or as float64 where even
-    # those might: a sum beyond a model's bound is then refused by the check of the values
-    summed = X.astype(np.float64)
-    summed.sum_duplicates()
-    if summed.nnz and np.abs(summed.data).max() >= 2.0**62:
-        return summed
-    X = X.astype(np.int64)
+    else:  # integers are summed in int64 (int32's sums would wrap around), or in float64 where
+        # a row's entries could reach 2^63 together: a sum beyond a model's bound is then
+        # refused by the check of the values
+        row_max = np.diff(X.indptr).max(initial=0)
+        top = float(np.abs(X.data[: X.indptr[-1]]).max(initial=0))
+        X = X.astype(np.int64 if top * row_max < 2.0**62 else np.float64)
     X.sum_duplicates()
     return X
 
