@@ -199,8 +199,11 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
 
 def _to_csr(X):
     """Convert another sparse format to CSR after checking its structure: scipy's converters
-    trust the index arrays, and out-of-range indices crash them (or corrupt memory)."""
+    trust the index arrays, and out-of-range indices crash them (or corrupt memory). The check
+    and the conversion read a private copy, which another thread cannot rewrite in between."""
     n_rows, n_cols = X.shape
+    if X.format in ("csc", "coo"):
+        X = X.copy()
     if X.format == "csc":
         indices, indptr = np.asarray(X.indices), np.asarray(X.indptr)
         if indptr.ndim != 1 or indptr.shape[0] != n_cols + 1 or indices.shape[0] != X.data.shape[0] \

@@ -2,13 +2,16 @@
 # set and with -mavx2 -mfma; fastgen/_core/__init__.py picks one at import).
 #
 # Design: single-pass, allocation-free checks that fastgen/_validation.py runs before any kernel.
-# They return a status code (0 = valid) and never raise; the Python caller turns a code into a
-# ValueError that names the problem. They are the reason the other kernels may run unchecked.
+# They return a status code (0 = valid); the Python caller turns a code into a ValueError that
+# names the problem. They are the reason the other kernels may run unchecked, but for the values
+# those index arrays with, which another thread may change after the check (_guard.pxd; the
+# duplicate search, which runs after the structure check, guards its indices the same way).
 # The scans are written so that the compiler vectorises them: the values' in C++ (_checks.h),
 # the others as plain loops that OR flags and add counts without early exits.
 from libc.math cimport INFINITY, floor, isinf, isnan
 from libc.stdlib cimport calloc, free
 
+from ._guard cimport changed_during_call, clamped, in_range, stored_entries
 from ._typedefs cimport (data_t, float32_t, float64_t, index_t, int32_t, int64_t, intp_t, uint32_t,
                         uint64_t)
 
@@ -193,16 +196,23 @@ def csr_has_duplicates(
     marker remembers the last row that used each column. Only needed when csr_structure_status
     found a row whose columns do not strictly increase (otherwise none repeats)."""
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, k
+    cdef intp_t nnz = stored_entries(indices.shape[0], indices.shape[0], indptr, n_rows)
+    cdef intp_t i, k, start, stop
     cdef index_t j
     cdef int found = 0
+    cdef intp_t bad = 0
     cdef intp_t *last_row = <intp_t *> calloc(n_features, sizeof(intp_t))
     if last_row == NULL:
         return -1
     with nogil:
         for i in range(n_rows):
-            for k in range(indptr[i], indptr[i + 1]):
+            start = clamped(indptr[i], 0, nnz)
+            stop = clamped(indptr[i + 1], start, nnz)
+            for k in range(start, stop):
                 j = indices[k]
+                if not in_range(j, n_features):  # X changed since its check (_guard.pxd)
+                    bad += 1
+                    continue
                 if last_row[j] == i + 1:
                     found = 1
                     break
@@ -210,6 +220,7 @@ def csr_has_duplicates(
             if found:
                 break
     free(last_row)
+    changed_during_call(bad)
     return found
 
 

@@ -8,8 +8,10 @@
 #  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
 #     row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
-#  d) The caller validated structure, dtypes, finiteness and sign; nothing is checked here. Kernels
-#     allocate only per-thread C buffers, and report a failed allocation by their return value.
+#  d) The caller validated structure, dtypes, finiteness and sign. Only what indexes an output is
+#     checked again where it is used (another thread may have rewritten X since: _guard.pxd):
+#     row pointers are clamped, column indices and codes checked. Kernels allocate only
+#     per-thread C buffers, and report a failed allocation by their return value.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
 #     does, and added to their output row in one sequential pass (count_csr; a thread that cannot
@@ -24,6 +26,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove
 
+from ._guard cimport changed_during_call, clamped, in_range, stored_entries
 from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport data_t, float32_t, float64_t, intp_t, index_t, label_t
 
@@ -92,41 +95,49 @@ def group_rows(
 
 cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp_t start,
                             intp_t stop, double w, bint binarize, double threshold,
-                            float64_t *target) noexcept nogil:
+                            float64_t *target, intp_t n_features, intp_t *bad) noexcept nogil:
     """target[j] += w * x_j (w if x_j > threshold when binarize) over the row's entries
-    X_data[start:stop]; returns the sum of x_j. Called with constant binarize, so each use
+    X_data[start:stop]; returns the sum of x_j, and counts in bad the column indices beyond
+    target[0:n_features] (skipped; design d). Called with constant binarize, so each use
     compiles to its own loop."""
-    cdef intp_t k
+    cdef intp_t k, j
     cdef double v, s = 0.0
     for k in range(start, stop):
         v = X_data[k]
+        j = X_indices[k]
+        if not in_range(j, n_features):
+            bad[0] += 1
+            continue
         s = s + v
         if binarize:
-            target[X_indices[k]] += w if v > threshold else 0.0  # no branch to mispredict
+            target[j] += w if v > threshold else 0.0  # no branch to mispredict
         else:
-            target[X_indices[k]] += w * v
+            target[j] += w * v
     return s
 
 
 cdef double _add_class(
-    const data_t *X_data, const index_t *X_indices, const index_t *X_indptr, const intp_t *rows,
-    intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
-    float64_t *target, float64_t *row_sum,
+    const data_t *X_data, const index_t *X_indices, const index_t[::1] X_indptr, intp_t nnz,
+    const intp_t *rows, intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
+    float64_t *target, intp_t n_features, float64_t *row_sum, intp_t *read, intp_t *bad,
 ) noexcept nogil:
     """target[j] += the class's sums over its rows rows[0:n_rows] (weights weight[0:n_rows]), in
     row order; row_sum[p] gets the sum of row rows[p] unless NULL. Returns the sum of the
-    weights."""
-    cdef intp_t p, r
+    weights; adds to read the entries read and to bad those skipped (design d)."""
+    cdef intp_t p, r, start, stop
     cdef double s, total = 0.0
     for p in range(n_rows):
         r = rows[p]
         total += weight[p]
+        start = clamped(X_indptr[r], 0, nnz)
+        stop = clamped(X_indptr[r + 1], start, nnz)
+        read[0] += stop - start
         if binarize:
-            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], weight[p], True,
-                         threshold, target)
+            s = _add_row(X_data, X_indices, start, stop, weight[p], True, threshold, target,
+                         n_features, bad)
         else:
-            s = _add_row(X_data, X_indices, X_indptr[r], X_indptr[r + 1], weight[p], False,
-                         threshold, target)
+            s = _add_row(X_data, X_indices, start, stop, weight[p], False, threshold, target,
+                         n_features, bad)
         if row_sum != NULL:
             row_sum[p] = s
     return total
@@ -154,9 +165,12 @@ def count_csr(
     A class whose rows hold at least half as many entries as there are features is summed into a
     scratch row of its thread first, then added to its output row in one sequential pass (design
     note e): feature_count_out[c, j] is then the old value plus the batch's sum (in row order),
-    as scikit-learn's feature_count_ += Y.T @ X; a smaller class is added in place."""
+    as scikit-learn's feature_count_ += Y.T @ X; a smaller class is added in place. Validated by
+    the caller, but for design d's checks (a ValueError when they fail)."""
     cdef intp_t n_features = feature_count_out.shape[1]
-    cdef intp_t c, p, j, n_entries
+    cdef intp_t n_samples = X_indptr.shape[0] - 1
+    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    cdef intp_t c, p, j, n_entries, read, bad = 0, bad_class
     # no entries at all: nothing is read or written through these
     cdef const intp_t *rows = &order[0] if order.shape[0] else NULL
     cdef const float64_t *weights = &weight[0] if weight.shape[0] else NULL
@@ -165,40 +179,52 @@ def count_csr(
     cdef const data_t *data = &X_data[0] if X_data.shape[0] else NULL  # no entries at all: unread
     cdef const index_t *indices = &X_indices[0] if X_indices.shape[0] else NULL
     # no class can reach the scratch threshold when all rows together do not
-    cdef bint any_scratch = 2 * <intp_t> X_indptr[X_indptr.shape[0] - 1] >= n_features
+    cdef bint any_scratch = 2 * nnz >= n_features
     cdef float64_t *scratch = NULL
     cdef float64_t *target
     with nogil, parallel(num_threads=n_threads):
         scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
         for c in prange(class_ptr.shape[0] - 1, schedule="dynamic"):
-            n_entries = 0
+            n_entries = 0  # (a size hint only)
             for p in range(class_ptr[c], class_ptr[c + 1]):
                 n_entries = n_entries + X_indptr[order[p] + 1] - X_indptr[order[p]]
             target = scratch if scratch != NULL and 2 * n_entries >= n_features \
                 else &feature_count_out[c, 0]
+            read = bad_class = 0
             class_count_out[c] += _add_class(
-                data, indices, &X_indptr[0], rows + class_ptr[c],
+                data, indices, X_indptr, nnz, rows + class_ptr[c],
                 class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize, threshold,
-                target, row_sum + class_ptr[c] if row_sum != NULL else NULL)
+                target, n_features, row_sum + class_ptr[c] if row_sum != NULL else NULL, &read,
+                &bad_class)
+            bad += bad_class
             if target == scratch:  # one pass: into the output row, the scratch back to zero
                 for j in range(n_features):
                     feature_count_out[c, j] += scratch[j]
                     scratch[j] = 0.0
         free(scratch)
+    changed_during_call(bad)
 
 
 cdef intp_t _list_class(
-    const data_t *X_data, const index_t *X_indices, const index_t *X_indptr, const intp_t *rows,
-    intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
+    const data_t *X_data, const index_t *X_indices, const index_t[::1] X_indptr, intp_t nnz,
+    const intp_t *rows, intp_t n_rows, const float64_t *weight, bint binarize, double threshold,
     intp_t n_features, float64_t *scratch, float64_t *row_sum, float64_t *class_count,
-    intp_t *feature, float64_t *value, float64_t *value_sum,
+    intp_t *feature, float64_t *value, intp_t room, float64_t *value_sum, intp_t *bad,
 ) noexcept nogil:
     """One class of list_csr: its rows summed into scratch (all zero, and left so), its nonzero
     sums listed in feature order into feature and value, their sum (while in cache) in
-    *value_sum and its rows' weights in *class_count. Returns how many were listed."""
-    cdef intp_t m
-    class_count[0] = _add_class(X_data, X_indices, X_indptr, rows, n_rows, weight, binarize,
-                                threshold, scratch, row_sum)
+    *value_sum and its rows' weights in *class_count. Returns how many were listed. The list
+    has room for room entries: a class that read more entries than that (X changed since its
+    room was counted) lists nothing and counts them in bad (design d)."""
+    cdef intp_t m, read = 0, j
+    class_count[0] = _add_class(X_data, X_indices, X_indptr, nnz, rows, n_rows, weight,
+                                binarize, threshold, scratch, n_features, row_sum, &read, bad)
+    if read > room and n_features > room:  # it could list more nonzeros than it has room for
+        bad[0] += read
+        for j in range(n_features):
+            scratch[j] = 0.0
+        value_sum[0] = 0.0
+        return 0
     m = list_nonzero(scratch, n_features, True, feature, value)
     value_sum[0] = sum_listed(value, m)
     return m
@@ -232,9 +258,12 @@ def list_csr(
     first at room[c]:room[c + 1] and threads share the classes; the lists are then moved
     together. Without (None), one thread lists the classes one after another, so the outputs
     need room for the sum over the classes. Returns 0, or -1 when a thread could not allocate
-    its scratch row (the outputs are then incomplete). Validated by the caller; thread-safe."""
+    its scratch row (the outputs are then incomplete). Validated by the caller, but for design
+    d's checks (a ValueError when they fail); thread-safe."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
-    cdef intp_t c, m, position = 0, failed = 0
+    cdef intp_t n_samples = X_indptr.shape[0] - 1
+    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    cdef intp_t c, m, position = 0, failed = 0, bad = 0, bad_class
     # no entries at all: nothing is read or written through these
     cdef const intp_t *rows = &order[0] if order.shape[0] else NULL
     cdef const float64_t *weights = &weight[0] if weight.shape[0] else NULL
@@ -252,13 +281,16 @@ def list_csr(
             for c in range(n_classes if not failed else 0):
                 ptr_out[c] = position
                 position += _list_class(
-                    data, indices, &X_indptr[0], rows + class_ptr[c],
+                    data, indices, X_indptr, nnz, rows + class_ptr[c],
                     class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize,
                     threshold, n_features, scratch,
                     row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
-                    feature + position, value + position, &sum_out[c])
+                    feature + position, value + position,
+                    min(feature_out.shape[0], value_out.shape[0]) - position,
+                    &sum_out[c], &bad)
             ptr_out[n_classes] = position
             free(scratch)
+        changed_during_call(bad)
         return -1 if failed else 0
     with nogil, parallel(num_threads=n_threads):
         scratch = <float64_t *> calloc(n_features, sizeof(float64_t))
@@ -266,13 +298,17 @@ def list_csr(
             if scratch == NULL:
                 failed += 1
             else:
+                bad_class = 0
                 ptr_out[c + 1] = _list_class(  # a count for now
-                    data, indices, &X_indptr[0], rows + class_ptr[c],
+                    data, indices, X_indptr, nnz, rows + class_ptr[c],
                     class_ptr[c + 1] - class_ptr[c], weights + class_ptr[c], binarize,
                     threshold, n_features, scratch,
                     row_sum + class_ptr[c] if row_sum != NULL else NULL, &class_count_out[c],
-                    feature + room[c], value + room[c], &sum_out[c])
+                    feature + room[c], value + room[c], room[c + 1] - room[c], &sum_out[c],
+                    &bad_class)
+                bad += bad_class
         free(scratch)
+    changed_during_call(bad)
     if failed:
         return -1
     with nogil:  # close the gaps between the classes' rooms, in class order
@@ -420,8 +456,8 @@ def count_categorical(
                         continue
                     k = <intp_t> v
                 else:
-                    if X[i, j] < 0:
+                    k = X[i, j]  # int32 or int64 (= intp_t here): exact; read once (d)
+                    if k < 0:
                         continue
-                    k = X[i, j]  # int32 or int64 (= intp_t here): exact
                 if k < offsets[j + 1] - offsets[j]:
                     count_out[c, offsets[j] + k] += w

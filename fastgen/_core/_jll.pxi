@@ -12,7 +12,9 @@
 #     log-posterior or posterior in the same pass (max-shifted log-sum-exp, _lse.pxd).
 #  c) Threads own disjoint output rows, so results do not depend on n_threads.
 #  d) Zero values contribute nothing: skipped when the table has infinities (never 0 * -inf),
-#     multiplied through otherwise (no branch per nonzero). Inputs were validated by the caller.
+#     multiplied through otherwise (no branch per nonzero). Inputs were validated by the caller;
+#     the row pointers, column indices and Polya counts are checked again where they index an
+#     array, since another thread may have rewritten X since (_guard.pxd).
 #  e) The same row loops score the Dirichlet-compound-multinomial (Polya) predictive of a
 #     multinomial model, which is not linear in the counts: jll[i, c] = bias[c] + sum_j
 #     R(a_jc, x_ij) - R(A_c, n_i), R(a, x) = log Gamma(a + x) - log Gamma(a), n_i the row's total
@@ -27,10 +29,11 @@
 #     holding R(A_c, n).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport exp, floor, lgamma, log, log1p
+from libc.math cimport INFINITY, exp, floor, lgamma, log, log1p
 from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
+from ._guard cimport changed_during_call, clamped, in_range, stored_entries
 from ._lse cimport OUT_JLL, OUT_LOG_PROBA, OUT_PROBA, _finish_row
 from ._typedefs cimport (
     data_t, fastgen_prefetch, float32_t, float64_t, index_t, int32_t, int64_t, intp_t, uint64_t,
@@ -46,36 +49,48 @@ cdef inline double _value(double v, bint binarize, double threshold) noexcept no
     return v
 
 
-cdef inline void _accumulate_csr(
+cdef inline intp_t _accumulate_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
     intp_t end, intp_t nnz, const floating[:, ::1] table, intp_t n_classes, bint binarize,
     double threshold, bint skip_zeros,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of v(x) * table[j]. With a finite table a zero
-    value adds exactly nothing, so only tables with infinities (alpha = 0) need skip_zeros."""
+    value adds exactly nothing, so only tables with infinities (alpha = 0) need skip_zeros.
+    Returns 1, with the row abandoned, at a column index beyond the table (design d), else 0: a
+    branch taken never, where selecting a safe index instead delays every row's address (5%
+    of a predict_proba)."""
     cdef const floating *rows[4]
     cdef double vals[4]
-    cdef intp_t k, q, m = 0
+    cdef intp_t k, q, j, m = 0
+    cdef intp_t n_rows = table.shape[0]
     cdef double v
     if not skip_zeros:
         k = start
         while k + 4 <= end:
             _prefetch_rows(X_indices, k + PREFETCH_AHEAD, 4, nnz, table, n_classes)
             for q in range(4):
-                rows[q] = &table[X_indices[k + q], 0]
+                j = X_indices[k + q]
+                if not in_range(j, n_rows):
+                    return 1
+                rows[q] = &table[j, 0]
                 vals[q] = _value(<double> X_data[k + q], binarize, threshold)
             _axpy4(acc, rows, vals, n_classes)
             k += 4
         for k in range(k, end):
-            _axpy1(acc, &table[X_indices[k], 0], _value(<double> X_data[k], binarize, threshold),
-                   n_classes)
-        return
+            j = X_indices[k]
+            if not in_range(j, n_rows):
+                return 1
+            _axpy1(acc, &table[j, 0], _value(<double> X_data[k], binarize, threshold), n_classes)
+        return 0
     for k in range(start, end):
         _prefetch_rows(X_indices, k + PREFETCH_AHEAD, 1, nnz, table, n_classes)
         v = _value(<double> X_data[k], binarize, threshold)
         if v == 0:
             continue
-        rows[m] = &table[X_indices[k], 0]
+        j = X_indices[k]
+        if not in_range(j, n_rows):
+            return 1
+        rows[m] = &table[j, 0]
         vals[m] = v
         m += 1
         if m == 4:
@@ -83,12 +98,14 @@ cdef inline void _accumulate_csr(
             m = 0
     for q in range(m):
         _axpy1(acc, rows[q], vals[q], n_classes)
+    return 0
 
 
 cdef inline void _prefetch_rows(const index_t[::1] X_indices, intp_t first, intp_t count,
                                 intp_t nnz, const floating[:, ::1] table,
                                 intp_t n_classes) noexcept nogil:
-    """Prefetch the table rows of nonzeros first .. first + count - 1 (those that exist)."""
+    """Prefetch the table rows of nonzeros first .. first + count - 1 (those that exist; a hint,
+    which never faults, so the indices are not checked)."""
     cdef intp_t k
     cdef intp_t stop = first + count if first + count < nnz else nnz
     for k in range(first, stop):
@@ -225,50 +242,59 @@ cdef inline intp_t _add_polya(double *acc, const floating[:, :, ::1] blocks, int
                               intp_t n_classes, const floating **rows, const double *ones,
                               intp_t m, double *cache, intp_t n_slots,
                               const int32_t[:, ::1] counts, const float64_t[:, ::1] gamma,
-                              intp_t n_gamma) noexcept nogil:
+                              intp_t n_gamma, intp_t *bad) noexcept nogil:
     """acc += R(a_j, x) of one nonzero: a whole count up to n_blocks queues its block's row in
-    rows (added four at a time, m of them queued); any other value is added by _add_beyond.
-    Returns the number of queued rows. Kept this small so that the compiler inlines it."""
+    rows (added four at a time, m of them queued); any other value is added by _add_beyond
+    (which counts in bad a value no count can be). Returns the number of queued rows. Kept this
+    small so that the compiler inlines it."""
     if x == 0:
         return m
-    if x <= blocks.shape[0] and x == floor(x):
+    if 1 <= x <= blocks.shape[0] and x == floor(x):
         rows[m] = &blocks[<intp_t> x - 1, j, 0]
         m += 1
         if m == 4:
             _axpy4(acc, rows, ones, n_classes)
             m = 0
         return m
-    _add_beyond(acc, &blocks[0, j, 0], j, x, n_classes, cache, n_slots,
-                &counts[j, 0] if n_gamma > 0 else NULL,
-                &gamma[0, 0] if n_gamma > 0 else NULL, n_gamma)
+    bad[0] += _add_beyond(acc, &blocks[0, j, 0], j, x, n_classes, cache, n_slots,
+                          &counts[j, 0] if n_gamma > 0 else NULL,
+                          &gamma[0, 0] if n_gamma > 0 else NULL, n_gamma)
     return m
 
 
-cdef void _add_beyond(double *acc, const floating *log_a, intp_t j, double x, intp_t n_classes,
+cdef bint _add_beyond(double *acc, const floating *log_a, intp_t j, double x, intp_t n_classes,
                       double *cache, intp_t n_slots, const int32_t *counts,
                       const float64_t *gamma, intp_t n_gamma) noexcept nogil:
     """acc += R(a_j, x) for a count beyond the blocks: from gamma when it covers the whole
-    count x, otherwise from the thread's cache (log_a: the feature's row of block 0)."""
+    count x, otherwise from the thread's cache (log_a: the feature's row of block 0). Returns
+    whether x was no count (negative, NaN or inf: X changed after its check; design d), which
+    adds nothing."""
     cdef intp_t c
     cdef const double *row
+    if not (0 < x < INFINITY):
+        return True
     if n_gamma > 0 and x < n_gamma and x == floor(x):
         _add_whole_rising(acc, counts, gamma, n_gamma, log_a, <intp_t> x, n_classes)
-        return
+        return False
     row = _cached_rising(cache, n_slots, log_a, j, x, n_classes)
     for c in range(n_classes):
         acc[c] += row[c]
+    return False
 
 
 cdef inline double _accumulate_polya_csr(
     double *acc, const data_t[::1] X_data, const index_t[::1] X_indices, intp_t start,
     intp_t end, intp_t nnz, const floating[:, :, ::1] blocks, intp_t n_classes, double *cache,
     intp_t n_slots, const int32_t[:, ::1] counts, const float64_t[:, ::1] gamma, intp_t n_gamma,
+    intp_t *bad,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
-    count. The row each upcoming nonzero reads is prefetched."""
+    count and counts in bad the column indices and counts that fail design d's checks (skipped).
+    The row each upcoming nonzero reads is prefetched."""
     cdef const floating *rows[4]
     cdef double ones[4]
-    cdef intp_t k, q, m = 0
+    cdef intp_t k, q, j, m = 0
+    cdef intp_t n_features = blocks.shape[1]
     cdef double x, n = 0.0
     ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for k in range(start, end):
@@ -277,9 +303,13 @@ cdef inline double _accumulate_polya_csr(
             _prefetch_span(&blocks[_prefetch_block(<double> X_data[q], blocks.shape[0]),
                                    X_indices[q], 0], n_classes)
         x = <double> X_data[k]
+        j = X_indices[k]
+        if not in_range(j, n_features):
+            bad[0] += 1
+            continue
         n += x
-        m = _add_polya(acc, blocks, X_indices[k], x, n_classes, rows, ones, m, cache, n_slots,
-                       counts, gamma, n_gamma)
+        m = _add_polya(acc, blocks, j, x, n_classes, rows, ones, m, cache, n_slots, counts,
+                       gamma, n_gamma, bad)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -288,18 +318,19 @@ cdef inline double _accumulate_polya_csr(
 cdef inline double _accumulate_polya_dense(
     double *acc, const data_t *x, intp_t n_features, const floating[:, :, ::1] blocks,
     intp_t n_classes, double *cache, intp_t n_slots, const int32_t[:, ::1] counts,
-    const float64_t[:, ::1] gamma, intp_t n_gamma,
+    const float64_t[:, ::1] gamma, intp_t n_gamma, intp_t *bad,
 ) noexcept nogil:
     """Dense twin of _accumulate_polya_csr."""
     cdef const floating *rows[4]
     cdef double ones[4]
     cdef intp_t j, q, m = 0
-    cdef double n = 0.0
+    cdef double v, n = 0.0
     ones[0] = ones[1] = ones[2] = ones[3] = 1.0
     for j in range(n_features):
-        n += <double> x[j]
-        m = _add_polya(acc, blocks, j, <double> x[j], n_classes, rows, ones, m, cache,
-                       n_slots, counts, gamma, n_gamma)
+        v = <double> x[j]  # read once: the sum and the count agree
+        n += v
+        m = _add_polya(acc, blocks, j, v, n_classes, rows, ones, m, cache, n_slots, counts,
+                       gamma, n_gamma, bad)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
     return n
@@ -314,7 +345,7 @@ cdef inline void _subtract_lengths(double *acc, const float64_t[:, ::1] lengths,
     cdef double log_total
     if n == 0:
         return
-    if n <= lengths.shape[0] and n == floor(n):
+    if 1 <= n <= lengths.shape[0] and n == floor(n):
         row = &lengths[<intp_t> n - 1, 0]
         for c in range(n_classes):
             acc[c] -= row[c]
@@ -344,17 +375,22 @@ def jll_linear_csr(
     """Score CSR rows with a linear table, or with the Polya arguments given, by the
     Dirichlet-compound-multinomial predictive (design e; table, binarize, threshold and
     skip_zeros unused); returns the number of rows that could not get scratch memory (0 on
-    success). Validated by the caller; thread-safe."""
-    cdef intp_t n_samples = X_indptr.shape[0] - 1
+    success). Validated by the caller, but for design d's checks (a ValueError when they fail);
+    thread-safe."""
+    cdef intp_t n_samples = out.shape[0]
     cdef intp_t n_classes = out.shape[1]
-    cdef intp_t nnz = X_indptr[n_samples]
-    cdef intp_t i, c
-    cdef intp_t failed = 0
+    cdef intp_t nnz
+    cdef intp_t i, c, start, stop
+    cdef intp_t failed = 0, bad = 0, bad_row
     cdef bint polya = polya_blocks is not None
     cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
-    cdef intp_t n_slots = _cache_slots(nnz, n_classes) if polya else 0
+    cdef intp_t n_slots
     cdef double length
     cdef double *acc = NULL
+    if X_indptr.shape[0] != n_samples + 1:  # X.indptr replaced since its check
+        changed_during_call(1)
+    nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    n_slots = _cache_slots(nnz, n_classes) if polya else 0
     with nogil, parallel(num_threads=n_threads):
         # the row's accumulator, then (Polya) the thread's cache
         acc = <double *> malloc((n_classes + n_slots * (n_classes + 2)) * sizeof(double))
@@ -366,17 +402,22 @@ def jll_linear_csr(
                 continue
             for c in range(n_classes):
                 acc[c] = bias[c]
+            start = clamped(X_indptr[i], 0, nnz)
+            stop = clamped(X_indptr[i + 1], start, nnz)
+            bad_row = 0
             if polya:
-                length = _accumulate_polya_csr(acc, X_data, X_indices, X_indptr[i],
-                                               X_indptr[i + 1], nnz, polya_blocks, n_classes,
-                                               acc + n_classes, n_slots, polya_counts,
-                                               polya_gamma, n_gamma)
+                length = _accumulate_polya_csr(acc, X_data, X_indices, start, stop, nnz,
+                                               polya_blocks, n_classes, acc + n_classes,
+                                               n_slots, polya_counts, polya_gamma, n_gamma,
+                                               &bad_row)
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
-                _accumulate_csr(acc, X_data, X_indices, X_indptr[i], X_indptr[i + 1], nnz,
-                                table, n_classes, binarize, threshold, skip_zeros)
+                bad_row = _accumulate_csr(acc, X_data, X_indices, start, stop, nnz, table,
+                                          n_classes, binarize, threshold, skip_zeros)
+            bad += bad_row
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(bad)
     return failed
 
 
@@ -399,7 +440,7 @@ def jll_linear_dense(
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_classes = out.shape[1]
     cdef intp_t i, c
-    cdef intp_t failed = 0
+    cdef intp_t failed = 0, bad = 0, bad_row
     cdef bint polya = polya_blocks is not None
     cdef intp_t n_gamma = polya_gamma.shape[0] if polya_counts is not None else 0
     cdef intp_t n_slots = _cache_slots(X.size, n_classes) if polya else 0
@@ -417,15 +458,18 @@ def jll_linear_dense(
             for c in range(n_classes):
                 acc[c] = bias[c]
             if polya:
+                bad_row = 0
                 length = _accumulate_polya_dense(acc, &X[i, 0], n_features, polya_blocks,
                                                  n_classes, acc + n_classes, n_slots,
-                                                 polya_counts, polya_gamma, n_gamma)
+                                                 polya_counts, polya_gamma, n_gamma, &bad_row)
+                bad += bad_row
                 _subtract_lengths(acc, polya_lengths, length, n_classes)
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
                                   threshold)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(bad)
     return failed
 
 

@@ -199,7 +199,7 @@ cdef inline void _negbin_row(double *acc, const float64_t[:, ::1] A, const float
         xrow[j] = v
         if not complete:
             _axpy1(acc, &B[j, 0], 1.0, n_classes)
-        if v < width and v == floor(v):
+        if 0 <= v < width and v == floor(v):  # (a negative count: X changed after its check)
             rows[m] = &T[j * width + <intp_t> v, 0]
             m += 1
             if m == 4:

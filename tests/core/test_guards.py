@@ -1,0 +1,270 @@
+"""X rewritten by another thread during a call (fastgen/_core/_guard.pxd).
+
+The models check X where it lies and the kernels then read it without the GIL, so another thread
+can change X.data, X.indices or X.indptr after the check. Each kernel is given here the arrays
+such a thread leaves: column indices and row pointers far outside the arrays, counts no count
+can be. Every one used to read or write far outside an array (SIGSEGV, or a corrupted heap);
+now a kernel that meets one raises the ValueError below and never touches memory it does not
+own. The last test makes the race itself happen, from Python threads, in a fresh interpreter.
+"""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastgen
+from fastgen._core import _counts, builds
+from fastgen._core import checks as _checks
+
+CHANGED = "X changed while it was being read"
+JLL_MODULES = builds("_jll")
+HUGE = {np.int32: 2**30, np.int64: 2**40}
+
+
+def _counts_csr(index_dtype, n=40, f=30, density=0.3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, f, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.integers(1, 20, k)).astype(np.float64)
+    X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    return X
+
+
+def _params(predictive, X):
+    y = np.arange(X.shape[0]) % 3
+    model = fastgen.MultinomialNB(predictive=predictive).fit(X, y)
+    return model._params_of(model._fitted)
+
+
+def _score_csr(module, params, data, indices, indptr, n_rows):
+    out = np.empty((n_rows, 3))
+    return module.jll_linear_csr(data, indices, indptr, params.table, params.bias, False, 0.0,
+                                 params.nonfinite, 1, out, 1, params.polya_blocks,
+                                 params.polya_lengths, params.polya_counts, params.polya_gamma)
+
+
+def _rewrites(X, index_dtype):
+    """(what, data, indices, indptr) as another thread may leave X's arrays."""
+    huge = HUGE[index_dtype]
+    middle = X.indptr[-1] // 2
+    cases = []
+    for what, value in [("a column index beyond the features", huge),
+                        ("a negative column index", -huge)]:
+        indices = X.indices.copy()
+        indices[middle:] = value
+        cases.append((what, X.data, indices, X.indptr))
+    for what, value in [("a row pointer beyond the entries", huge),
+                        ("a negative row pointer", -huge)]:
+        indptr = X.indptr.copy()
+        indptr[len(indptr) // 2:] = value
+        cases.append((what, X.data, X.indices, indptr))
+    for what, value in [("a negative whole count", -1e9), ("a NaN count", np.nan),
+                        ("an infinite count", np.inf), ("a count of -1", -1.0)]:
+        data = X.data.copy()
+        data[middle:] = value
+        cases.append((what, data, X.indices, X.indptr))
+    cases.append(("shorter data than indices", X.data[:3].copy(), X.indices, X.indptr))
+    return cases
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("predictive", [False, True], ids=["plug-in", "predictive"])
+def test_scoring_kernel_refuses_rewritten_csr(module, index_dtype, predictive):
+    """Out-of-range indices are the ValueError; row pointers are clamped to the entries (with
+    indices still valid, the numbers are unspecified but the call returns); the predictive's
+    counts that no count can be are the ValueError (the gamma table's route included: counts
+    up to 19 with blocks of 8)."""
+    X = _counts_csr(index_dtype)
+    params = _params(predictive, X)
+    if predictive:
+        assert params.polya_gamma is not None and X.data.max() > params.polya_blocks.shape[0]
+    for what, data, indices, indptr in _rewrites(X, index_dtype):
+        values_matter = predictive or "count" not in what  # the plug-in multiplies them
+        if "column index" in what or ("count" in what and predictive):
+            with pytest.raises(ValueError, match=CHANGED):
+                _score_csr(module, params, data, indices, indptr, X.shape[0])
+        elif values_matter:
+            assert _score_csr(module, params, data, indices, indptr, X.shape[0]) == 0, what
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_scoring_kernel_refuses_a_replaced_indptr(module):
+    """An indptr of another length than the output's rows (X.indptr replaced since its check)."""
+    X = _counts_csr(np.int32)
+    params = _params(False, X)
+    with pytest.raises(ValueError, match=CHANGED):
+        _score_csr(module, params, X.data, X.indices, np.r_[X.indptr, X.indptr[-1]],
+                   X.shape[0])
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("value", [-1.0, -1e9, np.nan, np.inf])
+def test_dense_predictive_refuses_counts_no_count_can_be(module, value):
+    X = _counts_csr(np.int32)
+    params = _params(True, X)
+    dense = X.toarray()
+    dense[5, 3] = value
+    out = np.empty((X.shape[0], 3))
+    with pytest.raises(ValueError, match=CHANGED):
+        module.jll_linear_dense(dense, params.table, params.bias, False, 0.0, 1, out, 1,
+                                params.polya_blocks, params.polya_lengths, params.polya_counts,
+                                params.polya_gamma)
+
+
+def _grouping(n_rows, n_classes):
+    y_idx = np.arange(n_rows, dtype=np.intp) % n_classes
+    order = np.argsort(y_idx, kind="stable").astype(np.intp)
+    class_ptr = np.r_[0, np.cumsum(np.bincount(y_idx, minlength=n_classes))].astype(np.intp)
+    return order, class_ptr
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_counting_kernels_refuse_rewritten_csr(index_dtype, n_threads):
+    """count_csr and list_csr (with rooms and without) never write outside their outputs: an
+    index beyond the features is the ValueError, row pointers are clamped, and a class that
+    reads more entries than its room was counted for (X grew since) lists nothing and is the
+    ValueError."""
+    X = _counts_csr(index_dtype, n=60, f=200)
+    order, class_ptr = _grouping(X.shape[0], 3)
+    w = np.ones(len(order))
+    for what, data, indices, indptr in _rewrites(X, index_dtype):
+        fc, cc = np.zeros((3, 200)), np.zeros(3)
+        if "column index" in what:
+            with pytest.raises(ValueError, match=CHANGED):
+                _counts.count_csr(data, indices, indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                                  None, n_threads)
+        else:
+            _counts.count_csr(data, indices, indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                              None, n_threads)
+    # rooms counted from the rows' entries (fewer than the features), then the rows grow: every
+    # other row spans all entries, and a class could list more nonzeros than its room holds
+    X = _counts_csr(index_dtype, n=60, f=3000, density=0.01)
+    entries = np.bincount(np.arange(60) % 3, weights=np.diff(X.indptr), minlength=3)
+    assert entries.max() < 3000
+    room = np.r_[0, np.cumsum(entries.astype(np.intp) + 1)]
+    grown = X.indptr.copy()
+    grown[1:-1:2] = X.indptr[-1]
+    grown[2:-1:2] = 0
+    for rooms in (room, None):
+        size = room[-1]
+        ptr, feature, value = np.empty(4, np.intp), np.empty(size, np.intp), np.empty(size)
+        with pytest.raises(ValueError, match=CHANGED):
+            _counts.list_csr(X.data, X.indices, grown, order, class_ptr, w, False, 0.0, 3000,
+                             rooms, np.empty(3), None, ptr, feature, value, np.empty(3),
+                             n_threads)
+
+
+def test_list_csr_room_is_not_mistaken_for_a_change():
+    """A class with more entries than features needs room for the features only."""
+    X = sp.csr_matrix(np.ones((50, 4)))
+    order, class_ptr = _grouping(50, 2)
+    room = np.array([0, 5, 10], dtype=np.intp)  # min(25 * 4 entries, 4 features) + 1 each
+    ptr, feature, value = np.empty(3, np.intp), np.empty(10, np.intp), np.empty(10)
+    assert _counts.list_csr(X.data, X.indices, X.indptr, order, class_ptr, np.ones(50), False,
+                            0.0, 4, room, np.empty(2), None, ptr, feature, value, np.empty(2),
+                            2) == 0
+    np.testing.assert_array_equal(ptr, [0, 4, 8])
+    np.testing.assert_array_equal(value[:8], 25.0)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_duplicate_search_refuses_rewritten_indices(index_dtype):
+    X = _counts_csr(index_dtype)
+    for what, _, indices, indptr in _rewrites(X, index_dtype):
+        if "column index" in what:
+            with pytest.raises(ValueError, match=CHANGED):
+                _checks.csr_has_duplicates(indices, indptr, X.shape[1])
+        elif "row pointer" in what:
+            assert _checks.csr_has_duplicates(indices, indptr, X.shape[1]) in (0, 1)
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_negative_binomial_table_never_read_below_a_feature(module):
+    """PoissonNB's predictive reads table row j * width + x for a whole count x below width: a
+    negative whole count (X changed since its check) takes the computed route instead."""
+    rng = np.random.default_rng(3)
+    X = rng.poisson(2.0, (30, 4)).astype(np.float64)
+    model = fastgen.PoissonNB(predictive=True).fit(X, np.arange(30) % 2)
+    params = model._params_of(model._fitted)
+    A, S, B, log_prior, bias, kind, T = params.tables[:7]
+    assert T.shape[0] > 4  # the table is there
+    bad = X.copy()
+    bad[:, 0] = -1e9
+    out = np.empty((30, 2))
+    module.jll_diag_dense(bad, A, S, B, T, log_prior, bias, kind, 1, out, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_categorical_codes_are_read_once(dtype):
+    """A negative integer code is skipped: the code is read once, so it cannot pass as missing
+    and then index the table as another value (the old code read it twice)."""
+    X = np.array([[0, -(2**30)], [1, 2]], dtype=dtype)
+    offsets = np.array([0, 2, 5], dtype=np.intp)
+    count = np.zeros((1, 5))
+    _counts.count_categorical(X, np.arange(2, dtype=np.intp), np.zeros(2, np.intp), np.ones(2),
+                              offsets, count, 1)
+    np.testing.assert_array_equal(count, [[1, 1, 0, 0, 1]])
+
+
+RACE = textwrap.dedent("""
+    import sys, threading, time, warnings
+    import numpy as np, scipy.sparse as sp, fastgen
+    warnings.simplefilter("ignore")  # numpy's, on the values being rewritten
+    sys.setswitchinterval(1e-5)
+    rng = np.random.default_rng(0)
+    def counts(n, seed):
+        return sp.random(n, 500, density=0.05, format="csr", random_state=seed,
+                         data_rvs=lambda k: rng.integers(1, 30, k)).astype(np.float64)
+    y = rng.integers(0, 3, 300)
+    models = [fastgen.MultinomialNB(predictive=True, n_threads=2).fit(counts(300, 0), y),
+              fastgen.MultinomialNB(n_threads=2).fit(counts(300, 0), y),
+              fastgen.PoissonNB(predictive=True, n_threads=2).fit(counts(300, 0), y)]
+    X = counts(20000, 1)
+    keep = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    stop = time.monotonic() + float(sys.argv[1])
+    outcomes = {}
+    def writer():  # valid X for a while (it passes the checks), then a rewrite during the call
+        k = 0
+        while time.monotonic() < stop:
+            k += 1
+            X.data[:] = keep[0]; X.indices[:] = keep[1]; X.indptr[:] = keep[2]
+            time.sleep(0.001 * rng.random())
+            h = len(X.data) // 2
+            [lambda: X.data.__setitem__(slice(h, None), -1e9),
+             lambda: X.data.__setitem__(slice(h, None), np.nan),
+             lambda: X.indices.__setitem__(slice(h, None), 2**30),
+             lambda: X.indptr.__setitem__(slice(len(X.indptr) // 2, None), 2**30)][k % 4]()
+            time.sleep(0.0002)
+    threading.Thread(target=writer, daemon=True).start()
+    while time.monotonic() < stop:
+        for model in models:
+            for fit in (False, True):
+                try:
+                    if fit:
+                        type(model)().fit(X, np.arange(X.shape[0]) % 3)
+                    else:
+                        model.predict_proba(X)
+                    outcome = "returned"
+                except (ValueError, IndexError) as error:  # kernels', numpy's bounds checks
+                    outcome = type(error).__name__
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print(sorted(outcomes.items()))
+""")
+
+
+def test_rewriting_x_from_another_thread_never_crashes(tmp_path):
+    """The race itself: a thread rewrites X (huge indices, row pointers, negative and NaN
+    counts, then restores it) while the main thread predicts and fits with it, for a few
+    seconds. The process must exit normally (it used to die of SIGSEGV within a second); every
+    call returns, or raises a ValueError (the check's or a kernel's) or numpy's IndexError
+    (Python code that indexes with X's values, bounds-checked)."""
+    # in another folder: the source tree, maybe unbuilt, must not shadow the fastgen under test
+    result = subprocess.run([sys.executable, "-c", RACE, "4"], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcomes = dict(eval(result.stdout.strip()))  # noqa: S307 (our own child's repr)
+    assert outcomes.get("ValueError", 0) > 0
