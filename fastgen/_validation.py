@@ -162,7 +162,8 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
     """Validate X for the kernels.
 
     Returns a CSR matrix/array (int32 or int64 indices and indptr of one dtype; contiguous arrays;
-    valid structure) or a C-contiguous 2-D ndarray, with values of one of the kernels' dtypes:
+    valid structure) or a C-contiguous 2-D ndarray (never the caller's array object: at least a
+    view of it, whose shape another thread cannot set), with values of one of the kernels' dtypes:
     int32/int64 counts stay as they are (no copy), floats become ``dtype`` if given (prediction
     uses the model's) and otherwise stay float32/float64, anything else becomes float64. Values
     must be finite (NaN only if ``allow_nan``) and non-negative unless ``allow_negative``.
@@ -189,7 +190,10 @@ def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=Tr
             X = _summed_duplicates(X)
         values = X.data[: X.indptr[-1]]
     else:
+        given = X
         X = _check_dense(X, dtype, accept_int, estimator_name)
+        if X is given:  # the caller's array: a view of it, whose shape no other thread can set
+            X = X.view()
         values = X.reshape(-1)
     _check_min_shape(X.shape, estimator_name)
     status = _checks.values_status(values, allow_nan, allow_negative, max_abs)
@@ -276,7 +280,18 @@ def _summed_duplicates(X):
         row_max = np.diff(X.indptr).max(initial=0)
         top = float(np.abs(X.data[: X.indptr[-1]]).max(initial=0))
         X = X.astype(np.int64 if top * row_max < 2.0**62 else np.float64)
-    X.sum_duplicates()
+    rechecked(X).sum_duplicates()
+    return X
+
+
+def rechecked(X):
+    """X, a private copy of a validated CSR matrix, with its structure checked again: the copy
+    may hold what another thread wrote to the original after its check, and scipy's C++
+    routines (sum_duplicates, fancy indexing), unlike fastgen's kernels, trust the index
+    arrays. A copy that fails the check is fastgen's ValueError that X changed."""
+    status = _checks.csr_structure_status(X.indices, X.indptr, X.shape[1], False)
+    if status not in (CsrStatus.CSR_OK, CsrStatus.CSR_OK_UNSORTED):
+        _checks.raise_x_changed()
     return X
 
 

@@ -76,7 +76,7 @@ from ._state import (
     statistic,
     zeros,
 )
-from ._validation import check_bool, invalid_parameter
+from ._validation import check_bool, invalid_parameter, rechecked
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -762,9 +762,10 @@ def _apply_required_features(params, X, jll):
     alpha = 0: p = 1)."""
     must = params.must
     cols = np.flatnonzero(must.any(axis=0))
-    sub = X[:, cols]
-    if sp.issparse(sub):
-        sub = sub.toarray()
+    if sp.issparse(X):  # (scipy's column selection trusts the indices: a checked copy)
+        sub = rechecked(X.copy())[:, cols].toarray()
+    else:
+        sub = X[:, cols]
     present = (sub > params.threshold) if params.binarize else (sub != 0)
     have = present.astype(np.float64) @ must[:, cols].T.astype(np.float64)
     jll[have < must.sum(axis=1)] = -np.inf
@@ -922,7 +923,7 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
         whole = gamma = None
         if alpha.ndim == 0 and (counts == np.floor(counts)).all():
             n_gamma = int(min(counts.max(initial=0.0), POLYA_GAMMA_MAX)) + POLYA_GAMMA_MARGIN
-            whole = np.ascontiguousarray(np.minimum(counts, n_gamma), dtype=np.int32)
+            whole = np.ascontiguousarray(np.clip(counts, 0, n_gamma), dtype=np.int32)
             gamma = rising_prefix(alpha, n_gamma)
         return _Params(blocks[0], log_prior, log_prior, False, fitted.hyper, polya_blocks=blocks,
                        polya_lengths=log_rising_rows(a.sum(axis=0), POLYA_LENGTHS),

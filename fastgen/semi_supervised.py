@@ -38,6 +38,7 @@ from ._validation import (
     check_y,
     encode_labels,
     invalid_parameter,
+    rechecked,
 )
 from .naive_bayes import ComplementNB
 
@@ -358,6 +359,8 @@ class SemiSupervised(BaseEstimator):
         with model._write_lock():
             shell = model._new_shell(X)
             X_valid, has_nan = model._validate_X(X, shell)
+            if sp.issparse(X_valid):  # scipy selects its rows below, trusting the indices
+                X_valid = rechecked(X_valid.copy())
             y, listed = _as_labels(y)
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
@@ -378,7 +381,8 @@ class SemiSupervised(BaseEstimator):
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
             if lam == 0 or not len(rows_u):
                 self._result = self._supervised(
-                    model, X if len(labelled) == len(y) else _take_rows(X, labelled), y_l, w_l,
+                    model, X if len(labelled) == len(y) else
+                    _take_rows(X_valid if sp.issparse(X_valid) else X, labelled), y_l, w_l,
                     known, params)
                 return self
             start = Members(labelled, y_idx, w_l, len(known))

@@ -270,3 +270,9 @@ def codes_status(
             if status != CODES_OK:
                 break
     return status
+
+
+def raise_x_changed():
+    """Raise the ValueError of _guard.pxd, for Python code that finds X changed since its check
+    (fastgen/_validation.py's rechecked)."""
+    changed_during_call(1)

@@ -8,10 +8,13 @@
 #  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
 #     row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
-#  d) The caller validated structure, dtypes, finiteness and sign. Only what indexes an output is
-#     checked again where it is used (another thread may have rewritten X since: _guard.pxd):
-#     row pointers are clamped, column indices and codes checked. Kernels allocate only
-#     per-thread C buffers, and report a failed allocation by their return value.
+#  d) The caller validated structure, dtypes, finiteness and sign. What indexes an output, and
+#     the values counted, are checked again where they are used (another thread may have
+#     rewritten X since: _guard.pxd): row pointers are clamped, row numbers, column indices and
+#     codes checked, and counted values (every caller that does not binarize validated them as
+#     counts) must leave finite sums, and (dense) counts, lest a fit leave NaN counts behind.
+#     Kernels allocate only per-thread C buffers, and report a failed allocation by their
+#     return value.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
 #     does, and added to their output row in one sequential pass (count_csr; a thread that cannot
@@ -22,11 +25,12 @@
 #     vocabulary, is never written (the model builds it if it is asked for).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
+from libc.math cimport INFINITY
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove
 
-from ._guard cimport changed_during_call, clamped, in_range, stored_entries
+from ._guard cimport changed_during_call, clamped, in_range, rows_in, stored_entries
 from ._listing cimport list_nonzero, sum_listed
 from ._typedefs cimport data_t, float32_t, float64_t, intp_t, index_t, label_t
 
@@ -97,9 +101,12 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
                             intp_t stop, double w, bint binarize, double threshold,
                             float64_t *target, intp_t n_features, intp_t *bad) noexcept nogil:
     """target[j] += w * x_j (w if x_j > threshold when binarize) over the row's entries
-    X_data[start:stop]; returns the sum of x_j, and counts in bad the column indices beyond
-    target[0:n_features] (skipped; design d). Called with constant binarize, so each use
-    compiles to its own loop."""
+    X_data[start:stop]; returns the sum of x_j. At a column index beyond target[0:n_features]
+    it abandons the row, and it counts one in bad for that or (without binarize) for a row
+    whose sum is not finite (a NaN or an infinite value; design d). Called with constant
+    binarize, so each use compiles to its own loop. (The sum's check costs about 5% of the
+    kernel, the index's nothing measurable; skipping a bad entry instead (continue), or testing
+    each value, cost 8-20%: bench/README.)"""
     cdef intp_t k, j
     cdef double v, s = 0.0
     for k in range(start, stop):
@@ -107,12 +114,14 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
         j = X_indices[k]
         if not in_range(j, n_features):
             bad[0] += 1
-            continue
+            return s
         s = s + v
         if binarize:
             target[j] += w if v > threshold else 0.0  # no branch to mispredict
         else:
             target[j] += w * v
+    if not binarize and not (s < INFINITY):  # (NaN compares false)
+        bad[0] += 1
     return s
 
 
@@ -182,6 +191,7 @@ def count_csr(
     cdef bint any_scratch = 2 * nnz >= n_features
     cdef float64_t *scratch = NULL
     cdef float64_t *target
+    rows_in(order, X_indptr)
     with nogil, parallel(num_threads=n_threads):
         scratch = <float64_t *> calloc(n_features, sizeof(float64_t)) if any_scratch else NULL
         for c in prange(class_ptr.shape[0] - 1, schedule="dynamic"):
@@ -274,6 +284,7 @@ def list_csr(
     cdef intp_t *feature = &feature_out[0]
     cdef float64_t *value = &value_out[0]
     cdef float64_t *scratch = NULL
+    rows_in(order, X_indptr)
     if room is None:
         with nogil:
             scratch = <float64_t *> calloc(n_features, sizeof(float64_t))
@@ -333,10 +344,13 @@ def count_dense(
     float64_t[::1] class_count_out not None,       # OUT (n_classes,), added to
     int n_threads,
 ):
-    """Dense twin of count_csr (same contract); every entry is read, zeros add nothing."""
+    """Dense twin of count_csr (same contract); every entry is read, zeros add nothing. Without
+    binarize, a class whose counts are not all counts afterwards (X changed since its check:
+    design d) is the ValueError."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
     cdef intp_t n_features = X.shape[1]
     cdef intp_t c, p, r, j
+    cdef intp_t bad = 0, bad_class
     cdef double w
     cdef float64_t *fc_row
     cdef const data_t *x_row
@@ -354,6 +368,12 @@ def count_dense(
             else:
                 for j in range(n_features):
                     fc_row[j] += w * <double> x_row[j]
+        if not binarize:
+            bad_class = 0
+            for j in range(n_features):
+                bad_class = bad_class + (not (0 <= fc_row[j] < INFINITY))
+            bad += bad_class
+    changed_during_call(bad)
 
 
 cdef inline void _sum_row(double *wsum, double *xsum, const floating *x, double w,

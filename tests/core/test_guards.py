@@ -125,7 +125,8 @@ def _grouping(n_rows, n_classes):
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_counting_kernels_refuse_rewritten_csr(index_dtype, n_threads):
     """count_csr and list_csr (with rooms and without) never write outside their outputs: an
-    index beyond the features is the ValueError, row pointers are clamped, and a class that
+    index beyond the features or a NaN or infinite count is the ValueError (a negative one is
+    not looked for: it costs 8-20% of the kernel), row pointers are clamped, and a class that
     reads more entries than its room was counted for (X grew since) lists nothing and is the
     ValueError."""
     X = _counts_csr(index_dtype, n=60, f=200)
@@ -133,7 +134,7 @@ def test_counting_kernels_refuse_rewritten_csr(index_dtype, n_threads):
     w = np.ones(len(order))
     for what, data, indices, indptr in _rewrites(X, index_dtype):
         fc, cc = np.zeros((3, 200)), np.zeros(3)
-        if "column index" in what:
+        if "column index" in what or what in ("a NaN count", "an infinite count"):
             with pytest.raises(ValueError, match=CHANGED):
                 _counts.count_csr(data, indices, indptr, order, class_ptr, w, False, 0.0, fc, cc,
                                   None, n_threads)
@@ -208,6 +209,131 @@ def test_categorical_codes_are_read_once(dtype):
     _counts.count_categorical(X, np.arange(2, dtype=np.intp), np.zeros(2, np.intp), np.ones(2),
                               offsets, count, 1)
     np.testing.assert_array_equal(count, [[1, 1, 0, 0, 1]])
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_counting_kernels_refuse_rows_beyond_a_replaced_indptr(n_threads):
+    """X.indptr replaced by a shorter one since the check: the row numbers (from y) are checked
+    against it before any is read."""
+    X = _counts_csr(np.int32, n=60, f=50)
+    order, class_ptr = _grouping(60, 3)
+    short = X.indptr[:11].copy()
+    with pytest.raises(ValueError, match=CHANGED):
+        _counts.count_csr(X.data, X.indices, short, order, class_ptr, np.ones(60), False, 0.0,
+                          np.zeros((3, 50)), np.zeros(3), None, n_threads)
+    ptr, feature, value = np.empty(4, np.intp), np.empty(200, np.intp), np.empty(200)
+    with pytest.raises(ValueError, match=CHANGED):
+        _counts.list_csr(X.data, X.indices, short, order, class_ptr, np.ones(60), False, 0.0, 50,
+                         None, np.empty(3), None, ptr, feature, value, np.empty(3), n_threads)
+
+
+@pytest.mark.parametrize("value", [-1.0, np.nan, np.inf])
+def test_counting_kernels_refuse_values_that_are_no_counts(value):
+    """A CSR row whose sum is not finite, or (dense) a class whose counts are not all counts,
+    is the ValueError (a fit would otherwise leave NaN or negative counts behind); binarized
+    values may be anything. A negative CSR value is not looked for (it cost 8-20% of the
+    kernel): the fit then holds a count that is unspecified, as every result of a call whose
+    X changed."""
+    X = _counts_csr(np.int32, n=60, f=50)
+    X.data[7] = value
+    order, class_ptr = _grouping(60, 3)
+    w = np.ones(60)
+    fc, cc = np.zeros((3, 50)), np.zeros(3)
+    if np.isfinite(value):
+        _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc, cc,
+                          None, 1)
+    else:
+        with pytest.raises(ValueError, match=CHANGED):
+            _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, False, 0.0, fc,
+                              cc, None, 1)
+    _counts.count_csr(X.data, X.indices, X.indptr, order, class_ptr, w, True, 0.0, fc, cc, None, 1)
+    dense = X.toarray()
+    dense[0, :] = -1e9 if value == -1.0 else value  # the class's sums become no counts
+    with pytest.raises(ValueError, match=CHANGED):
+        _counts.count_dense(dense, order, class_ptr, w, False, 0.0, np.zeros((3, 50)),
+                            np.zeros(3), 1)
+
+
+def test_dense_x_is_pinned_against_reshaping():
+    """check_X hands the kernels a view of the caller's array: setting the array's shape in
+    place afterwards (another thread) cannot change the shape they see."""
+    from fastgen._validation import check_X
+
+    X = np.ones((200, 50))
+    checked, _ = check_X(X, estimator_name="test")
+    X.shape = (10000, 1)
+    assert checked.shape == (200, 50) and np.shares_memory(checked, X)
+
+
+def _before_line(module, text, action):
+    """Run action once, just before the first line of module's source holding text executes (in
+    this thread: a point where another thread could act as well). Returns the tracer's undo."""
+    path = module.__file__
+    with open(path) as f:
+        target = next(n for n, line in enumerate(f, 1) if text in line)
+    left = [1]
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == target and left[0]:
+            left[0] = 0
+            action()
+        return local
+
+    sys.settrace(lambda frame, event, arg: local if frame.f_code.co_filename == path else None)
+    return lambda: sys.settrace(None)
+
+
+def _with_a_repeat(X):
+    """X with row 0's first column stored twice (rows no longer strictly increasing)."""
+    rows = [X.indices[X.indptr[i]:X.indptr[i + 1]] for i in range(X.shape[0])]
+    vals = [X.data[X.indptr[i]:X.indptr[i + 1]] for i in range(X.shape[0])]
+    rows[0], vals[0] = np.r_[rows[0], rows[0][:1]], np.r_[vals[0], 1.0]
+    indptr = np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int32)
+    return sp.csr_matrix((np.concatenate(vals), np.concatenate(rows).astype(np.int32), indptr),
+                         shape=X.shape)
+
+
+def _scipy_paths():
+    """(name, module, line, call): the places where a validated X goes to scipy's C++ routines,
+    which trust its index arrays, each with a call that reaches it."""
+    from fastgen import _validation, naive_bayes, semi_supervised
+
+    X = _counts_csr(np.int32, n=100, f=20, seed=1)
+    y = np.arange(100) % 3
+    mnb = fastgen.MultinomialNB().fit(X, y)
+    dense = X.toarray()
+    dense[:, 0] = 1.0  # a feature every class always has: BernoulliNB(alpha=0) requires it
+    X1 = sp.csr_matrix(dense)
+    bnb = fastgen.BernoulliNB(alpha=0.0, force_alpha=True).fit(X1, y)
+    assert bnb._params_of(bnb._fitted).must is not None
+    repeat = _with_a_repeat(X)
+    unlabelled = np.where(np.arange(100) < 50, y, -1)
+    return [
+        ("summed duplicates", _validation, "if X.dtype.kind not in \"iu\":", repeat,
+         lambda X: mnb.predict(X)),
+        ("BernoulliNB's required features", naive_bayes, "sub = rechecked(X.copy())", X1,
+         lambda X: bnb.predict(X)),
+        ("SemiSupervised's rows", semi_supervised, "X_valid = rechecked(X_valid.copy())",
+         X.copy(), lambda X: fastgen.SemiSupervised(fastgen.MultinomialNB()).fit(X, unlabelled)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(3), ids=["duplicates", "required-features", "em-rows"])
+def test_scipy_sees_only_a_rechecked_copy(case):
+    """A row pointer rewritten just before the copy that scipy will work on: the copy is checked
+    again, and the call is the ValueError instead of scipy reading (or writing) far outside
+    X.indices (it crashed before)."""
+    name, module, line, X, call = _scipy_paths()[case]
+
+    def writer():
+        X.indptr[len(X.indptr) // 2] = 2**25  # a row now spans 32M entries
+
+    undo = _before_line(module, line, writer)
+    try:
+        with pytest.raises(ValueError, match=CHANGED):
+            call(X)
+    finally:
+        undo()
 
 
 RACE = textwrap.dedent("""
