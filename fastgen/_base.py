@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _dask, _persist
 from ._core import _counts, jll
+from ._core._errors import XChangedError
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
 from ._frame import is_frame, same_columns
@@ -741,7 +742,15 @@ class BaseClassifier(BaseEstimator):
                 owned = fitted.lock is self._write_lock()
                 stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
-                stats = self._add(stats, X_valid, members, has_nan, hyper)
+                try:
+                    stats = self._add(stats, X_valid, members, has_nan, hyper)
+                except XChangedError as error:  # a counting kernel may have counted part of it
+                    if owned:  # in place: no longer the statistics of any data
+                        self.__dict__.pop("_fitted", None)
+                        error.add_note(f"{type(self).__name__} had counted part of this batch "
+                                       "into its statistics: it is no longer fitted (fit it "
+                                       "again).")
+                    raise
             self._check_moments(stats, hyper)
             fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
             if not self._lazy:

@@ -241,10 +241,10 @@ def _check_sparse(X, dtype, accept_int):
     if X.dtype.kind not in "biuf":
         raise TypeError(f"Sparse X must have a numeric dtype, got {X.dtype}.")
     target = _target_dtype(X.dtype, dtype, accept_int)
-    data, indices, indptr = X.data, X.indices, X.indptr
-    if indptr.ndim != 1 or indptr.shape[0] != X.shape[0] + 1:
+    data, indices, indptr, shape = X.data, X.indices, X.indptr, X.shape  # each read once
+    if indptr.ndim != 1 or indptr.shape[0] != shape[0] + 1:
         raise ValueError(
-            f"CSR indptr has {indptr.shape[0]} entries, expected n_samples + 1 = {X.shape[0] + 1}"
+            f"CSR indptr has {indptr.shape[0]} entries, expected n_samples + 1 = {shape[0] + 1}"
         )
     if indices.dtype != indptr.dtype or indptr.dtype not in INDEX_DTYPES:
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
@@ -254,12 +254,23 @@ def _check_sparse(X, dtype, accept_int):
         )
     indices, indptr = np.ascontiguousarray(indices), np.ascontiguousarray(indptr)
     data = _converted(data, target)
-    status = _checks.csr_structure_status(indices, indptr, X.shape[1], True)
+    status = _checks.csr_structure_status(indices, indptr, shape[1], True)
     if status not in (CsrStatus.CSR_OK, CsrStatus.CSR_OK_UNSORTED):
         raise ValueError(f"Invalid sparse input: {_CSR_MESSAGES[status]}.")
-    if not (data is X.data and indices is X.indices and indptr is X.indptr):
-        X = type(X)((data, indices, indptr), shape=X.shape, copy=False)
-    return X, status == CsrStatus.CSR_OK_UNSORTED
+    return _pinned_csr(X, data, indices, indptr, shape), status == CsrStatus.CSR_OK_UNSORTED
+
+
+def _pinned_csr(X, data, indices, indptr, shape):
+    """A CSR object of X's class over the checked arrays and shape, made in O(1): another thread
+    that sets the caller's X.shape or X.indices afterwards does not reach it (the dense path's
+    view does the same). scipy's constructor is not used: it takes microseconds and would turn
+    int64 indices that fit int32 into a copy."""
+    pinned = type(X).__new__(type(X))
+    pinned.__dict__.update(X.__dict__)
+    for flag in ("_has_canonical_format", "_has_sorted_indices"):  # (about the caller's arrays)
+        pinned.__dict__.pop(flag, None)
+    pinned.data, pinned.indices, pinned.indptr, pinned._shape = data, indices, indptr, shape
+    return pinned
 
 
 def _summed_duplicates(X):

@@ -1888,6 +1888,9 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         else:
             observed, mean, _ = diagonal_moments(X, members, self._n_threads_for(X.size))
             feature_count = observed * mean
+            # counts rewritten since their check (the Gaussian moments' kernel takes any value)
+            if not (np.isfinite(feature_count).all() and (feature_count >= 0).all()):
+                _checks.raise_x_changed()
         return {"class_count_": stats["class_count_"] + class_count,
                 "observed_count_": stats["observed_count_"] + observed,
                 "feature_count_": stats["feature_count_"] + feature_count}

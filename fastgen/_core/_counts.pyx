@@ -12,9 +12,10 @@
 #     the values counted, are checked again where they are used (another thread may have
 #     rewritten X since: _guard.pxd): row pointers are clamped, row numbers, column indices and
 #     codes checked, and counted values (every caller that does not binarize validated them as
-#     counts) must leave finite sums, and (dense) counts, lest a fit leave NaN counts behind.
-#     Kernels allocate only per-thread C buffers, and report a failed allocation by their
-#     return value.
+#     counts) must leave each sparse row's sum, and each dense count, at least 0 and finite,
+#     lest a fit leave NaN counts behind. A kernel that finds X changed may have counted part
+#     of the batch (partial_fit then unfits the model). Kernels allocate only per-thread C
+#     buffers, and report a failed allocation by their return value.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
 #     does, and added to their output row in one sequential pass (count_csr; a thread that cannot
@@ -103,8 +104,8 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
     """target[j] += w * x_j (w if x_j > threshold when binarize) over the row's entries
     X_data[start:stop]; returns the sum of x_j. At a column index beyond target[0:n_features]
     it abandons the row, and it counts one in bad for that or (without binarize) for a row
-    whose sum is not finite (a NaN or an infinite value; design d). Called with constant
-    binarize, so each use compiles to its own loop. (The sum's check costs about 5% of the
+    whose sum is negative or not finite (design d). Called with constant
+    binarize, so each use compiles to its own loop. (The sum's check costs about 3% of the
     kernel, the index's nothing measurable; skipping a bad entry instead (continue), or testing
     each value, cost 8-20%: bench/README.)"""
     cdef intp_t k, j
@@ -120,7 +121,7 @@ cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp
             target[j] += w if v > threshold else 0.0  # no branch to mispredict
         else:
             target[j] += w * v
-    if not binarize and not (s < INFINITY):  # (NaN compares false)
+    if not binarize and not (0 <= s < INFINITY):  # (NaN compares false)
         bad[0] += 1
     return s
 

@@ -4,12 +4,13 @@
 # kernels therefore clamp the row pointers they read and check, where they use it, every value of
 # X they index an array with (and the row numbers they index indptr with): a value that fails
 # abandons its row or is skipped, and is counted, and the call raises changed_during_call's
-# ValueError. Elsewhere: check_X pins a dense X's shape (a view), scipy's C++ routines only see
-# a copy whose structure was checked after it was made (_validation.rechecked), and the models'
-# Python code, which indexes with X's values in a few places, has numpy's bounds checks (an
-# IndexError). Such a call never reads or writes outside an array; its numbers, when nothing it
-# indexes with fails, are unspecified (as numpy's are for an array rewritten during an
-# operation).
+# XChangedError (a ValueError). Elsewhere: check_X returns an object of its own, whose shape and
+# arrays another thread cannot replace (a view of a dense X, a CSR over the arrays it checked);
+# scipy's C++ routines only see a copy whose structure was checked after it was made
+# (_validation.rechecked); and the models' Python code, which indexes with X's values in a few
+# places, has numpy's bounds checks (an IndexError). Such a call never reads or writes outside
+# an array; its numbers, when nothing it indexes with fails, are unspecified (as numpy's are for
+# an array rewritten during an operation).
 from ._typedefs cimport index_t, intp_t
 
 
@@ -42,7 +43,8 @@ cdef inline intp_t stored_entries(intp_t n_data, intp_t n_indices, const index_t
 cdef inline int changed_during_call(intp_t n_bad) except -1:
     """Raise when a kernel met values of X it could not use (see above)."""
     if n_bad:
-        raise ValueError(
+        from fastgen._core._errors import XChangedError  # (rare: imported when raised)
+        raise XChangedError(
             "X changed while it was being read: values checked before the call were out of "
             "range during it (another thread must not modify an array during a fastgen call)"
         )
