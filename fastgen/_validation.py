@@ -265,11 +265,12 @@ def _pinned_csr(X, data, indices, indptr, shape):
     that sets the caller's X.shape or X.indices afterwards does not reach it (the dense path's
     view does the same). scipy's constructor is not used: it takes microseconds and would turn
     int64 indices that fit int32 into a copy."""
+    state = X.__dict__.copy()
+    state.pop("_has_canonical_format", None)  # (about the caller's arrays)
+    state.pop("_has_sorted_indices", None)
+    state["data"], state["indices"], state["indptr"], state["_shape"] = data, indices, indptr, shape
     pinned = type(X).__new__(type(X))
-    pinned.__dict__.update(X.__dict__)
-    for flag in ("_has_canonical_format", "_has_sorted_indices"):  # (about the caller's arrays)
-        pinned.__dict__.pop(flag, None)
-    pinned.data, pinned.indices, pinned.indptr, pinned._shape = data, indices, indptr, shape
+    pinned.__dict__ = state
     return pinned
 
 
