@@ -196,7 +196,7 @@ def csr_has_duplicates(
     marker remembers the last row that used each column. Only needed when csr_structure_status
     found a row whose columns do not strictly increase (otherwise none repeats)."""
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t nnz = stored_entries(indices.shape[0], indices.shape[0], indptr, n_rows)
+    cdef intp_t nnz = stored_entries(indices.shape[0], indices.shape[0], indptr)
     cdef intp_t i, k, start, stop
     cdef index_t j
     cdef int found = 0

@@ -133,7 +133,7 @@ cdef double _add_class(
 ) noexcept nogil:
     """target[j] += the class's sums over its rows rows[0:n_rows] (weights weight[0:n_rows]), in
     row order; row_sum[p] gets the sum of row rows[p] unless NULL. Returns the sum of the
-    weights; adds to read the entries read and to bad those skipped (design d)."""
+    weights; adds to read the entries read and to bad the rows that fail design d's checks."""
     cdef intp_t p, r, start, stop
     cdef double s, total = 0.0
     for p in range(n_rows):
@@ -178,8 +178,7 @@ def count_csr(
     as scikit-learn's feature_count_ += Y.T @ X; a smaller class is added in place. Validated by
     the caller, but for design d's checks (a ValueError when they fail)."""
     cdef intp_t n_features = feature_count_out.shape[1]
-    cdef intp_t n_samples = X_indptr.shape[0] - 1
-    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr)
     cdef intp_t c, p, j, n_entries, read, bad = 0, bad_class
     # no entries at all: nothing is read or written through these
     cdef const intp_t *rows = &order[0] if order.shape[0] else NULL
@@ -272,8 +271,7 @@ def list_csr(
     its scratch row (the outputs are then incomplete). Validated by the caller, but for design
     d's checks (a ValueError when they fail); thread-safe."""
     cdef intp_t n_classes = class_ptr.shape[0] - 1
-    cdef intp_t n_samples = X_indptr.shape[0] - 1
-    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    cdef intp_t nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr)
     cdef intp_t c, m, position = 0, failed = 0, bad = 0, bad_class
     # no entries at all: nothing is read or written through these
     cdef const intp_t *rows = &order[0] if order.shape[0] else NULL

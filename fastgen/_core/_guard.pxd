@@ -27,14 +27,14 @@ cdef inline intp_t clamped(intp_t v, intp_t low, intp_t high) noexcept nogil:
     return v if v < high else high
 
 
-cdef inline intp_t stored_entries(intp_t n_data, intp_t n_indices, const index_t[::1] indptr,
-                                  intp_t n_rows) noexcept nogil:
-    """How many entries the kernels may read: indptr[n_rows], within both arrays (0 when indptr
-    has no entry n_rows)."""
+cdef inline intp_t stored_entries(intp_t n_data, intp_t n_indices,
+                                  const index_t[::1] indptr) noexcept nogil:
+    """How many entries the kernels may read: indptr[-1], within both arrays (0 for an empty
+    indptr)."""
     cdef intp_t n
-    if not in_range(n_rows, indptr.shape[0]):
+    if indptr.shape[0] == 0:
         return 0
-    n = indptr[n_rows]
+    n = indptr[indptr.shape[0] - 1]
     n = n if n < n_data else n_data
     n = n if n < n_indices else n_indices
     return n if n > 0 else 0

@@ -289,8 +289,9 @@ cdef inline double _accumulate_polya_csr(
     intp_t *bad,
 ) noexcept nogil:
     """acc += sum over the nonzeros start..end of R(a_j, x_j) (design e); returns the row's total
-    count and counts in bad the column indices and counts that fail design d's checks (skipped).
-    The row each upcoming nonzero reads is prefetched."""
+    count, and counts in bad a column index that fails design d's check (which abandons the row,
+    as _accumulate_csr does) or a count that does (skipped). The row each upcoming nonzero reads
+    is prefetched."""
     cdef const floating *rows[4]
     cdef double ones[4]
     cdef intp_t k, q, j, m = 0
@@ -306,7 +307,7 @@ cdef inline double _accumulate_polya_csr(
         j = X_indices[k]
         if not in_range(j, n_features):
             bad[0] += 1
-            continue
+            return n
         n += x
         m = _add_polya(acc, blocks, j, x, n_classes, rows, ones, m, cache, n_slots, counts,
                        gamma, n_gamma, bad)
@@ -389,7 +390,7 @@ def jll_linear_csr(
     cdef double *acc = NULL
     if X_indptr.shape[0] != n_samples + 1:  # X.indptr replaced since its check
         changed_during_call(1)
-    nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr, n_samples)
+    nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr)
     n_slots = _cache_slots(nnz, n_classes) if polya else 0
     with nogil, parallel(num_threads=n_threads):
         # the row's accumulator, then (Polya) the thread's cache
