@@ -37,6 +37,7 @@ from ._base import (
 )
 from ._bayes import Conjugate, log_rising, maximise
 from ._core import _counts, _tables
+from ._core._errors import XChangedError
 from ._core import checks as _checks
 from ._core import jll as _jll
 from ._frame import (
@@ -742,9 +743,19 @@ def nonzero_counts(fitted):
     feature = np.empty(capacity, dtype=np.intp)
     count = np.empty(capacity, dtype=np.float64)
     class_sum = np.empty(n_classes, dtype=np.float64)
-    _tables.nonzero_counts(counts, class_ptr, feature, count, class_sum)
+    if _tables.nonzero_counts(counts, class_ptr, feature, count, class_sum):
+        raise _counts_changed()
     n = class_ptr[-1]
     return _Listing(class_ptr, feature[:n], count[:n], class_sum)
+
+
+def _counts_changed():
+    """The error of a count table that holds negative or NaN counts, which only a race leaves
+    (a batch's X rewritten while count_csr added it in: fastgen/_core/_guard.pxd); a loaded or
+    merged table was validated."""
+    return XChangedError(
+        "feature_count_ holds negative or NaN counts: an X changed while it was counted (another "
+        "thread must not modify an array during a fastgen call); fit the model again")
 
 
 def alpha_per_feature(alpha, n_features):
@@ -917,6 +928,8 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
         scores as gamma[N_cj + x] - gamma[N_cj]."""
         alpha = np.asarray(alpha, dtype=np.float64)
         counts = self._dense_counts(fitted).T
+        if not counts.min(initial=0.0) >= 0:  # (NaN too)
+            raise _counts_changed()
         a = counts + (alpha[:, None] if alpha.ndim else alpha)
         blocks = log_rising_rows(a, POLYA_BLOCKS).astype(fitted.dtype, copy=False)
         log_prior = class_log_prior(fitted.stats["class_count_"], fitted.hyper)

@@ -13,7 +13,8 @@
 #     rewritten X since: _guard.pxd): row pointers are clamped, row numbers, column indices and
 #     codes checked, and counted values (every caller that does not binarize validated them as
 #     counts) must leave each sparse row's sum, and each dense count, at least 0 and finite,
-#     lest a fit leave NaN counts behind. A kernel that finds X changed may have counted part
+#     and each listed count positive, lest a fit leave NaN or negative counts behind (a derived
+#     table's listing tests its counts too: _tables.nonzero_counts). A kernel that finds X changed may have counted part
 #     of the batch (partial_fit then unfits the model). Kernels allocate only per-thread C
 #     buffers, and report a failed allocation by their return value.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
@@ -236,7 +237,7 @@ cdef intp_t _list_class(
         value_sum[0] = 0.0
         return 0
     m = list_nonzero(scratch, n_features, True, feature, value)
-    value_sum[0] = sum_listed(value, m)
+    value_sum[0] = sum_listed(value, m, bad)
     return m
 
 

@@ -46,10 +46,14 @@ cdef inline intp_t list_nonzero(float64_t *row, intp_t n, bint clear, intp_t *fe
     return m
 
 
-cdef inline double sum_listed(const float64_t *value, intp_t m) noexcept nogil:
-    """The sum of value[0:m], in order (per-class sums are deterministic)."""
-    cdef intp_t k
+cdef inline double sum_listed(const float64_t *value, intp_t m, intp_t *bad) noexcept nogil:
+    """The sum of value[0:m], in order (per-class sums are deterministic); adds to bad the values
+    that are no positive count (negative or NaN: X changed during a fit, _guard.pxd), tested
+    beside the sum's chain of additions, which they do not lengthen."""
+    cdef intp_t k, n_bad = 0
     cdef double s = 0.0
     for k in range(m):
         s += value[k]
+        n_bad += not (value[k] > 0)
+    bad[0] += n_bad
     return s

@@ -43,9 +43,10 @@ def nonzero_counts(
 ):
     """List the nonzero counts class by class, in feature order, in one pass: entries
     class_ptr_out[c]:class_ptr_out[c + 1] of the outputs belong to class c; the per-class sums
-    come with the same pass (summed over the listed values, in order)."""
+    come with the same pass (summed over the listed values, in order). Returns how many listed
+    counts are negative or NaN (a fit's X changed while it was counted: design note d)."""
     cdef intp_t n_classes = count.shape[0], n_features = count.shape[1]
-    cdef intp_t c, m = 0, start
+    cdef intp_t c, m = 0, start, bad = 0
     cdef intp_t *feature = &feature_out[0]
     cdef float64_t *value = &value_out[0]
     with nogil:
@@ -54,8 +55,9 @@ def nonzero_counts(
             # read only (clear is False)
             m += list_nonzero(<float64_t *> &count[c, 0], n_features, False, feature + m,
                               value + m)
-            class_sum_out[c] = sum_listed(value + start, m - start)  # still in cache
+            class_sum_out[c] = sum_listed(value + start, m - start, &bad)  # still in cache
         class_ptr_out[n_classes] = m
+    return bad
 
 
 def rest_counts(
