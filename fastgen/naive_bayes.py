@@ -60,6 +60,7 @@ from ._gaussian import (
     check_prior_strength,
     check_prior_vector,
     combine_moments,
+    constant,
     diagonal_moments,
     diagonal_tables,
     score_diagonal,
@@ -1477,8 +1478,9 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     Maximum likelihood: per class c and feature j, theta is the mean and var the mean
     squared deviation of the observed values (weighted). The statistics (weights, means, squared
     deviations) combine exactly across ``partial_fit`` batches, and ``epsilon_`` follows the
-    variance of all the data seen so far, not of the latest batch (scikit-learn #14054). If every
-    feature is constant, ``epsilon_`` is ``var_smoothing`` itself. A class that never observed a
+    variance of all the data seen so far, not of the latest batch (scikit-learn #14054), leaving
+    out constant features, whose only spread is the rounding of their values. If every feature
+    is constant, ``epsilon_`` is ``var_smoothing`` itself. A class that never observed a
     feature uses that feature's mean and variance over all classes.
 
     Bayesian prediction. Each class's mean mu and variance sigma^2 of each feature have the
@@ -1570,7 +1572,11 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     @staticmethod
     def _overall(stats, var_smoothing):
         """Each feature's mean and variance over all classes (0 and 1 for a feature never
-        observed), and epsilon: var_smoothing times the largest of those variances."""
+        observed), and epsilon: var_smoothing times the largest of those variances, leaving out
+        those of constant features (a spread that the rounding of their values makes by itself,
+        ``_gaussian.constant``: weighted means of a constant 0.1 differ by 1e-17 and their
+        variance is 1e-34, which would otherwise set epsilon and let that rounding decide the
+        posteriors)."""
         n, mean, m2 = stats["observed_count_"], stats["mean"], stats["m2"]
         total = n.sum(axis=0)
         seen = total > 0
@@ -1579,7 +1585,8 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
             overall_mean = (n * mean).sum(axis=0) / safe_total
             overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
                                    / safe_total, 1.0)
-            largest = overall_var[seen].max(initial=0.0)
+            sizes = np.abs(np.where(n > 0, mean, 0.0)).max(axis=0, initial=0.0)
+            largest = overall_var[seen & ~constant(overall_var, sizes)].max(initial=0.0)
             return overall_mean, overall_var, float(var_smoothing * (largest if largest > 0
                                                                      else 1.0))
 

@@ -309,6 +309,27 @@ def test_gaussian_every_feature_constant_epsilon_is_absolute():
     assert_normalised(est, X + 0.01)
 
 
+def test_gaussian_constant_features_with_weights_leave_the_prior():
+    """Weighted means of a constant 0.1 differ from it, and from class to class, by rounding
+    (1e-17), and the squared deviations make a variance of about 1e-34. Taken as the data's
+    spread, that set epsilon_ near 1e-43, and the rounding decided the posteriors ([0.83, 0.17]
+    here, as in scikit-learn): constant features (_gaussian.constant) now leave epsilon_ at
+    var_smoothing, and every row's posterior is the prior. A feature that varies still sets
+    it."""
+    X = np.full((40, 2), 0.1)
+    y = np.arange(40) % 2
+    w = np.random.default_rng(0).uniform(0.1, 1, 40)
+    est = fastgen.GaussianNB().fit(X, y, sample_weight=w)
+    assert est.theta_[0, 0] != est.theta_[1, 0]  # the rounding is there
+    assert est.epsilon_ == 1e-9
+    prior = np.bincount(y, weights=w) / w.sum()
+    assert_allclose(est.predict_proba(X), np.tile(prior, (40, 1)), rtol=1e-12)
+    varying = np.c_[X, np.arange(40.0)]
+    est = fastgen.GaussianNB().fit(varying, y, sample_weight=w)
+    _, _, _, wvar_max = weighted_nan_stats(varying, y, est.classes_, w)
+    assert_allclose(est.epsilon_, 1e-9 * wvar_max, rtol=1e-9)
+
+
 def test_gaussian_var_smoothing_zero_with_constant_feature_raises(gauss):
     X, y, _, _ = gauss
     X = X.copy()
