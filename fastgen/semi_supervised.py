@@ -208,6 +208,13 @@ class SemiSupervised(BaseEstimator):
     starts afresh at each M-step and stops at the model's ``tol``: short of the M-step's maximum,
     the objective may fall (a smaller ``tol`` on the model, or ``reg_param``, helps).
 
+    LinearDiscriminantAnalysis and QuadraticDiscriminantAnalysis model the subspace their data
+    spans, leaving out the directions without spread. Where the labelled rows alone span less
+    than all the rows (a feature constant among them, or fewer labelled rows than features),
+    the start is a density on fewer dimensions than the models that follow, and ``objective_[0]``
+    is not comparable with the later values: the objective may fall at the first iteration,
+    and does not fall after it.
+
     A class announced in ``classes`` but carried by no labelled row has no weight at the start.
     With a class prior learned from the data (the default), its prior is 0, so no row ever
     gains a membership of it: it stays empty and is never predicted. With a fixed prior
@@ -293,9 +300,12 @@ class SemiSupervised(BaseEstimator):
             self.estimator.set_params(**nested)
         return self
 
-    def _checked(self):
+    def _checked(self, fitting=True):
         """The hyperparameters EM runs with, validated (after the estimator): a dict of
-        unlabeled_weight, max_iter and tol, as model files hold them."""
+        unlabeled_weight, max_iter and tol, as model files hold them. Without ``fitting`` (a
+        model file, whose estimator's parameters are ``estimator_``'s, which may have been set
+        to predict with the posterior predictive after the fit), the estimator's parameters are
+        not held to what EM can fit with."""
         estimator = self.estimator
         if not isinstance(estimator, BaseClassifier):
             raise TypeError("SemiSupervised's estimator must be a fastgen classifier (an "
@@ -305,7 +315,7 @@ class SemiSupervised(BaseEstimator):
             raise TypeError("SemiSupervised cannot use ComplementNB: it weighs the complement of "
                             "each class and has no model of P(x | c), so EM has no likelihood "
                             "to ascend. Use MultinomialNB.")
-        params = estimator.get_params()
+        params = estimator.get_params() if fitting else {}
         if params.get("predictive") is True or params.get("predictive") is np.True_:
             raise ValueError("SemiSupervised fits a point estimate: use an estimator with "
                              "predictive=False (set predictive=True on estimator_ after the fit "
@@ -377,9 +387,10 @@ class SemiSupervised(BaseEstimator):
             # (labels listed among -1s are what they would be alone: strings, not objects)
             y_l = np.asarray(y[labelled].tolist()) if listed else y[labelled]
             known, y_idx = self._classes(y_l, classes)
-            # rows of no weight count for nothing: EM leaves them out
+            # rows of no weight count for nothing: EM leaves them out (but, as every row of X,
+            # they show the model its categories, as its own fit does)
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
-            if lam == 0 or not len(rows_u):
+            if lam == 0 or not unlabelled.any():
                 self._result = self._supervised(
                     model, X if len(labelled) == len(y) else
                     _take_rows(X_valid if sp.issparse(X_valid) else X, labelled), y_l, w_l,
@@ -432,6 +443,9 @@ class SemiSupervised(BaseEstimator):
             marginal, posterior = _normalised(jll_u)
             objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
                                              marginal, w_u))
+            if not len(rows_u):  # no unlabelled row has weight: the start is the fixed point
+                converged = True
+                break
             # (the objective of a regularised model may fall: a fall is a change too)
             if iteration and abs(objective[-1] - objective[-2]) <= tol * total:
                 converged = True
@@ -472,7 +486,8 @@ class SemiSupervised(BaseEstimator):
                              "the order of the labelled rows) has no finite log-likelihood under its class, so EM's "
                              "objective is not finite: use smoothing (alpha > 0, var_smoothing "
                              "> 0).")
-        value = float(w_l @ own)
+        with np.errstate(over="ignore", invalid="ignore"):  # (the sum is checked below)
+            value = float(w_l @ own)
         if marginal_u is not None:
             bad = ~np.isfinite(marginal_u)
             if bad.any():
@@ -481,8 +496,14 @@ class SemiSupervised(BaseEstimator):
                                  "(probability 0 under every class, or an infinite density), so "
                                  "EM's objective is not finite: use smoothing (alpha > 0, "
                                  "var_smoothing > 0).")
-            value += float(w_u @ marginal_u)
-        return value + model._log_prior_density(fitted)
+            with np.errstate(over="ignore", invalid="ignore"):
+                value += float(w_u @ marginal_u)
+        value += model._log_prior_density(fitted)
+        if not np.isfinite(value):
+            raise ValueError("EM's objective overflows float64: the rows' log-likelihoods are "
+                             "finite, but their sum weighted by sample_weight is beyond 1e308. "
+                             "Rescale sample_weight (or X).")
+        return value
 
     def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
                     sample_weight: ArrayLike | None = None):
@@ -511,8 +532,8 @@ class SemiSupervised(BaseEstimator):
         if is_dask_collection(y):
             unlabelled = bool((y == UNLABELLED).any().compute())
         else:
-            unlabelled = unlabelled_rows(np.asarray(y) if np.ndim(y) == 1
-                                         else np.asarray(y).ravel()).any()
+            labels = np.asarray(_as_labels(y)[0])
+            unlabelled = unlabelled_rows(labels if labels.ndim == 1 else labels.ravel()).any()
         if unlabelled:
             raise ValueError("SemiSupervised.partial_fit adds labelled rows only, and y has "
                              "unlabelled rows (-1): EM needs every unlabelled row in each "
@@ -609,7 +630,7 @@ class SemiSupervised(BaseEstimator):
         model = inner_cls._from_file(inner["params"], exported["estimator"])
         meta = cls(type(model)(**model.get_params()),
                    **{name: params[name] for name in ("unlabeled_weight", "max_iter", "tol")})
-        validated = meta._checked()
+        validated = meta._checked(fitting=False)
         n_iter, objective, converged = (exported[name] for name in ("n_iter", "objective",
                                                                     "converged"))
         if isinstance(n_iter, bool) or not isinstance(n_iter, int) or not 0 <= n_iter <= \

@@ -696,6 +696,56 @@ def test_prior_strength_is_not_used_by_em(factory):
     _assert_identical(_outputs(chosen, X), _outputs(plain, X), "outputs")
 
 
+def test_an_objective_beyond_float64_is_an_error():
+    """Every row's log-likelihood is finite, but their sum weighted by huge weights is not:
+    the fit says so, instead of an objective_ of -inf (which a model file cannot hold)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 1)) * 1e-10
+    X[15, 0] = 1e140
+    y = -np.ones(20, int)
+    y[:8] = np.arange(8) % 2
+    with pytest.raises(ValueError, match="overflows float64"):
+        SemiSupervised(GaussianNB()).fit(X, y, sample_weight=np.full(20, 1e10))
+
+
+def test_unlabelled_rows_without_weight_still_show_their_categories():
+    """A CategoricalNB learns the categories of every row of X, weighted or not, whether or not
+    some other unlabelled row has weight (the fit without any used to take the labelled rows
+    alone, and category 7 was then unknown)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, (40, 2)).astype(float)
+    X[-5:, 0] = 7  # only in unlabelled rows of weight 0
+    y = -np.ones(40, int)
+    y[:10] = rng.integers(0, 2, 10)
+    w = np.ones(40)
+    w[10:] = 0.0
+    ss = SemiSupervised(CategoricalNB()).fit(X, y, sample_weight=w)
+    assert ss.n_iter_ == 0 and ss.converged_ and len(ss.objective_) == 1
+    assert ss.estimator_.n_categories_[0] == 8
+    _assert_identical(ss.estimator_, CategoricalNB().fit(X, np.maximum(y, 0), sample_weight=w))
+    w[20] = 1.0  # one unlabelled row of weight: EM
+    assert SemiSupervised(CategoricalNB()).fit(X, y, sample_weight=w).estimator_ \
+        .n_categories_[0] == 8
+
+
+@pytest.mark.parametrize("model", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
+def test_a_start_on_a_smaller_subspace_is_the_only_fall(model):
+    """A feature constant among the labelled rows alone: the start models the subspace they
+    span, a density on fewer dimensions than the later models' (see Notes), so objective_[0]
+    is not comparable; from the first iteration on the objective does not fall."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, 60)
+    X = rng.normal(size=(60, 3)) + 2 * truth[:, None]
+    y = truth.copy()
+    y[20:] = -1
+    X[:20, 2] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        objective = SemiSupervised(model(), tol=0, max_iter=30).fit(X, y).objective_
+    assert objective[1] < objective[0] - 10
+    assert np.diff(objective[1:]).min() >= -1e-9 * np.abs(objective).max()
+
+
 def test_labelled_rows_without_weight_are_named():
     X, y, w = _data("counts", seed=30)
     w[y >= 0] = 0.0
@@ -747,6 +797,11 @@ def test_partial_fit_adds_labelled_rows_and_refuses_unlabelled_ones():
     with pytest.raises(ValueError, match="(?i)unlabel"):
         ss.partial_fit(X[:5], np.array([0, 1, -1, 2, 0]))
     _assert_identical(ss.estimator_, before)  # a refused batch changes nothing
+    # -1 in a list of string labels marks an unlabelled row here too, as in fit (NumPy would
+    # read the list as strings, "-1" a label like any other)
+    strings = SemiSupervised(_counts_model()).fit(X, [-1 if v < 0 else "abc"[v] for v in y])
+    with pytest.raises(ValueError, match="(?i)unlabel"):
+        strings.partial_fit(X[:2], ["a", -1])
     X2, y2, w2 = X[lab][:7], y[lab][:7], w[lab][:7]
     ss.partial_fit(X2, y2, sample_weight=w2)
     _assert_identical(ss.estimator_, before.partial_fit(X2, y2, sample_weight=w2))
@@ -827,6 +882,22 @@ def test_save_load_and_pickle(name, tmp_path):
         assert np.array_equal(other.classes_, ss.classes_)
         _assert_identical(_outputs(other, X), _outputs(ss, X), "outputs")
     assert np.array_equal(unpickled.objective_, ss.objective_)
+
+
+@pytest.mark.parametrize("inner", [{"predictive": True}, {"alpha": "evidence"}])
+def test_a_file_loads_after_estimator_is_set_to_predict_as_the_notes_say(inner, tmp_path):
+    """estimator_.set_params(predictive=True) (or alpha="evidence") after the fit is what the
+    Notes suggest; the file it is then saved to holds those parameters, and loads: only a fit
+    holds the estimator to what EM can fit with."""
+    X, y, w = _data("counts", seed=26)
+    ss = SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
+    ss.estimator_.set_params(**inner)
+    path = tmp_path / "model.fg"
+    ss.save(path)
+    loaded = fastgen.load(path)
+    _assert_identical(_outputs(loaded, X), _outputs(ss, X), "outputs")
+    with pytest.raises(ValueError, match="SemiSupervised"):
+        loaded.fit(X, y)  # its estimator is estimator_'s parameters: not one EM fits with
 
 
 def test_set_params_reaches_the_inner_model():
