@@ -1715,8 +1715,12 @@ class _GammaPoissonEvidence(NamedTuple):
     beta: float
 
     def __call__(self, a):
-        return float(np.sum(log_rising(a, self.total)
-                            - a * np.log1p(self.observed / self.beta)
+        # log1p(n / beta), or log n - log beta where n / beta is beyond float64 (a tiny beta)
+        with np.errstate(over="ignore", divide="ignore"):
+            ratio = self.observed / self.beta
+            log1p_ratio = np.where(ratio < np.inf, np.log1p(ratio),
+                                   np.log(self.observed) - np.log(self.beta))
+        return float(np.sum(log_rising(a, self.total) - a * log1p_ratio
                             - self.total * np.log(self.beta + self.observed)))
 
 

@@ -188,6 +188,20 @@ def _log_rising_mp(a, x):
         return mpmath.loggamma(mpmath.mpf(a) + mpmath.mpf(x)) - mpmath.loggamma(mpmath.mpf(a))
 
 
+@pytest.mark.parametrize("a, x", [(0.5, 3.0), (29.9, 1e5), (30.0, 1e-3), (30.0, 1e5),
+                                  (1e3, 1e103), (1e16, 2.5), (1e160, 1e160), (1e300, 7.0)])
+def test_log_rising_keeps_its_digits(a, x):
+    """The evidence's lgamma(a + x) - lgamma(a): Stirling's series from a = 30, as the scoring
+    kernels compute it, to a few ulps also for a huge x (where the series' last term was
+    once inf / inf, NaN) or a huge a."""
+    from fastgen._bayes import log_rising
+
+    with mpmath.workdps(400):  # (1e300 + 7 needs 300 digits)
+        expected = float(mpmath.loggamma(mpmath.mpf(a) + mpmath.mpf(x))
+                         - mpmath.loggamma(mpmath.mpf(a)))
+    assert float(log_rising(a, x)) == pytest.approx(expected, rel=1e-13)
+
+
 @pytest.mark.parametrize("alpha", [1e-8, 1.0, 1e6])
 def test_multinomial_predictive_huge_a_and_counts(alpha):
     """Accurate where a difference of lgammas would cancel (a = 1e6 beside small counts,

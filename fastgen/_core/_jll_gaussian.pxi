@@ -6,8 +6,9 @@
 #       Gaussian: term = B[j, c] + S[j, c] * (x - A[j, c])**2   (S = -1/(2 var), B = -log(2 pi var)/2)
 #       Poisson:  term = B[j, c] + x * A[j, c]                  (A = log lambda, B = -lambda)
 #       Student-t: term = B[j, c] + P[j, c] * log(1 + (S[j, c] * (x - A[j, c]))**2)
-#       negative binomial: term = B[j, c] + x * A[j, c] + lgamma(S[j, c] + x) - lgamma(S[j, c])
-#                  (S = r, A = -log(1 + b), B = -r log(1 + 1/b) = log p(0))
+#       negative binomial: term = B[j, c] + x * A[j, c] + R(S[j, c], x)
+#                  (R(r, x) = lgamma(r + x) - lgamma(r); S = r, A = -log(1 + b),
+#                   B = -r log(1 + 1/b) = log p(0))
 #     Tables are feature-major (n_features, n_classes) float64. `bias` already holds sum_j B[j, c],
 #     so a complete row pays only the x-dependent part, four features per pass without a branch.
 #     A row with missing (NaN) values starts from the log prior and adds the whole terms of its
@@ -22,7 +23,7 @@
 #     takes its log, vectorised over the classes (_jll_gaussian.h). Negative binomial: P is the
 #     table T[j * (K + 1) + k, c] = lgamma(r + k) - lgamma(r) + k A[j, c] of the whole counts
 #     k <= K (fastgen.naive_bayes.negbin_table), so such a count costs one row read and add
-#     (_negbin_row); a larger or fractional one its whole term, two lgammas per class.
+#     (_negbin_row); a larger or fractional one its whole term, R(r, x) per class (_log_rising).
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
 #       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
@@ -130,16 +131,17 @@ cdef inline void _student_t_row(double *acc, double *mant, double *expo,
                                 const float64_t[::1] log_prior, const float64_t[::1] bias,
                                 const floating *x, intp_t n_features,
                                 intp_t n_classes) noexcept nogil:
-    """acc = the Student-t joint log-likelihoods of the row x. When P has one row, the log of
-    the product of the observed features' 1 + u^2, four at a time (the gathered rows' pointers
-    on this call's stack), starting from the bias for a complete row; else, or if some
-    |u| > 1e150, the observed features' whole terms one by one, each with its log."""
+    """acc = the Student-t joint log-likelihoods of the row x. When P is one row for several
+    features, the log of the product of the observed features' 1 + u^2, four at a time (the
+    gathered rows' pointers on this call's stack), starting from the bias for a complete row;
+    else (a single feature's row of P is its own, maybe a power beyond PRODUCT_MAX_POWER), or
+    if some |u| > 1e150, the observed features' whole terms one by one, each with its log."""
     cdef const double *loc[4]
     cdef const double *scale[4]
     cdef double vals[4]
     cdef double v
     cdef intp_t j, c, q, m = 0
-    cdef bint shared = P.shape[0] == 1
+    cdef bint shared = P.shape[0] == 1 and n_features > 1
     cdef bint complete
     cdef uint64_t big = 0
     if shared:
@@ -208,7 +210,7 @@ cdef inline void _negbin_row(double *acc, const float64_t[:, ::1] A, const float
         else:
             _axpy1(acc, &A[j, 0], v, n_classes)
             for c in range(n_classes):
-                acc[c] = acc[c] + (lgamma(S[j, c] + v) - lgamma(S[j, c]))
+                acc[c] = acc[c] + _log_rising(S[j, c], log(S[j, c]), v)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
 
