@@ -119,7 +119,8 @@ class _Posterior(NamedTuple):
     """A Normal-Inverse-Wishart posterior on the features ``keep`` (k of them): the class means
     mu_c | Sigma_g ~ N(mean[c], Sigma_g / kappa[c]) and Sigma_g ~ IW(scale[g], nu[g]), g =
     block[c] (one group for LDA's shared covariance, one a class for QDA); ``prior`` is the
-    (m0, Psi0, kappa0, nu0) it was updated from, ``count`` the class weights and ``spread`` the
+    (m0, Psi0, kappa0, nu0, nu0 - (k - 1)) it was updated from (the last exact for a small n0,
+    whose digits nu0 = n0 + k - 1 rounds away), ``count`` the class weights and ``spread`` the
     scale[g] - Psi0 the data added (kept apart: a strong prior's Psi0 swamps it in scale)."""
 
     keep: np.ndarray  # (k,) intp
@@ -174,6 +175,7 @@ def _niw_posterior(stats, hyper, strength, shared):
     keep, m0, cov0 = _prior_moments(stats, hyper)
     k = len(keep)
     kappa0, nu0 = (strength, strength + k - 1) if np.ndim(strength) == 0 else strength
+    excess = strength if np.ndim(strength) == 0 else nu0 - (k - 1)
     n = stats["class_count_"]
     n_classes = len(n)
     xbar = stats["mean"][:, keep]
@@ -197,7 +199,8 @@ def _niw_posterior(stats, hyper, strength, shared):
         np.linalg.cholesky(scale)
     except np.linalg.LinAlgError:
         raise ValueError(ILL_CONDITIONED) from None
-    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0), n, spread)
+    return _Posterior(keep, mean, kappa, scale, nu, block, (m0, psi0, kappa0, nu0, excess), n,
+                      spread)
 
 
 def _logdet(spd):
@@ -215,7 +218,7 @@ def _niw_log_evidence(post):
     determinant from the eigenvalues e, as sum log1p(e)), and a class -k/2 log1p(n_c / kappa0).
     A ValueError (ILL_CONDITIONED) where float64 cannot give it: e below -1 (D_g is positive
     semi-definite; its rounding is not), a factorization that fails, a result not finite."""
-    m0, psi0, kappa0, nu0 = post.prior
+    m0, psi0, kappa0, nu0, excess = post.prior
     k = len(post.keep)
     if k == 0:
         return 0.0
@@ -228,7 +231,8 @@ def _niw_log_evidence(post):
                 whitened = solve_triangular(L, solve_triangular(L, data, lower=True).T,
                                             lower=True)
                 added = np.linalg.eigvalsh((whitened + whitened.T) / 2)
-                value += (log_rising((nu0 - np.arange(k)) / 2, n / 2).sum()
+                # nu0 - i as excess + (k - 1 - i): exact at i = k - 1 for a small n0
+                value += (log_rising((excess + np.arange(k - 1, -1, -1)) / 2, n / 2).sum()
                           - 0.5 * n * _logdet(scale) - 0.5 * nu0 * np.log1p(added).sum())
         except np.linalg.LinAlgError:
             raise ValueError(ILL_CONDITIONED) from None

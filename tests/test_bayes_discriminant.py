@@ -290,6 +290,56 @@ def test_a_strong_prior_pins_the_gaussian(Model, strength):
     assert_allclose(jll, np.repeat(gaussian.logpdf(X[:5])[:, None], 2, axis=1), rtol=1e-10)
 
 
+def _niw_evidence_mp(X, y, n_classes, m0, cov0, n0, shared):
+    """The closed-form NIW log evidence (Murphy 2007) in 60-digit mpmath, nu0 = n0 + d - 1
+    formed there: a reference where float64 would round n0 away beside d - 1."""
+    with mpmath.workdps(60):
+        d = X.shape[1]
+        n0 = mpmath.mpf(n0)
+        nu0 = n0 + d - 1
+        psi0 = mpmath.matrix([[nu0 * mpmath.mpf(v) for v in row] for row in cov0])
+        m0 = [mpmath.mpf(v) for v in m0]
+
+        def log_gamma_d(a):
+            return (d * (d - 1) / mpmath.mpf(4) * mpmath.log(mpmath.pi)
+                    + mpmath.fsum(mpmath.loggamma(a - mpmath.mpf(i) / 2) for i in range(d)))
+
+        groups = [list(range(n_classes))] if shared else [[c] for c in range(n_classes)]
+        value = -len(X) * d / mpmath.mpf(2) * mpmath.log(mpmath.pi)
+        for group in groups:
+            psi, n_group = psi0.copy(), 0
+            for c in group:
+                rows = [[mpmath.mpf(v) for v in row] for row in X[y == c]]
+                n = len(rows)
+                xbar = [mpmath.fsum(r[j] for r in rows) / n for j in range(d)]
+                for r in rows:
+                    v = mpmath.matrix([r[j] - xbar[j] for j in range(d)])
+                    psi += v * v.T
+                dev = mpmath.matrix([xbar[j] - m0[j] for j in range(d)])
+                psi += (n0 * n / (n0 + n)) * dev * dev.T
+                value += d / mpmath.mpf(2) * mpmath.log(n0 / (n0 + n))
+                n_group += n
+            nu = nu0 + n_group
+            value += (log_gamma_d(nu / 2) - log_gamma_d(nu0 / 2)
+                      + nu0 / 2 * mpmath.log(mpmath.det(psi0))
+                      - nu / 2 * mpmath.log(mpmath.det(psi)))
+        return float(value)
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+@pytest.mark.parametrize("strength", [1e-8, 1e-15, 1e-16])
+def test_log_evidence_of_a_weak_prior_keeps_its_digits(Model, strength):
+    """nu0 = n0 + d - 1 rounds a small n0's digits away (1e-16 beside 1 entirely), and the last
+    of log Gamma_d(nu0 / 2)'s lgammas, at (nu0 - d + 1) / 2 = n0 / 2, took them all: 1e-3 of
+    the evidence at n0 = 1e-15, an ill-conditioning ValueError at 1e-16. It is formed from n0
+    itself."""
+    X, y = data(n=10, d=2, n_classes=2, seed=0)
+    m0, cov0 = X.mean(axis=0), np.diag(X.var(axis=0))
+    model = Model(prior_strength=strength).fit(X, y)
+    want = _niw_evidence_mp(X, y, 2, m0, cov0, strength, Model is LDA)
+    assert_allclose(model.log_evidence_, want, rtol=1e-12)
+
+
 def test_log_evidence_of_one_class_by_monte_carlo_free_identity():
     """QDA's evidence of one class equals the NIW identity p(D) = p(D | mu, Sigma) p(mu, Sigma)
     / p(mu, Sigma | D) at any (mu, Sigma) (scipy's inverse Wishart and normal densities)."""
