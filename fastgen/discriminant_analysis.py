@@ -323,20 +323,28 @@ def _predictive(post, class_count, log_prior, n_features):
     keep, k = post.keep, len(post.keep)
     n_classes, n_groups = len(post.kappa), len(post.nu)
     support = Support(keep, None)
-    dof = post.nu[post.block] - k + 1
-    factor = (post.kappa + 1) / (post.kappa * dof)
+    # dof = nu - k + 1 = (nu0 - k + 1) + the group's weight, formed from n0 itself (nu0 rounds
+    # a small n0 away)
+    group_count = np.bincount(post.block, weights=post.count, minlength=n_groups)
+    dof = post.prior[4] + group_count[post.block]
     scale = np.zeros((n_groups, n_features, n_features))
     scale[np.ix_(range(n_groups), keep, keep)] = post.scale
     mean = np.zeros((n_classes, n_features))
     mean[:, keep] = post.mean
     full = _whitened(class_count, mean, whitening(scale, support), post.block, log_prior, support)
     full = full._replace(const=np.zeros(n_classes))
-    rate = 1.0 / (factor * dof)
-    linear = None if n_groups > 1 else np.hstack([full.W, full.W @ (full.offset.T * (-2 * rate))])
-    pred = _Predictive(full, dof, factor, rate, -(dof + k) / 2, np.zeros(n_classes), log_prior,
-                       linear, rate * np.einsum("ij,ij->i", full.offset, full.offset))
-    const = _t_log_density(pred, np.full((1, n_classes), -np.inf),
-                           full.logdets[post.block][None], [k])[0]
+    # statistics beyond float64 (a factor or rate of 0 or inf): _check_derived refuses what
+    # follows from them, with the error that says so
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        factor = (post.kappa + 1) / (post.kappa * dof)
+        rate = 1.0 / (factor * dof)
+        linear = None if n_groups > 1 else np.hstack([full.W,
+                                                      full.W @ (full.offset.T * (-2 * rate))])
+        pred = _Predictive(full, dof, factor, rate, -(dof + k) / 2, np.zeros(n_classes),
+                           log_prior, linear,
+                           rate * np.einsum("ij,ij->i", full.offset, full.offset))
+        const = _t_log_density(pred, np.full((1, n_classes), -np.inf),
+                               full.logdets[post.block][None], [k])[0]
     return pred._replace(const=const)
 
 

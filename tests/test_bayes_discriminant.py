@@ -340,6 +340,40 @@ def test_log_evidence_of_a_weak_prior_keeps_its_digits(Model, strength):
     assert_allclose(model.log_evidence_, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_predictive_of_a_weak_prior_and_weightless_rows_is_the_prior_predictive(Model):
+    """Rows of weight 1e-300 leave the posterior at the prior: the predictive is the prior's t,
+    of dof n0 (computed in mpmath). Its dof was formed as nu - d + 1, in which n0 = 1e-15 kept
+    one digit and 1e-20 none (a division by zero, then a ValueError)."""
+    X, y = data(n=10, d=2, n_classes=2, seed=0)
+    m0, cov0 = X.mean(axis=0), np.array([[2.0, 0.3], [0.3, 1.0]])
+    rows = X[:3] * 4
+    for n0 in (1e-15, 1e-20):
+        model = Model(predictive=True, prior_strength=n0, prior_mean=m0,
+                      prior_covariance=cov0).fit(X, y, sample_weight=np.full(10, 1e-300))
+        with mpmath.workdps(50):
+            d, nu = 2, mpmath.mpf(n0)  # dof = nu0 - d + 1 = n0
+            shape = mpmath.matrix(cov0.tolist()) * (nu + d - 1) * (1 + 1 / nu) / nu
+            inverse = shape ** -1
+            want = []
+            for row in rows:
+                v = mpmath.matrix((row - m0).tolist())
+                maha = (v.T * inverse * v)[0]
+                want.append(float(mpmath.loggamma((nu + d) / 2) - mpmath.loggamma(nu / 2)
+                                  - d / 2 * mpmath.log(nu * mpmath.pi)
+                                  - mpmath.log(mpmath.det(shape)) / 2
+                                  - (nu + d) / 2 * mpmath.log1p(maha / nu)))
+        assert_allclose(model.predict_joint_log_proba(rows) - np.log(model.priors_),
+                        np.repeat(np.array(want)[:, None], 2, axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_predictive_beyond_float64_is_an_error_without_numpy_warnings(Model):
+    X, y = data(n=10, d=2, n_classes=2, seed=0)
+    with pytest.raises(ValueError, match="overflows float64"):
+        Model(predictive=True).fit(X, y, sample_weight=np.full(10, 1e160))
+
+
 def test_log_evidence_of_one_class_by_monte_carlo_free_identity():
     """QDA's evidence of one class equals the NIW identity p(D) = p(D | mu, Sigma) p(mu, Sigma)
     / p(mu, Sigma | D) at any (mu, Sigma) (scipy's inverse Wishart and normal densities)."""
