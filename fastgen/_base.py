@@ -377,7 +377,7 @@ class BaseEstimator:
         return hasattr(self, "n_features_in_")
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        return {name: value for name, value in self.__dict__.items() if name != "_lock"}
 
     # Naive Bayes makes strong independence assumptions; scikit-learn tags its own NB models so
     # that generic accuracy checks do not demand more than the model can give.
@@ -733,6 +733,7 @@ class BaseClassifier(BaseEstimator):
             check_class_weight(members.class_weight() + (
                 0.0 if fitted is None else fitted.stats["class_count_"]), known)
             hyper = self._hyper(len(known), X_valid, fitted or shell)
+            owned = False  # (a first batch counts into statistics of its own)
             if fitted is None:
                 stats = self._start(hyper, len(known), X_valid)
                 fitted = Fitted(known, X_valid.shape[1], _model_dtype(X_valid),
@@ -744,6 +745,8 @@ class BaseClassifier(BaseEstimator):
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
                 try:
                     stats = self._add(stats, X_valid, members, has_nan, hyper)
+                    if owned:  # what the memo holds was computed from the counts before
+                        fitted.memo.clear()
                 except XChangedError as error:  # a counting kernel may have counted part of it
                     if owned:  # in place: no longer the statistics of any data
                         self.__dict__.pop("_fitted", None)
@@ -908,10 +911,15 @@ class BaseClassifier(BaseEstimator):
             raise ValueError(f"This {type(self).__name__} pickle holds {sorted(earlier)}, which "
                              "this fastgen keeps in a declared snapshot instead: it was written "
                              "by an earlier fastgen. Fit the model again.")
-        self.__dict__.update(state)
-        if exported is not None:
-            if not isinstance(exported, dict):
-                raise ValueError("the pickled fitted state is not a mapping")
+        if exported is not None and not isinstance(exported, dict):
+            raise ValueError("the pickled fitted state is not a mapping")
+        # as a writer (a state set into a model in use: a fit beside it waits), and whole: the
+        # state of an unfitted model leaves this one unfitted
+        with self._write_lock():
+            self.__dict__.update(state)
+            if exported is None:
+                self.__dict__.pop("_fitted", None)
+                return
             # derived with the parameters the snapshot had (a set_params it could not follow
             # leaves them behind the estimator's own)
             exported = dict(exported)

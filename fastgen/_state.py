@@ -140,8 +140,15 @@ def check_at_most(values, bound, message):
 
 def readonly(array):
     """A read-only view: fitted attributes show the statistics without letting a caller change
-    what the kernels trust."""
-    view = array.view()
+    what the kernels trust. The view is made over a read-only buffer of the array, so that its
+    WRITEABLE flag cannot be set back (a plain view's can, while the array it views is
+    writeable); an array no buffer can show (no entries, object dtype) is shown as a copy."""
+    try:
+        if array.size:
+            return np.asarray(memoryview(array).toreadonly())
+    except (TypeError, ValueError, BufferError):
+        pass
+    view = array.copy()
     view.flags.writeable = False
     return view
 
@@ -151,7 +158,8 @@ class Fitted:
 
     After publication, ``params`` is set at most once (a model that derives lazily, after
     ``partial_fit``), ``memo`` collects values computed from the snapshot on first read (fitted
-    attributes that scoring does not use, and what reading a DataFrame needs; never saved), and
+    attributes that scoring does not use, and what reading a DataFrame needs; never saved;
+    cleared when the owner's partial_fit adds to the statistics in place), and
     the statistics change only in place, under ``lock``, by the model that owns them (the text
     models' ``partial_fit`` adds a batch's counts to the tables; its new snapshot then replaces
     this one): whatever reads the statistics of a snapshot that may still be published holds
@@ -216,13 +224,19 @@ class fitted_attribute:
 
 
 def statistic(name, doc=None):
-    """A fitted attribute showing one declared statistic (read-only)."""
-    return fitted_attribute(lambda model, fitted: readonly(fitted.stats[name]), doc)
+    """A fitted attribute showing one declared statistic (read-only): a copy taken under the
+    snapshot's lock, as the statistics stood in one snapshot (the text models' partial_fit adds
+    to them in place, and a view would go on changing, or show half a batch)."""
+    def read(model, fitted):
+        with fitted.lock:
+            return readonly(fitted.stats[name].copy())
+    return fitted_attribute(read, doc)
 
 
 class memoized(fitted_attribute):
     """A read-only fitted attribute computed from the snapshot's statistics on first read
-    (``read(model, fitted)``) and kept in its ``memo``: a race computes it twice, never a mix."""
+    (``read(model, fitted)``) and kept in its ``memo``, both under the snapshot's lock (its
+    partial_fit clears the memo when it adds to the statistics in place)."""
 
     def __get__(self, model, owner=None):
         if model is None:
@@ -230,12 +244,15 @@ class memoized(fitted_attribute):
         fitted = self._snapshot(model)
         value = fitted.memo.get(self.name)
         if value is None:
-            value = fitted.memo.setdefault(self.name, self._compute(model, fitted))
+            with fitted.lock:  # from statistics that partial_fit may be adding to (and then
+                # clearing the memo of): computed and kept under one hold of the lock
+                value = fitted.memo.get(self.name)
+                if value is None:
+                    value = fitted.memo[self.name] = self._compute(model, fitted)
         return value
 
     def _compute(self, model, fitted):
-        with fitted.lock:  # computed from statistics that partial_fit may be adding to
-            return readonly(self.read(model, fitted))
+        return readonly(self.read(model, fitted))
 
 
 def shown(value, dtype):

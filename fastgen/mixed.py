@@ -321,9 +321,11 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         for kind, columns, part, part_hyper, _ in self._part_fields(hyper):
             block, part_nan = part._validate_X(
                 self._part_input(kind, X[:, blocks[kind]]), None)
-            added = part._add(self._sub(stats, kind), block, members, part_nan, part_hyper)
-            # refused here, before the multinomial part (last) counts in place into the
-            # statistics of the model as it stands
+            # a copy of the part's statistics: the multinomial part counts in place, and a batch
+            # refused afterwards (here, or by the derivation) must leave the model as it was
+            own = {name: value.copy() if isinstance(value, np.ndarray) else value
+                   for name, value in self._sub(stats, kind).items()}
+            added = part._add(own, block, members, part_nan, part_hyper)
             part._check_moments(added, part_hyper)
             out.update({f"{kind}.{name}": value for name, value in added.items()})
         return out

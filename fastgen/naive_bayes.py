@@ -326,9 +326,12 @@ def smoothing(model, fitted):
         return alpha
     chosen = fitted.memo.get("chosen_alpha")
     if chosen is None:
-        with fitted.lock:  # from statistics that partial_fit may be adding to
-            terms = model._evidence_terms(fitted, 1.0)
-        chosen = fitted.memo.setdefault("chosen_alpha", maximise(terms, model._evidence_range))
+        with fitted.lock:  # from statistics that partial_fit may be adding to (and then
+            # clearing the memo of): chosen and kept under one hold of the lock
+            chosen = fitted.memo.get("chosen_alpha")
+            if chosen is None:
+                chosen = fitted.memo["chosen_alpha"] = maximise(
+                    model._evidence_terms(fitted, 1.0), model._evidence_range)
     return chosen
 
 
@@ -505,9 +508,11 @@ class _BaseDiscreteNB(BaseClassifier):
         alpha = check_alpha(self, n_features, self._has_evidence)
         bayes = {"predictive": check_predictive(self, alpha)} if self._has_evidence else {}
         return {"alpha": alpha, "class_prior": check_class_prior(self, n_classes),
-                "fit_prior": check_bool(self, "fit_prior"), **bayes, **self._more_params()}
+                "fit_prior": check_bool(self, "fit_prior"), **bayes, **self._more_params(fitted)}
 
-    def _more_params(self):
+    def _more_params(self, fitted):
+        """The model's own hyperparameters, validated (for a fitted model: against the
+        statistics of ``fitted``)."""
         return {}
 
     def _start(self, hyper, n_classes, X):
@@ -591,7 +596,7 @@ class _BaseDiscreteNB(BaseClassifier):
         return counts
 
     feature_count_ = fitted_attribute(
-        lambda model, fitted: readonly(model._dense_counts(fitted)),
+        lambda model, fitted: _copied_under_lock(fitted, lambda: model._dense_counts(fitted)),
         "ndarray of shape (n_classes, n_features): (weighted) sum of each feature per class.")
     class_log_prior_ = parameter("log_prior",
                                  "ndarray of shape (n_classes,): log prior of each class.")
@@ -748,6 +753,13 @@ def nonzero_counts(fitted):
         raise _counts_changed()
     n = class_ptr[-1]
     return _Listing(class_ptr, feature[:n], count[:n], class_sum)
+
+
+def _copied_under_lock(fitted, read):
+    """A read-only copy of the statistic ``read()`` returns, taken under the snapshot's lock (see
+    ``_state.statistic``)."""
+    with fitted.lock:
+        return readonly(read().copy())
 
 
 def _counts_changed():
@@ -1031,7 +1043,7 @@ class ComplementNB(_BaseDiscreteNB):
         self.norm = norm
         self.n_threads = n_threads
 
-    def _more_params(self):
+    def _more_params(self, fitted):
         return {"norm": check_bool(self, "norm")}
 
     def _word_probabilities(self, fitted):
@@ -1188,8 +1200,15 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
         self.predictive = predictive
         self.n_threads = n_threads
 
-    def _more_params(self):
-        return {"binarize": self._binarize_args()}
+    def _more_params(self, fitted):
+        binarize = self._binarize_args()
+        counted = None if fitted is None or fitted.hyper is None else fitted.hyper["binarize"]
+        if counted is not None and tuple(counted) != binarize:
+            # the counts were taken at the old threshold: no parameters of the new one follow
+            raise ValueError(f"binarize was changed to {self.binarize!r} after fitting with "
+                             f"{counted[1] if counted[0] else None!r}: the counts were taken at "
+                             "that threshold; call fit to start again.")
+        return {"binarize": binarize}
 
     def _agree(self, stats, hyper):
         check_at_most(stats["feature_count_"], stats["class_count_"][:, None],

@@ -9,6 +9,7 @@ a row per class -- and derives the parameters as a fit does.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import numbers
 import warnings
@@ -366,7 +367,7 @@ class SemiSupervised(BaseEstimator):
                             "them first, or fit the model itself on dask's labelled rows.")
         model = type(self.estimator)(**self.estimator.get_params(deep=False))
         effective_n_threads(model.n_threads)
-        with model._write_lock():
+        with self._write_lock(), model._write_lock():
             shell = model._new_shell(X)
             X_valid, has_nan = model._validate_X(X, shell)
             if sp.issparse(X_valid):  # scipy selects its rows below, trusting the indices
@@ -538,13 +539,26 @@ class SemiSupervised(BaseEstimator):
             raise ValueError("SemiSupervised.partial_fit adds labelled rows only, and y has "
                              "unlabelled rows (-1): EM needs every unlabelled row in each "
                              "iteration, so fit on all the rows instead.")
-        result = self.__dict__.get("_result")
-        model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
-            if result is None else result.estimator
-        model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-        self._result = _Result(model, 0, np.empty(0), True, params) if result is None \
-            else result._replace(estimator=model)
+        with self._write_lock():  # (a fit or another batch beside it waits)
+            result = self.__dict__.get("_result")
+            model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
+                if result is None else result.estimator
+            model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+            self._result = _Result(model, 0, np.empty(0), True, params) if result is None \
+                else result._replace(estimator=model)
         return self
+
+    def __copy__(self):
+        """A shallow copy with a writers' lock of its own, whose ``estimator_`` is a shallow
+        copy (which copies the statistics before a ``partial_fit`` changes them): a batch
+        added to one is not added to the other."""
+        clone = type(self).__new__(type(self))
+        with self._write_lock():
+            clone.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_lock"})
+            result = self.__dict__.get("_result")
+            if result is not None:
+                clone._result = result._replace(estimator=copy.copy(result.estimator))
+        return clone
 
     # ----------------------------------------------------------------- the fitted model
     def __sklearn_is_fitted__(self):

@@ -225,3 +225,138 @@ def test_a_model_file_records_the_current_n_threads(tmp_path):
     model = fastgen.MultinomialNB(n_threads=2).fit(X, y).set_params(n_threads=1)
     model.save(tmp_path / "m.fgm")
     assert fastgen.load(tmp_path / "m.fgm").n_threads == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Found by an outside attack on the declared state (2026-11-28)
+
+
+def _fitted_models():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, (60, 4)).astype(np.float64)
+    y = np.arange(60) % 3
+    return [(fastgen.MultinomialNB().fit(X, y), ["classes_", "class_count_", "feature_count_",
+                                                 "feature_log_prob_", "class_log_prior_"]),
+            (fastgen.GaussianNB().fit(X, y), ["classes_", "theta_", "var_", "class_prior_"]),
+            (fastgen.LinearDiscriminantAnalysis().fit(X, y), ["coef_", "means_", "classes_"])]
+
+
+def test_fitted_attributes_cannot_be_made_writeable():
+    """A plain read-only view's WRITEABLE flag can be set back while the array it views is
+    writeable: writing through feature_log_prob_ then changed predict_proba, and through
+    classes_ what predict returns. The attributes are views of read-only buffers now."""
+    for model, names in _fitted_models():
+        for name in names:
+            value = getattr(model, name)
+            with pytest.raises(ValueError, match="WRITEABLE"):
+                value.setflags(write=True)
+
+
+def test_statistics_attributes_are_one_snapshots_values():
+    """feature_count_ and class_count_ of a text model are copies taken under the snapshot's
+    lock: a later partial_fit, which adds to the tables in place, does not change what a caller
+    holds (it did, and a read beside partial_fit could show half a batch)."""
+    X = np.random.default_rng(1).poisson(1.0, (40, 6)).astype(np.float64)
+    y = np.arange(40) % 2
+    model = fastgen.MultinomialNB().partial_fit(X, y, classes=[0, 1])
+    counts, classes = model.feature_count_, model.class_count_
+    kept = counts.copy(), classes.copy()
+    model.partial_fit(X, y)
+    np.testing.assert_array_equal(counts, kept[0])
+    np.testing.assert_array_equal(classes, kept[1])
+    np.testing.assert_array_equal(model.feature_count_, 2 * kept[0])
+
+
+def test_a_held_snapshot_never_mixes_the_old_evidence_alpha_with_new_counts():
+    """A prediction holds the snapshot it started from; a partial_fit counts the next batch into
+    its statistics in place. The alpha chosen by the evidence (memoised in the snapshot from the
+    old counts) used to meet the new counts in the held snapshot's derivation, a model the object
+    never was; partial_fit now clears the memo with the counts it changes."""
+    rng = np.random.default_rng(0)
+    first = rng.poisson(0.3, (50, 20)).astype(np.float64), rng.integers(0, 3, 50)
+    second = (rng.poisson(2.0, (50, 20)) * (np.arange(20) < 5)).astype(np.float64), \
+        rng.integers(0, 3, 50)
+    Xq = rng.poisson(0.5, (30, 20)).astype(np.float64)
+    model = fastgen.MultinomialNB(alpha="evidence").partial_fit(*first, classes=[0, 1, 2])
+    held = model._fitted  # as predict holds it
+    model.alpha_  # memoised in that snapshot
+    model.partial_fit(*second)
+    out = np.empty((len(Xq), 3))
+    model._score(model._params_of(held), Xq, 1, out, False)
+    np.testing.assert_array_equal(out, model.predict_log_proba(Xq))
+
+
+def test_a_refused_mixed_nb_batch_leaves_the_model_as_it_was():
+    """MixedNB's multinomial part counted a batch in place before the derivation refused it (a
+    new class whose Gaussian column is constant, var_smoothing=0): the model kept its old
+    parameters over counts that held the refused batch (its pickle predicted otherwise, and a
+    retry counted the batch twice)."""
+    X = np.array([[0.0, 1, 2], [1.0, 0, 3], [0.5, 2, 0], [0.2, 1, 1]])
+    model = fastgen.MixedNB(feature_types=["gaussian", "multinomial", "multinomial"],
+                            var_smoothing=0.0).partial_fit(X, [0, 0, 1, 1], classes=[0, 1, 2])
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="variance 0"):
+        model.partial_fit(np.array([[0.3, 90, 0], [3.0, 50, 50], [3.0, 50, 50]]), [0, 2, 2])
+    assert pickle.dumps(model) == before
+    np.testing.assert_array_equal(pickle.loads(before).predict_proba(X), model.predict_proba(X))
+
+
+def _blocks_while_the_lock_is_held(lock, call):
+    """Whether call(), in another thread, waits while this thread holds lock (and then runs)."""
+    thread = threading.Thread(target=call)
+    with lock:
+        thread.start()
+        thread.join(0.3)
+        waited = thread.is_alive()
+    thread.join(30)
+    return waited
+
+
+def test_semi_supervised_writers_take_turns():
+    """SemiSupervised's partial_fit read its result, trained and stored a new one without a
+    lock: of two concurrent batches one could be lost. It and fit now hold the meta-estimator's
+    writers' lock; a shallow copy has its own, and its own estimator_."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, (40, 5)).astype(np.float64)
+    y = rng.integers(0, 2, 40)
+    ss = fastgen.SemiSupervised(fastgen.MultinomialNB()).fit(X, y)
+    assert _blocks_while_the_lock_is_held(ss._write_lock(), lambda: ss.partial_fit(X, y))
+    assert _blocks_while_the_lock_is_held(ss._write_lock(), lambda: ss.fit(X, y))
+    clone = copy.copy(ss)
+    clone.partial_fit(X, y)
+    np.testing.assert_array_equal(ss.estimator_.class_count_, np.bincount(y))
+    np.testing.assert_array_equal(clone.estimator_.class_count_, 2 * np.bincount(y))
+    pickle.loads(pickle.dumps(ss))  # (the lock is not pickled)
+
+
+def test_setstate_is_a_writer_and_an_unfitted_state_unfits():
+    """Unpickling into a model in use waits for its writers (a partial_fit beside it could
+    overwrite the state set), and the state of an unfitted model leaves it unfitted (it kept the
+    old snapshot under the new hyperparameters: alpha=3 with alpha_=1)."""
+    X = np.random.default_rng(2).poisson(1.0, (30, 4)).astype(np.float64)
+    y = np.arange(30) % 2
+    model = fastgen.MultinomialNB().fit(X, y)
+    state = fastgen.MultinomialNB(alpha=2.0).fit(X, y).__getstate__()
+    assert _blocks_while_the_lock_is_held(model._write_lock(),
+                                          lambda: model.__setstate__(state))
+    assert model.alpha_ == 2.0
+    model.__setstate__(fastgen.MultinomialNB(alpha=3.0).__getstate__())
+    assert model.alpha == 3.0 and not hasattr(model, "classes_")
+
+
+def test_bernoulli_binarize_changed_after_fit_is_held_back():
+    """The counts were taken at the old threshold: set_params(binarize=...) keeps the fitted
+    model (as covariance= on LDA), the next partial_fit says why, and fit starts again."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(1.5, (90, 6)).astype(np.float64)
+    y = np.arange(90) % 3
+    model = fastgen.BernoulliNB(binarize=0.0).fit(X, y)
+    expected = model.predict_joint_log_proba(X)
+    model.set_params(binarize=1.5)
+    np.testing.assert_array_equal(model.predict_joint_log_proba(X), expected)
+    with pytest.raises(ValueError, match="binarize was changed"):
+        model.partial_fit(X, y)
+    model.fit(X, y)
+    np.testing.assert_array_equal(model.predict_joint_log_proba(X),
+                                  fastgen.BernoulliNB(binarize=1.5).fit(X, y)
+                                  .predict_joint_log_proba(X))

@@ -360,6 +360,28 @@ def test_a_partial_fit_that_finds_x_changed_leaves_no_half_counted_model(name, s
     np.testing.assert_allclose(model.predict_proba(X), before, rtol=1e-12)
 
 
+def test_a_first_partial_fit_that_finds_x_changed_is_the_value_error():
+    """On an unfitted model the batch counts into statistics of its own: the error is the
+    kernel's, not an UnboundLocalError of the code that unfits a model counted in place."""
+    from fastgen import _base
+
+    X = sp.csr_matrix(np.random.default_rng(6).poisson(2.0, (60, 8)).astype(np.float64))
+    model = fastgen.MultinomialNB()
+
+    def writer():
+        X.data[:5] = -1e9
+
+    undo = _before_line(_base, "stats = self._add(stats, X_valid, members, has_nan, hyper)",
+                        writer)
+    try:
+        with pytest.raises(ValueError, match=CHANGED):
+            model.partial_fit(X, np.arange(60) % 3, classes=[0, 1, 2])
+    finally:
+        undo()
+    with pytest.raises(NotFittedError):
+        model.predict_proba(X)
+
+
 def test_dense_x_is_pinned_against_reshaping():
     """check_X hands the kernels a view of the caller's array: setting the array's shape in
     place afterwards (another thread) cannot change the shape they see."""
