@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import re
+import stat
 import zlib
 from typing import NamedTuple
 
@@ -127,14 +128,36 @@ def check_file(path):
         raise PermissionError(errno.EACCES, "not readable (permission denied)", os.fspath(path))
 
 
-def is_gzip(path):
-    with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
+class _GzipOfFile(gzip.GzipFile):
+    """A gzip stream over a file object that it closes with itself."""
+
+    def __init__(self, raw):
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 def open_binary(path):
-    """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name)."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    """The file's bytes, gunzipped when it is gzip (told by its content, whatever its name).
+    The file is opened once and its first bytes are looked at in the read buffer, not read
+    away: a pipe (or /dev/stdin, or a FIFO) is read from its start, and a FIFO's writer is not
+    waited for twice. ``path`` must be a path: an int would be a file descriptor of the caller's,
+    which closing the file would close."""
+    if isinstance(path, bool) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"a path (str or os.PathLike) is needed, not {type(path).__name__}")
+    raw = open(path, "rb")
+    try:
+        if raw.peek(len(GZIP_MAGIC))[:len(GZIP_MAGIC)] == GZIP_MAGIC:
+            return _GzipOfFile(raw)
+    except BaseException:
+        raw.close()
+        raise
+    return raw
 
 
 def open_text(path):
@@ -173,8 +196,7 @@ def _csv_chunks(path, delimiter, batch_size):
     # (blank lines are kept, as rows of empty fields that _named drops, so that a row's line
     # number is its line in the file)
     options = {"header": None, "dtype": str, "na_filter": False, "skip_blank_lines": False,
-               "encoding": "utf-8", "chunksize": batch_size,
-               "compression": "gzip" if is_gzip(path) else None}
+               "encoding": "utf-8", "chunksize": batch_size}
     if delimiter == "whitespace":
         options["sep"] = r"\s+"
     elif delimiter == "\t":
@@ -183,9 +205,10 @@ def _csv_chunks(path, delimiter, batch_size):
     else:
         options.update(sep=delimiter, skipinitialspace=True)
     try:
-        reader = pd.read_csv(path, **options)
-        for chunk in reader:
-            yield chunk
+        with open_binary(path) as f:  # (pandas given the path would open it again: a pipe)
+            reader = pd.read_csv(f, **options)
+            for chunk in reader:
+                yield chunk
     except UnicodeDecodeError as exc:
         raise _decode_error(path, exc) from None
     except pd.errors.EmptyDataError:
@@ -357,6 +380,11 @@ def _layout(path, options, batch_size, need_label=True):
     """A file's columns (from its header, or by position: 1, 2, ...), label and features, from
     its first rows and the command line's options."""
     fmt = "jsonl" if options.format == "jsonl" else "csv"
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"{path}: not a regular file (a pipe?): a table is read twice, its "
+                         "first rows for its columns and then all of them, and a pipe cannot "
+                         "be read again. Save it to a file first (svmlight files are read "
+                         "once, and may come from a pipe).")
     delimiter = _csv_delimiter(options) if fmt == "csv" else ","
     na_values = tuple(dict.fromkeys(("",) + tuple(
         NA_VALUES if options.na_values is None else options.na_values)))

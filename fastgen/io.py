@@ -45,6 +45,14 @@ def _check_batch_size(batch_size):
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
 
 
+def _check_flag(name, value):
+    """A True/False option as a bool; anything else (scikit-learn's zero_based="auto", a
+    header="false") is a TypeError, not its truth value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _check_dtype(dtype):
     """The values' type: float32 or float64 (a missing CSV field is NaN; a fraction must not be
     truncated)."""
@@ -65,6 +73,7 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     by the kernel; the incomplete line at a chunk's end is carried over to the next chunk. Rows
     and entries go into arrays that double when full (up to ``batch_size`` rows) and are copied
     out, tight, with each batch."""
+    zero_based = _check_flag("zero_based", zero_based)
     index_dtype = np.int32 if n_features < 2**31 else np.int64
     capacity = _INITIAL_CAPACITY if store else 1
     indices, data = np.empty(capacity, dtype=index_dtype), np.empty(capacity, dtype=dtype)
@@ -230,7 +239,8 @@ def _csv_schema(path, label_column, header, delimiter, batch_size):
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter must be one character, got {delimiter!r}")
     _input.check_file(path)
-    options = _input.Options("csv", delimiter, bool(header), None, None, None, (), (), ())
+    options = _input.Options("csv", delimiter, _check_flag("header", header), None, None, None,
+                             (), (), ())
     schema = _input.plain_schema(path, options, batch_size)
     columns = schema.columns
     if isinstance(label_column, str):

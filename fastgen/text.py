@@ -23,6 +23,7 @@ on load as ``fit`` checks them. A callable ``analyzer``, ``tokenizer``, ``prepro
 from __future__ import annotations
 
 import codecs
+import collections.abc
 import numbers
 import operator
 import re
@@ -180,6 +181,10 @@ def _check_stop_words(stop_words):
             raise ValueError("stop_words='english' is scikit-learn's list and scikit-learn is not "
                              "installed: pass the stop words as a list") from None
         return frozenset(ENGLISH_STOP_WORDS)
+    if not isinstance(stop_words, collections.abc.Collection):
+        # (an iterator would be used up by the first read: fit and transform would differ)
+        raise TypeError(f"stop_words must be None, 'english' or a collection of str (a list, a "
+                        f"set), got {type(stop_words).__name__}")
     try:
         # a str subclass's __hash__/__eq__ must not decide which tokens are stop words
         return frozenset(str.__str__(w) if isinstance(w, str) else w for w in stop_words)
@@ -1107,9 +1112,10 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         """
         check_is_fitted(self)
         mapping = self._fitted_state().mapping
-        X = sp.csr_matrix(X)
+        X = sp.csr_matrix(X, copy=True)  # (its zeros are dropped below: the caller's stays)
         if X.shape[1] != len(mapping):
             raise ValueError(f"X has {X.shape[1]} columns; the vocabulary has {len(mapping)} terms")
+        X.check_format(full_check=True)  # (its indices pick the terms)
         names = np.asarray(sorted(mapping, key=mapping.__getitem__), dtype=object)
         X.eliminate_zeros()
         return [names[X.indices[X.indptr[i]:X.indptr[i + 1]]] for i in range(X.shape[0])]

@@ -429,3 +429,31 @@ def test_stop_word_cache_follows_the_parameter():
     hv = ft.HashingVectorizer(stop_words=stop, norm=None)
     X = hv.transform(["the dog fox cat"])
     assert_same_matrix(pickle.loads(pickle.dumps(hv)).transform(["the dog fox cat"]), X)
+
+
+def test_inverse_transform_leaves_the_callers_matrix():
+    """inverse_transform dropped the explicit zeros of the caller's own CSR (scipy's
+    constructor shares its arrays): X.nnz went from 3 to 2."""
+    vec = fastgen.text.CountVectorizer().fit(["apple banana", "banana cherry"])
+    X = sp.csr_matrix((np.array([1.0, 0.0, 2.0]), np.array([0, 1, 2]), np.array([0, 2, 3])),
+                      shape=(2, 3))
+    data, indices, indptr = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    terms = vec.inverse_transform(X)
+    assert [list(t) for t in terms] == [["apple"], ["cherry"]]
+    assert X.nnz == 3
+    np.testing.assert_array_equal(X.data, data)
+    np.testing.assert_array_equal(X.indices, indices)
+    np.testing.assert_array_equal(X.indptr, indptr)
+    bad = sp.csr_matrix((np.ones(1), np.array([7]), np.array([0, 1, 1])), shape=(2, 3))
+    with pytest.raises(ValueError):
+        vec.inverse_transform(bad)
+
+
+def test_stop_words_given_as_an_iterator_are_refused():
+    """An iterator is used up by its first read: fit removed the stop words and transform did
+    not. A collection is needed (scikit-learn refuses an iterator too)."""
+    with pytest.raises(TypeError, match="collection"):
+        fastgen.text.CountVectorizer(stop_words=iter(["the"])).fit(["cat the hat"])
+    vec = fastgen.text.CountVectorizer(stop_words=("the",), ngram_range=(1, 2))
+    np.testing.assert_array_equal(vec.fit_transform(["cat the hat"]).toarray(),
+                                  vec.transform(["cat the hat"]).toarray())
