@@ -23,6 +23,7 @@ import numpy as np
 
 import fastgen
 from fastgen import _input, io
+from fastgen.text import CountVectorizer, HashingVectorizer
 
 DESCRIPTION = """\
 Fast, exact generative classifiers (naive Bayes, LDA, QDA) from the command line.
@@ -99,6 +100,10 @@ def _data_options(parser, training=False, labelled=True):
         group.add_argument("--drop", type=_columns, action="append", default=[],
                            metavar="COLUMNS", help="tables: columns of this file to leave out "
                            "(comma-separated, repeatable)")
+        group.add_argument("--text", dest="documents", metavar="COLUMN",
+                           help="tables, JSON lines: the column of documents, for a text "
+                           "pipeline whose model file does not say (saved from Python); "
+                           "default: the one column besides the label")
     if labelled and not training:
         group.add_argument("--rename-label", nargs=2, action="append", default=[],
                            metavar=("FROM", "TO"), help="read the true label FROM as TO, e.g. "
@@ -233,6 +238,8 @@ def _model_schema(args, path, model, schema, fmt):
     if fmt == "svmlight":
         raise CommandError(f"{path}: an svmlight file, but the model was trained on a table: "
                            "give it a table file (or --format)")
+    if schema is None and _reads_documents(model):
+        return _documents_schema(args, path, fmt)
     if schema is None:
         names = getattr(model, "feature_names_in_", None)
         return _input.plain_schema(path, _options(args, fmt), args.batch_size,
@@ -242,11 +249,41 @@ def _model_schema(args, path, model, schema, fmt):
         raise CommandError(f"--label {args.label!r}: the model was trained with the labels in "
                            f"column {schema.label!r}")
     changes = {}
+    # the file's own format (its name's, or --format), not the training file's: a model
+    # trained on CSV scores JSON lines with the same columns, and the reverse
+    table = "jsonl" if fmt == "jsonl" else "csv"
+    if table != schema.format:
+        changes.update(format=table, delimiter="," if table == "csv" else schema.delimiter)
+    if fmt == "tsv":
+        changes["delimiter"] = "\t"
     if args.delimiter is not None:
         changes["delimiter"] = _input.delimiter(args.delimiter)
     if args.header is not None:
         changes["header"] = args.header
     return schema._replace(**changes)
+
+
+def _reads_documents(model):
+    """Whether a model reads documents: a pipeline that starts with a fastgen vectoriser."""
+    steps = getattr(model, "steps", None)
+    return bool(steps) and isinstance(steps[0][1], (CountVectorizer, HashingVectorizer))
+
+
+def _documents_schema(args, path, fmt):
+    """The schema of a file of documents for a text pipeline saved without one (from Python):
+    the column ``--text`` names, or the one column besides the label."""
+    schema = _input.plain_schema(path, _options(args, fmt), args.batch_size)
+    others = [c for c in schema.columns if c != schema.label]
+    if args.documents is not None:
+        documents = _input.resolve(args.documents, schema.columns, "--text")
+    elif len(others) == 1:
+        documents = others[0]
+    else:
+        raise CommandError(f"{path}: the model reads documents and its file does not say which "
+                           f"column holds them (it was saved from Python): pass --text COLUMN "
+                           f"(columns: {', '.join(map(str, schema.columns[:12]))})")
+    return schema._replace(features=(documents,), text=(documents,), documents=documents,
+                           ignored=tuple(c for c in others if c != documents))
 
 
 class _Progress:
@@ -323,6 +360,13 @@ def _one_line(message):
 
 # -- commands ---------------------------------------------------------------------------------
 
+def _not_the_data_file(output, data, what):
+    """A CommandError if the output file is the data file (writing it would replace the data,
+    or truncate it while it is read)."""
+    if os.path.exists(output) and os.path.exists(data) and os.path.samefile(output, data):
+        raise CommandError(f"-o {output}: that is the data file; write {what} to another file")
+
+
 def _train(args):
     if args.list_models:
         print("\n".join(sorted(_models())))
@@ -331,6 +375,8 @@ def _train(args):
         raise CommandError("train needs a model and a data file: fastgen train MODEL DATA")
     model_class = _model_class(args.model)
     model = model_class(**_parse_params(args.param, args.model, model_class._param_names()))
+    output = args.output or f"{args.model}.fgm"
+    _not_the_data_file(output, args.data, "the model")
     fmt = _format(args, args.data)
     start = time.perf_counter()
     if fmt == "svmlight":
@@ -340,7 +386,6 @@ def _train(args):
         saved, n_rows, n_features, classes, schema = _train_svmlight(args, model)
     else:
         saved, n_rows, n_features, classes, schema = _train_table(args, model, fmt)
-    output = args.output or f"{args.model}.fgm"
     fastgen.save(saved, output,
                  metadata=None if schema is None else {"input": schema.to_json()})
     what = f"{n_features:,} features" if schema is None or schema.documents is None else \
@@ -417,10 +462,10 @@ def _train_text(args, model, scan):
     return (pipeline, scan.n_rows, len(vectorizer.vocabulary_), scan.classes, scan.schema)
 
 
-def _scored_batches(args, path, model, schema, unlabelled=None):
+def _scored_batches(args, path, model, schema, unlabelled=None, text_labels=False):
     """(X, true labels or None, line of the first row) batches of a file, read as the model
     was trained; with ``unlabelled`` (evaluate) the true labels too, rows without one counted
-    there and left out."""
+    there and left out (with ``text_labels``, as the text the file holds)."""
     _input.check_file(path)
     _check_batch_size(args)
     fmt = _format(args, path)
@@ -434,7 +479,8 @@ def _scored_batches(args, path, model, schema, unlabelled=None):
     named = hasattr(model, "steps") or hasattr(model, "feature_names_in_")
     for X, y, line in _input.batches(path, schema, args.batch_size,
                                      labels=unlabelled is not None,
-                                     extra_ignored=_flat(args.drop), unlabelled=unlabelled):
+                                     extra_ignored=_flat(args.drop), unlabelled=unlabelled,
+                                     text_labels=text_labels):
         # a model fitted on an array warns when given named columns
         yield (X if named else X.to_numpy()), y, line
 
@@ -449,11 +495,14 @@ def _n_features(model):
 
 def _scored(path, line, n_rows, method, X):
     """A model's output on a batch; a model's complaint about the data names the rows."""
+    where = f"{path}:{line}-{line + n_rows - 1}" if line is not None else f"{path}"
     try:
-        return method(X)
+        out = method(X)
     except ValueError as exc:
-        where = f"{path}:{line}-{line + n_rows - 1}" if line is not None else f"{path}"
         raise CommandError(f"{where}: {_one_line(exc)}") from None
+    if len(out) != n_rows:  # (a model that does not read a row as one sample)
+        raise CommandError(f"{where}: the model gave {len(out)} outputs for {n_rows} rows")
+    return out
 
 
 def _write_predictions(out, fmt, classes, labels, proba, first):
@@ -476,11 +525,8 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
 
 def _predict(args):
     model, schema = _load_model(args.model_file)
-    if args.output and os.path.exists(args.output) and os.path.exists(args.data) and \
-            os.path.samefile(args.output, args.data):
-        # opening the output would truncate the data file while it is read
-        raise CommandError(f"-o {args.output}: that is the data file; write the predictions "
-                           "to another file")
+    if args.output:
+        _not_the_data_file(args.output, args.data, "the predictions")
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
     rows = _scored_batches(args, args.data, model, schema)
     first = next(rows, None)  # the data is checked before an output file is created
@@ -511,13 +557,15 @@ def _predict(args):
 def _evaluate(args):
     model, schema = _load_model(args.model_file)
     classes = model.classes_
-    renamed = {}
-    for old, new in args.rename_label:
-        renamed[_input.as_label(old)] = _input.as_label(new)
+    # a model whose classes are text (fitted from Python on labels such as '0' and '1') is
+    # compared with the file's labels as text, not as the numbers they read as
+    text = len(classes) > 0 and all(isinstance(c, str) for c in classes.tolist())
+    read = str.strip if text else _input.as_label
+    renamed = {read(old): read(new) for old, new in args.rename_label}
     known = {label: k for k, label in enumerate(classes.tolist())}
     counts, log_loss, n_rows = {}, 0.0, 0
     progress, unlabelled = _Progress("evaluate", 0, args.quiet), _input.Unlabelled()
-    for X, y, line in _scored_batches(args, args.data, model, schema, unlabelled):
+    for X, y, line in _scored_batches(args, args.data, model, schema, unlabelled, text):
         size = len(y)
         log_proba = _scored(args.data, line, size, model.predict_log_proba, X)
         predicted = classes[np.argmax(log_proba, axis=1)]

@@ -259,7 +259,9 @@ def _one_value_per_key(pairs):
 def _jsonl_chunks(path, batch_size):
     """DataFrames of str (None where a record lacks a field) from a JSON lines file."""
     pd = _pandas()
-    records, first = [], 1
+    # each record's index is its line's place after the chunk's first line (blank lines
+    # skipped): start + index is its line in the file, as for csv
+    records, lines, first = [], [], 1
     with open_text(path) as f:
         line_no = 0
         try:
@@ -270,21 +272,24 @@ def _jsonl_chunks(path, batch_size):
                     record = json.loads(line, object_pairs_hook=_one_value_per_key)
                 except ValueError as exc:
                     raise InputError(f"{path}:{line_no}: not a JSON object ({exc})") from None
+                except RecursionError:
+                    raise InputError(f"{path}:{line_no}: a value nested too deeply") from None
                 if not isinstance(record, dict):
                     raise InputError(f"{path}:{line_no}: not a JSON object "
                                      f"(a {type(record).__name__})")
                 records.append({key: _json_value(value, path, line_no, key)
                                 for key, value in record.items()})
+                lines.append(line_no - first)
                 if len(records) == batch_size:
-                    yield first, pd.DataFrame.from_records(records)
-                    records, first = [], line_no + 1
+                    yield first, pd.DataFrame(records, index=lines)
+                    records, lines, first = [], [], line_no + 1
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: not UTF-8 text after line {line_no} ({exc.reason}; "
                              "convert the file to UTF-8)") from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise _damaged_gzip(path, exc) from None
     if records:
-        yield first, pd.DataFrame.from_records(records)
+        yield first, pd.DataFrame(records, index=lines)
 
 
 # -- column references -----------------------------------------------------------------------------
@@ -449,7 +454,7 @@ def scan(path, options, batch_size):
     for start, chunk in _named(itertools.chain(layout.head, layout.rest), schema.columns,
                                schema.format, path):
         chunk, labels = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
-        text_labels = labels.dtype == object if len(labels) else text_labels
+        text_labels = isinstance(labels[0], str) if len(labels) else text_labels
         classes.update(labels.tolist())
         n_rows += len(chunk)
         for c in values:
@@ -483,7 +488,7 @@ def scan(path, options, batch_size):
     text = [c for c in schema.features if c == schema.documents or not numeric[c]]
     categories = {c: np.array(sorted(values[c]), dtype=object)
                   for c in text if c != schema.documents}
-    return Scan(schema._replace(text=tuple(text)), n_rows, np.array(sorted(classes)),
+    return Scan(schema._replace(text=tuple(text)), n_rows, _exact_labels(sorted(classes)),
                 categories, unlabelled)
 
 
@@ -588,13 +593,14 @@ def _named(chunks, columns, fmt, path):
             if unknown:
                 raise InputError(f"{path}:{start}: field {unknown[0]!r} is not in the first "
                                  f"records (fields: {', '.join(columns[:12])})")
-            chunk = chunk.reindex(columns=columns)
-        elif list(chunk.columns) != list(columns):
-            if chunk.shape[1] != len(columns):
-                raise InputError(f"{path}:{start}: {chunk.shape[1]} fields, expected "
-                                 f"{len(columns)}")
-            chunk.columns = columns
-        chunk = chunk.reset_index(drop=True)  # positions in the chunk: start + i is the line
+            chunk = chunk.reindex(columns=columns)  # (its index: each record's line - start)
+        else:
+            if list(chunk.columns) != list(columns):
+                if chunk.shape[1] != len(columns):
+                    raise InputError(f"{path}:{start}: {chunk.shape[1]} fields, expected "
+                                     f"{len(columns)}")
+                chunk.columns = columns
+            chunk = chunk.reset_index(drop=True)  # positions in the chunk: start + i is the line
         if fmt == "csv":
             blank = (chunk == "").to_numpy().all(axis=1)
             if blank.any():
@@ -622,17 +628,18 @@ class Unlabelled:
         return self.rows > 0
 
 
-def _labelled(chunk, label, path, start, na, text, unlabelled):
+def _labelled(chunk, label, path, start, na, text, unlabelled, as_text=False):
     """(the chunk's rows that have a label, their labels): numbers (an int when integral) or
-    text, never a mix (``text``: whether earlier batches held text)."""
+    text, never a mix (``text``: whether earlier batches held text); with ``as_text``, every
+    label as the text the file holds."""
     column, missing = _clean(chunk[label], na)
     if missing.any():
         if unlabelled.first is None:
             unlabelled.first = start + int(chunk.index[np.flatnonzero(missing.to_numpy())[0]])
         unlabelled.rows += int(missing.sum())
         chunk, column = chunk[~missing.to_numpy()], column[~missing.to_numpy()]
-    return chunk, label_array([as_label(v) for v in column.tolist()], path, start, text,
-                              chunk.index)
+    values = column.tolist() if as_text else [as_label(v) for v in column.tolist()]
+    return chunk, label_array(values, path, start, text, chunk.index)
 
 
 # A label that is a number: ASCII digits, as a file writes one (float() would also take '1_2',
@@ -653,6 +660,18 @@ def as_label(text):
     return int(value) if value.is_integer() else value
 
 
+def _exact_labels(labels):
+    """Labels as an array, integers that float64 would round (beyond 2**53; NumPy makes
+    integers beyond int64 floats) kept as Python ints: distinct labels must not merge."""
+    array = np.array(labels)
+    if array.dtype.kind == "f" and any(type(v) is int and not -2**53 <= v <= 2**53
+                                       for v in labels):
+        # integers beyond int64 (or mixed so that NumPy picks float64) would round, and
+        # distinct labels merge
+        array = np.array(labels, dtype=object)
+    return array
+
+
 def label_array(labels, path, start, text, positions):
     """Labels of one batch as an array: numbers or text, never a mix (``text``: whether earlier
     batches held text; ``positions``: the rows' places in their chunk, for the line number)."""
@@ -663,19 +682,21 @@ def label_array(labels, path, start, text, positions):
         raise InputError(f"{path}:{start + int(positions[odd])}: the labels mix numbers and text "
                          f"({shown(labels[odd])} among {'text' if text else 'numbers'}); check the "
                          "label column")
-    return np.array(labels, dtype=object if text else None)
+    return np.array(labels, dtype=object) if text else _exact_labels(labels)
 
 
 # -- reading with a schema -------------------------------------------------------------------------
 
 def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ignored=(),
-            unlabelled=None):
+            unlabelled=None, text_labels=False):
     """(features, labels, line of the first row) batches of a file read through a schema.
 
     features is a DataFrame with the schema's features in its order -- numbers as float64, text as
     str (with ``categories``, as pandas categoricals holding all of them, as training needs) -- or,
     for a text model, a list of documents. With ``labels`` the file must have the label column and
-    rows without a label are left out (counted in ``unlabelled``); without, labels are None."""
+    rows without a label are left out (counted in ``unlabelled``); without, labels are None.
+    ``text_labels``: the labels as the text the file holds (for a model whose classes are text,
+    even where they read as numbers)."""
     pd = _pandas()
     na = set(schema.na_values)
     chunks = _raw_chunks(path, schema.format, schema.delimiter, batch_size)
@@ -691,11 +712,12 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
         raise InputError(f"{path}: no label column {schema.label!r} (the model was trained "
                          "with it), and the true labels are needed here")
     unlabelled = Unlabelled() if unlabelled is None else unlabelled
-    text_labels, y = None, None
+    as_text, text_labels, y = text_labels, (True if text_labels else None), None
     for start, chunk in _named(itertools.chain(head, chunks), columns, schema.format, path):
         if labels:
-            chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled)
-            text_labels = y.dtype == object if len(y) else text_labels
+            chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled,
+                                 as_text)
+            text_labels = isinstance(y[0], str) if len(y) else text_labels
             if not len(y):
                 continue
         if schema.documents is not None:

@@ -630,3 +630,118 @@ def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
     path.write_text('{"x": 1, "y": "a"}\n{"x": 2, "y": "b", "x": 3}\n')
     assert "twice.jsonl:2: not a JSON object (the key 'x' appears twice)" in _error(
         capsys, "train", "GaussianNB", path, "--label", "y")
+
+
+# ---------------------------------------------------------------------------------------
+# Found by an outside attack on the command line (2026-11-28)
+
+
+def test_training_never_overwrites_the_data(table, tmp_path, capsys):
+    path, _ = table
+    before = path.read_bytes()
+    assert "the data file" in _error(capsys, "train", "MixedNB", path, "--label", "kind",
+                                     "-o", path)
+    assert path.read_bytes() == before
+
+
+def test_json_lines_errors_name_their_line_after_blank_lines(tmp_path, capsys):
+    """Records were counted, not lines: a bad value on line 6 was reported at line 3."""
+    train = tmp_path / "t.jsonl"
+    train.write_text('{"a": 1, "label": "x"}\n{"a": 2, "label": "y"}\n')
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    data = tmp_path / "blanks.jsonl"
+    data.write_text('{"a": 1, "label": "x"}\n\n\n\n{"a": 2, "label": "y"}\n'
+                    '{"a": "foo", "label": "y"}\n')
+    assert f"{data}:6: column 'a' holds 'foo'" in _error(capsys, "predict", model_file, data)
+    data.write_text('{"a": 1, "label": "x"}\n\n{"a": 5, "label": 7}\n')
+    assert f"{data}:3: the labels mix" in _error(capsys, "train", "GaussianNB", data, "--label",
+                                                 "label")
+    data.write_text('{"a": 1, "label": "x"}\n{"a": ' + "[" * 5000 + "]" * 5000 +
+                    ', "label": "y"}\n')
+    assert f"{data}:2: a value nested too deeply" in _error(capsys, "train", "GaussianNB", data,
+                                                            "--label", "label")
+
+
+def test_integer_labels_beyond_float64_stay_distinct(tmp_path, capsys):
+    """Labels of 1e19 and 1e19 + 1 were read as float64 and merged into one class."""
+    path = tmp_path / "big.csv"
+    path.write_text("a,label\n1,10000000000000000001\n2,10000000000000000000\n"
+                    "3,10000000000000000001\n4,10000000000000000000\n5,7\n")
+    model_file = tmp_path / "m.fgm"
+    status, out, _ = _run(capsys, "train", "GaussianNB", path, "--label", "label", "-o",
+                          model_file)
+    assert status == 0 and "3 classes" in out
+    assert fastgen.load(model_file).classes_.tolist() == [7, 10**19, 10**19 + 1]
+    out_file = tmp_path / "p.csv"
+    _run(capsys, "predict", model_file, path, "-o", out_file)
+    assert set(out_file.read_text().split()[1:]) <= {"7", "10000000000000000000",
+                                                     "10000000000000000001"}
+
+
+def test_a_python_model_with_text_labels_is_evaluated_on_text(tmp_path, capsys):
+    """A model fitted from Python on the labels '0' and '1' (text) was compared with the file's
+    labels read as numbers: accuracy 0, every row 'a label the model never saw'."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    X = rng.normal(size=(200, 2)) + 2 * y[:, None]
+    model = fastgen.GaussianNB().fit(X, y.astype(str))
+    model_file = tmp_path / "m.fgm"
+    model.save(model_file)
+    path = tmp_path / "d.csv"
+    path.write_text("".join(f"{a},{b},{c}\n" for (a, b), c in zip(X, y)))
+    status, out, _ = _run(capsys, "evaluate", model_file, path, "--no-header", "--label", "3")
+    assert status == 0
+    assert f"accuracy  {model.score(X, y.astype(str)):.4f}" in out
+
+
+def test_a_text_pipeline_saved_from_python_reads_one_document_a_row(tmp_path, capsys):
+    """The command line gave the pipeline a DataFrame, whose vectoriser read its column names
+    as the documents: one prediction for a file of 50 rows, or a traceback in evaluate. The
+    documents are the column --text names, or the one column besides the label."""
+    pytest.importorskip("sklearn")
+    from sklearn.pipeline import make_pipeline
+
+    docs = ["cheap pills now 100", "lunch at noon 12", "win cheap prizes 500",
+            "meeting at noon 13"] * 5
+    labels = ["spam", "ham", "spam", "ham"] * 5
+    pipe = make_pipeline(fastgen.text.CountVectorizer(), fastgen.MultinomialNB()).fit(docs,
+                                                                                        labels)
+    model_file = tmp_path / "pipe.fgm"
+    fastgen.save(pipe, model_file)
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"label": lab, "text": doc}) + "\n"
+                            for doc, lab in zip(docs, labels)))
+    out_file = tmp_path / "p.csv"
+    status, out, _ = _run(capsys, "predict", model_file, path, "--label", "label", "-o",
+                          out_file)
+    assert status == 0
+    assert out_file.read_text().split()[1:] == pipe.predict(docs).tolist()
+    status, out, _ = _run(capsys, "evaluate", model_file, path, "--label", "label")
+    assert status == 0 and f"accuracy  {pipe.score(docs, labels):.4f}" in out
+    wide = tmp_path / "w.jsonl"
+    wide.write_text("".join(json.dumps({"label": lab, "id": i, "text": doc}) + "\n"
+                            for i, (doc, lab) in enumerate(zip(docs, labels))))
+    assert "pass --text COLUMN" in _error(capsys, "predict", model_file, wide, "--label",
+                                          "label")
+    status, _, _ = _run(capsys, "predict", model_file, wide, "--label", "label", "--text",
+                        "text", "-o", out_file)
+    assert status == 0 and out_file.read_text().split()[1:] == pipe.predict(docs).tolist()
+
+
+def test_the_data_files_format_is_its_own(tmp_path, capsys):
+    """A model trained on CSV read a JSON lines file as CSV (whatever --format said), and the
+    reverse: the data file's own format is read."""
+    train = tmp_path / "t.csv"
+    train.write_text("a,b,label\n1,2,x\n3,4,y\n5,6,x\n")
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"a": 1, "b": 2, "label": "x"}\n{"a": 3, "b": 4, "label": "y"}\n')
+    out_file = tmp_path / "p.csv"
+    status, _, _ = _run(capsys, "predict", model_file, data, "-o", out_file)
+    assert status == 0 and len(out_file.read_text().split()) == 3
+    jsonl_model = tmp_path / "j.fgm"
+    _run(capsys, "train", "GaussianNB", data, "--label", "label", "-o", jsonl_model)
+    status, _, _ = _run(capsys, "predict", jsonl_model, train, "--format", "csv", "-o", out_file)
+    assert status == 0 and len(out_file.read_text().split()) == 4
