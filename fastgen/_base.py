@@ -28,6 +28,7 @@ from ._state import (
     CLASSES,
     FEATURES,
     MAX_CLASS_WEIGHT,
+    STATS_SHOWN,
     Fitted,
     fitted_attribute,
     readonly,
@@ -733,22 +734,28 @@ class BaseClassifier(BaseEstimator):
             check_class_weight(members.class_weight() + (
                 0.0 if fitted is None else fitted.stats["class_count_"]), known)
             hyper = self._hyper(len(known), X_valid, fitted or shell)
-            owned = False  # (a first batch counts into statistics of its own)
+            stats = None
+            in_place = False  # (a first batch counts into statistics of its own)
             if fitted is None:
                 stats = self._start(hyper, len(known), X_valid)
                 fitted = Fitted(known, X_valid.shape[1], _model_dtype(X_valid),
                                 get_feature_names(X), stats, hyper,
                                 extra=None if shell is None else shell.extra)
-            else:  # statistics another model may read are copied before they are changed
-                owned = fitted.lock is self._write_lock()
-                stats = fitted.stats if owned else {k: v.copy() for k, v in fitted.stats.items()}
             with fitted.lock:  # lazy derivations of earlier snapshots of these statistics wait
+                if stats is None:
+                    # counted in place into statistics this model owns (copying them for every
+                    # batch would cost as much as counting), unless another model may read
+                    # them or a fitted attribute has shown them (whose views must not change)
+                    in_place = fitted.lock is self._write_lock() and \
+                        not self.__dict__.pop(STATS_SHOWN, False)
+                    stats = fitted.stats if in_place else \
+                        {k: v.copy() for k, v in fitted.stats.items()}
                 try:
                     stats = self._add(stats, X_valid, members, has_nan, hyper)
-                    if owned:  # what the memo holds was computed from the counts before
+                    if in_place:  # what the memo holds was computed from the counts before
                         fitted.memo.clear()
                 except XChangedError as error:  # a counting kernel may have counted part of it
-                    if owned:  # in place: no longer the statistics of any data
+                    if in_place:  # no longer the statistics of any data
                         self.__dict__.pop("_fitted", None)
                         error.add_note(f"{type(self).__name__} had counted part of this batch "
                                        "into its statistics: it is no longer fitted (fit it "
@@ -897,7 +904,7 @@ class BaseClassifier(BaseEstimator):
         """The hyperparameters and, when fitted, the snapshot's statistics only: nothing
         derived, no lock (see ``_state``)."""
         state = {name: value for name, value in self.__dict__.items()
-                 if name not in ("_fitted", "_lock")}
+                 if name not in ("_fitted", "_lock", STATS_SHOWN)}
         fitted = self.__dict__.get("_fitted")
         if fitted is not None:
             state["_fitted"] = {**self._export(fitted), "params": fitted.hyper["params"]}

@@ -223,14 +223,24 @@ class fitted_attribute:
         self.__set__(model, None)
 
 
+# The model's flag (in its __dict__) that a fitted attribute has shown its statistics: the text
+# models' partial_fit, which adds to the statistics it owns in place, copies them first when it
+# is set (and clears it), so that a view once shown never changes
+STATS_SHOWN = "_stats_shown"
+
+
+def shown_statistic(model, fitted, read):
+    """A statistic as a fitted attribute shows it: a read-only view of ``read()``, taken under
+    the snapshot's lock (never half a batch that partial_fit is adding) and marked shown."""
+    with fitted.lock:
+        model.__dict__[STATS_SHOWN] = True
+        return readonly(read())
+
+
 def statistic(name, doc=None):
-    """A fitted attribute showing one declared statistic (read-only): a copy taken under the
-    snapshot's lock, as the statistics stood in one snapshot (the text models' partial_fit adds
-    to them in place, and a view would go on changing, or show half a batch)."""
-    def read(model, fitted):
-        with fitted.lock:
-            return readonly(fitted.stats[name].copy())
-    return fitted_attribute(read, doc)
+    """A fitted attribute showing one declared statistic (read-only, ``shown_statistic``)."""
+    return fitted_attribute(
+        lambda model, fitted: shown_statistic(model, fitted, lambda: fitted.stats[name]), doc)
 
 
 class memoized(fitted_attribute):

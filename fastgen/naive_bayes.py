@@ -75,6 +75,7 @@ from ._state import (
     memoized,
     parameter,
     readonly,
+    shown_statistic,
     statistic,
     zeros,
 )
@@ -596,7 +597,7 @@ class _BaseDiscreteNB(BaseClassifier):
         return counts
 
     feature_count_ = fitted_attribute(
-        lambda model, fitted: _copied_under_lock(fitted, lambda: model._dense_counts(fitted)),
+        lambda model, fitted: shown_statistic(model, fitted, lambda: model._dense_counts(fitted)),
         "ndarray of shape (n_classes, n_features): (weighted) sum of each feature per class.")
     class_log_prior_ = parameter("log_prior",
                                  "ndarray of shape (n_classes,): log prior of each class.")
@@ -753,13 +754,6 @@ def nonzero_counts(fitted):
         raise _counts_changed()
     n = class_ptr[-1]
     return _Listing(class_ptr, feature[:n], count[:n], class_sum)
-
-
-def _copied_under_lock(fitted, read):
-    """A read-only copy of the statistic ``read()`` returns, taken under the snapshot's lock (see
-    ``_state.statistic``)."""
-    with fitted.lock:
-        return readonly(read().copy())
 
 
 def _counts_changed():

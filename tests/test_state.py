@@ -253,9 +253,10 @@ def test_fitted_attributes_cannot_be_made_writeable():
 
 
 def test_statistics_attributes_are_one_snapshots_values():
-    """feature_count_ and class_count_ of a text model are copies taken under the snapshot's
-    lock: a later partial_fit, which adds to the tables in place, does not change what a caller
-    holds (it did, and a read beside partial_fit could show half a batch)."""
+    """feature_count_ and class_count_ of a text model are views taken under the snapshot's
+    lock (never half a batch), and the next partial_fit, which adds to the tables in place,
+    copies them first once they have been shown: what a caller holds does not change (it did).
+    Without a read in between, batches are still counted in place."""
     X = np.random.default_rng(1).poisson(1.0, (40, 6)).astype(np.float64)
     y = np.arange(40) % 2
     model = fastgen.MultinomialNB().partial_fit(X, y, classes=[0, 1])
@@ -265,6 +266,13 @@ def test_statistics_attributes_are_one_snapshots_values():
     np.testing.assert_array_equal(counts, kept[0])
     np.testing.assert_array_equal(classes, kept[1])
     np.testing.assert_array_equal(model.feature_count_, 2 * kept[0])
+    table = model._fitted.stats["feature_count_"]
+    model.partial_fit(X, y)  # shown above: copied
+    assert model._fitted.stats["feature_count_"] is not table
+    table = model._fitted.stats["feature_count_"]
+    model.partial_fit(X, y)  # not shown since: in place
+    assert model._fitted.stats["feature_count_"] is table
+    np.testing.assert_array_equal(model.feature_count_, 4 * kept[0])
 
 
 def test_a_held_snapshot_never_mixes_the_old_evidence_alpha_with_new_counts():
