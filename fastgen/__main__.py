@@ -240,6 +240,10 @@ def _model_schema(args, path, model, schema, fmt):
                            "give it a table file (or --format)")
     if schema is None and _reads_documents(model):
         return _documents_schema(args, path, fmt)
+    if getattr(args, "documents", None) is not None:
+        raise CommandError(f"--text {args.documents!r}: only for a text pipeline whose model "
+                           "file does not say which column holds the documents (this one "
+                           + ("says" if schema is not None else "reads no documents") + ")")
     if schema is None:
         names = getattr(model, "feature_names_in_", None)
         return _input.plain_schema(path, _options(args, fmt), args.batch_size,
@@ -256,6 +260,8 @@ def _model_schema(args, path, model, schema, fmt):
         changes.update(format=table, delimiter="," if table == "csv" else schema.delimiter)
     if fmt == "tsv":
         changes["delimiter"] = "\t"
+    elif args.format == "csv" and schema.delimiter == "\t":  # (a model trained on TSV)
+        changes["delimiter"] = ","
     if args.delimiter is not None:
         changes["delimiter"] = _input.delimiter(args.delimiter)
     if args.header is not None:
@@ -274,7 +280,7 @@ def _documents_schema(args, path, fmt):
     the column ``--text`` names, or the one column besides the label."""
     schema = _input.plain_schema(path, _options(args, fmt), args.batch_size)
     others = [c for c in schema.columns if c != schema.label]
-    if args.documents is not None:
+    if getattr(args, "documents", None) is not None:
         documents = _input.resolve(args.documents, schema.columns, "--text")
     elif len(others) == 1:
         documents = others[0]
@@ -396,6 +402,9 @@ def _train(args):
 
 
 def _train_svmlight(args, model):
+    _input.check_file(args.data)
+    _input.check_rereadable(args.data, "training reads it twice (a scan for its classes, then "
+                                       "the rows)")
     n_rows, n_features, classes = _svmlight_scan(args, args.data)
     if n_rows == 0:
         raise CommandError(f"{args.data}: no data rows")

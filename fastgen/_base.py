@@ -468,6 +468,9 @@ class BaseClassifier(BaseEstimator):
 
     _X_constraints: dict = {}
     _lazy = False
+    # whether partial_fit adds to the statistics it owns in place (the text models; copying them
+    # for every batch would cost as much as counting), so that reading them takes the lock
+    _counts_in_place = False
     n_threads: int | None
 
     def __init_subclass__(cls, **kwargs):
@@ -746,8 +749,8 @@ class BaseClassifier(BaseEstimator):
                     # counted in place into statistics this model owns (copying them for every
                     # batch would cost as much as counting), unless another model may read
                     # them or a fitted attribute has shown them (whose views must not change)
-                    in_place = fitted.lock is self._write_lock() and \
-                        not self.__dict__.pop(STATS_SHOWN, False)
+                    shown = self.__dict__.pop(STATS_SHOWN, False)
+                    in_place = fitted.lock is self._write_lock() and not shown
                     stats = fitted.stats if in_place else \
                         {k: v.copy() for k, v in fitted.stats.items()}
                 try:

@@ -58,12 +58,12 @@ def _stirling_tail(t):
 
 
 def log_rising(a, x):
-    """lgamma(a + x) - lgamma(a), elementwise (a > 0, x >= 0), to a few ulps of the result also
-    when a is huge beside x (the difference of the two lgammas loses log10(a / x) digits, every
-    digit beyond a ~ 1e16, where a strong prior's pseudo-counts are) and for any x that leaves
-    it finite. From a = 30 on, Stirling's series differenced term by term, as the scoring
-    kernels compute it: (a + x - 1/2) log1p(x / a) + x (log a - 1) + tail(a + x) - tail(a), in
-    which no term of size a log a cancels."""
+    """lgamma(a + x) - lgamma(a), elementwise (a > 0, x >= 0), to about 1e-12 of the larger of
+    the result and 1 however large a is (the difference of the two lgammas loses log10(a)
+    digits, every digit beyond a ~ 1e16, where a strong prior's pseudo-counts are), and
+    finite wherever the result is. From a = 30 on, Stirling's series differenced term by term,
+    as the scoring kernels compute it: (a + x - 1/2) log1p(x / a) + x (log a - 1) + tail(a + x)
+    - tail(a), in which no term of size a log a cancels."""
     a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         stirling = ((a + x - 0.5) * np.log1p(x / a) + x * (np.log(a) - 1.0)

@@ -196,6 +196,10 @@ MIN_VARIANCE = 1e-100  # below, whitening by 1/sqrt(variance) overflows for |x| 
 # eigendecomposition reaches a few d eps (measured up to 2 d eps for exactly collinear features),
 # and a direction known to less than 1e-13 of the others' spread carries no usable information.
 NULL_RTOL = 100.0
+# One variance of a constant feature is the rounding of its weighted means alone: a standard
+# deviation of an ulp or two of its size (a constant 0.1, fractional weights: 1.4e-17); a feature
+# whose values differ by more than a few ulps has a spread of its own
+ROUNDING_RTOL = 8.0
 
 
 def _correlation(cov):
@@ -212,14 +216,15 @@ def null_tolerance(eigenvalues):
     return NULL_RTOL * top * len(eigenvalues) * np.finfo(np.float64).eps
 
 
-def constant(variances, sizes=None):
+def constant(variances, sizes=None, rtol=NULL_RTOL):
     """Which features are constant: variance at most MIN_VARIANCE or, for variances estimated
     from data of these ``sizes`` (each feature's largest |mean|; None for a regularised or
-    given covariance), a standard deviation at most NULL_RTOL eps times the size, a spread
-    that the rounding of values of that size makes by itself."""
+    given covariance), a standard deviation at most ``rtol`` eps times the size, a spread
+    that the rounding of values of that size makes by itself (NULL_RTOL where a covariance's
+    directions are judged; ROUNDING_RTOL for one variance on its own)."""
     if sizes is None:
         return ~(variances > MIN_VARIANCE)
-    floor = np.maximum(MIN_VARIANCE, (NULL_RTOL * np.finfo(np.float64).eps * sizes) ** 2)
+    floor = np.maximum(MIN_VARIANCE, (rtol * np.finfo(np.float64).eps * sizes) ** 2)
     return ~(variances > floor)
 
 

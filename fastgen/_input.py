@@ -128,6 +128,15 @@ def check_file(path):
         raise PermissionError(errno.EACCES, "not readable (permission denied)", os.fspath(path))
 
 
+def check_rereadable(path, why):
+    """An InputError unless ``path`` is a regular file, for a reader that reads it twice (``why``
+    says how): a pipe or a FIFO gives its data once (the second read would find nothing, or
+    wait for a writer for ever)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise InputError(f"{path}: not a regular file (a pipe?), and {why}: save it to a file "
+                         "first")
+
+
 class _GzipOfFile(gzip.GzipFile):
     """A gzip stream over a file object that it closes with itself."""
 
@@ -385,11 +394,8 @@ def _layout(path, options, batch_size, need_label=True):
     """A file's columns (from its header, or by position: 1, 2, ...), label and features, from
     its first rows and the command line's options."""
     fmt = "jsonl" if options.format == "jsonl" else "csv"
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise InputError(f"{path}: not a regular file (a pipe?): a table is read twice, its "
-                         "first rows for its columns and then all of them, and a pipe cannot "
-                         "be read again. Save it to a file first (svmlight files are read "
-                         "once, and may come from a pipe).")
+    check_rereadable(path, "a table is read twice, its first rows for its columns and then all "
+                           "of them")
     delimiter = _csv_delimiter(options) if fmt == "csv" else ","
     na_values = tuple(dict.fromkeys(("",) + tuple(
         NA_VALUES if options.na_values is None else options.na_values)))

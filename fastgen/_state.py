@@ -142,7 +142,8 @@ def readonly(array):
     """A read-only view: fitted attributes show the statistics without letting a caller change
     what the kernels trust. The view is made over a read-only buffer of the array, so that its
     WRITEABLE flag cannot be set back (a plain view's can, while the array it views is
-    writeable); an array no buffer can show (no entries, object dtype) is shown as a copy."""
+    writeable); an array no buffer can show (no entries; object, datetime or timedelta dtype)
+    is shown as a copy."""
     try:
         if array.size:
             return np.asarray(memoryview(array).toreadonly())
@@ -230,8 +231,11 @@ STATS_SHOWN = "_stats_shown"
 
 
 def shown_statistic(model, fitted, read):
-    """A statistic as a fitted attribute shows it: a read-only view of ``read()``, taken under
-    the snapshot's lock (never half a batch that partial_fit is adding) and marked shown."""
+    """A statistic as a fitted attribute shows it: a read-only view of ``read()``; for a model
+    that counts in place (``_counts_in_place``), taken under the snapshot's lock (never half a
+    batch that partial_fit is adding) and marked shown."""
+    if not model._counts_in_place:
+        return readonly(read())
     with fitted.lock:
         model.__dict__[STATS_SHOWN] = True
         return readonly(read())

@@ -197,7 +197,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
         UTF-8; a gzip-compressed one is read through gzip.
     n_features : int, default=None
         Columns of every batch. None reads the file once first to find them
-        (``scan_svmlight``).
+        (``scan_svmlight``), so that it must be a file; with n_features it may be a pipe.
     batch_size : int, default=65536
         Rows per batch: the memory bound.
     zero_based : bool, default=False
@@ -223,6 +223,8 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
     if n_features is None:
+        _input.check_rereadable(path, "without n_features it is read twice (a scan for them, "
+                                      "then the rows)")
         n_features = scan_svmlight(path, zero_based)[1]
     elif (not isinstance(n_features, int) or isinstance(n_features, bool)
           or not 0 <= n_features <= MAX_INDEX + 1):

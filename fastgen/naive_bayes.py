@@ -56,6 +56,7 @@ from ._gaussian import (
     DIAG_STUDENT_T,
     EVIDENCE_STRENGTH_RANGE,
     LOG_2PI,
+    ROUNDING_RTOL,
     NormalInverseGamma,
     check_prior_strength,
     check_prior_vector,
@@ -478,6 +479,7 @@ class _BaseDiscreteNB(BaseClassifier):
 
     _X_constraints = {"allow_negative": False, "max_abs": MAX_COUNT}
     _lazy = True  # parameters are derived on first use after partial_fit
+    _counts_in_place = True
     _counts_words = False  # Multinomial and Complement keep document lengths (for sample)
     _has_evidence = True  # alpha="evidence" and predictive (the models with a conjugate prior)
 
@@ -1599,7 +1601,8 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
             overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
                                    / safe_total, 1.0)
             sizes = np.abs(np.where(n > 0, mean, 0.0)).max(axis=0, initial=0.0)
-            largest = overall_var[seen & ~constant(overall_var, sizes)].max(initial=0.0)
+            largest = overall_var[seen & ~constant(overall_var, sizes, ROUNDING_RTOL)].max(
+                initial=0.0)
             return overall_mean, overall_var, float(var_smoothing * (largest if largest > 0
                                                                      else 1.0))
 

@@ -745,3 +745,40 @@ def test_the_data_files_format_is_its_own(tmp_path, capsys):
     _run(capsys, "train", "GaussianNB", data, "--label", "label", "-o", jsonl_model)
     status, _, _ = _run(capsys, "predict", jsonl_model, train, "--format", "csv", "-o", out_file)
     assert status == 0 and len(out_file.read_text().split()) == 4
+
+
+def test_a_tsv_model_reads_a_csv_file_given_format_csv(tmp_path, capsys):
+    train = tmp_path / "t.tsv"
+    train.write_text("a\tb\tlabel\n1\t2\tx\n3\t4\ty\n5\t6\tx\n")
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n1,2,x\n3,4,y\n")
+    out_file = tmp_path / "p.csv"
+    status, _, _ = _run(capsys, "predict", model_file, data, "--format", "csv", "-o", out_file)
+    assert status == 0 and len(out_file.read_text().split()) == 3
+
+
+def test_text_is_refused_where_it_means_nothing(table, tmp_path, capsys):
+    path, _ = table
+    model_file = tmp_path / "m.fgm"
+    _run(capsys, "train", "MixedNB", path, "--label", "kind", "--drop", "id", "-o", model_file)
+    assert "--text 'shape': only for a text pipeline" in _error(capsys, "predict", model_file,
+                                                                path, "--text", "shape")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs /dev/fd")
+def test_training_on_svmlight_from_a_pipe_is_a_clear_error(tmp_path, capsys):
+    """Training reads an svmlight file twice (its classes, then its rows): from a pipe the
+    second read found nothing ("not fitted yet"), and from a FIFO it waited for ever."""
+    import os
+    import threading
+
+    read, write = os.pipe()
+    threading.Thread(target=lambda: os.fdopen(write, "wb").write(b"1 1:2\n0 2:3\n"),
+                     daemon=True).start()
+    try:
+        assert "not a regular file" in _error(capsys, "train", "MultinomialNB",
+                                              f"/dev/fd/{read}", "--format", "svmlight")
+    finally:
+        os.close(read)

@@ -328,6 +328,14 @@ def test_gaussian_constant_features_with_weights_leave_the_prior():
     est = fastgen.GaussianNB().fit(varying, y, sample_weight=w)
     _, _, _, wvar_max = weighted_nan_stats(varying, y, est.classes_, w)
     assert_allclose(est.epsilon_, 1e-9 * wvar_max, rtol=1e-9)
+    # a spread of a few tens of ulps of its size is a spread (1e8 + 3e-7 noise: 13 ulps), and
+    # sets epsilon_ as in scikit-learn, not var_smoothing itself (which would swamp it)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    fine = np.c_[1e8 + y * 2e-6 + rng.normal(0, 3e-7, 400), np.full(400, 5.0)]
+    est = fastgen.GaussianNB().fit(fine, y)  # (that spread is itself known to a few %)
+    assert_allclose(est.epsilon_, 1e-9 * fine.var(axis=0).max(), rtol=0.1)
+    assert est.score(fine, y) > 0.99
 
 
 def test_gaussian_var_smoothing_zero_with_constant_feature_raises(gauss):

@@ -571,3 +571,15 @@ def test_flags_are_true_or_false(svm_file, tmp_path):
     with pytest.raises(TypeError, match="header"):
         list(fio.iter_csv(path, header="false"))
     assert len(next(fio.iter_csv(path, header=np.False_))[1]) == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/fd"), reason="needs /dev/fd")
+def test_svmlight_without_n_features_from_a_pipe_is_a_clear_error():
+    """Without n_features the file is scanned first, then read: from a pipe the read found
+    nothing, and no error was raised."""
+    path, fd = _through_a_pipe(b"1 1:2\n0 2:3\n")
+    try:
+        with pytest.raises(ValueError, match="not a regular file"):
+            list(fio.iter_svmlight(path))
+    finally:
+        os.close(fd)

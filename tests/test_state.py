@@ -310,13 +310,24 @@ def test_a_refused_mixed_nb_batch_leaves_the_model_as_it_was():
 
 
 def _blocks_while_the_lock_is_held(lock, call):
-    """Whether call(), in another thread, waits while this thread holds lock (and then runs)."""
-    thread = threading.Thread(target=call)
+    """Whether call(), in another thread, waits while this thread holds lock; it must then run
+    to its end, without an error."""
+    errors = []
+
+    def run():
+        try:
+            call()
+        except BaseException as error:  # (reported in this thread)
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
     with lock:
         thread.start()
         thread.join(0.3)
         waited = thread.is_alive()
     thread.join(30)
+    assert not thread.is_alive(), "the call did not finish once the lock was released"
+    assert not errors, errors
     return waited
 
 
@@ -368,3 +379,16 @@ def test_bernoulli_binarize_changed_after_fit_is_held_back():
     np.testing.assert_array_equal(model.predict_joint_log_proba(X),
                                   fastgen.BernoulliNB(binarize=1.5).fit(X, y)
                                   .predict_joint_log_proba(X))
+
+
+def test_statistics_of_a_model_that_never_counts_in_place_are_read_without_the_lock():
+    """Only the text models add to their statistics in place; reading another model's
+    statistics does not wait for a fit of it that is running."""
+    X = np.random.default_rng(3).normal(size=(40, 3))
+    model = fastgen.GaussianNB().fit(X, np.arange(40) % 2)
+    got = []
+    with model._write_lock():
+        thread = threading.Thread(target=lambda: got.append(model.class_count_), daemon=True)
+        thread.start()
+        thread.join(10)
+    assert got and not thread.is_alive()
