@@ -469,11 +469,20 @@ class _Vectorizer(BaseEstimator):
                 doc = self._document(doc, i)
             if fast:
                 # the kernel reads exact str only (see _own_str); a subclass's own lower() is
-                # called, as scikit-learn calls it
+                # called, as scikit-learn calls it, and only it: a result it left in upper case
+                # is counted on its own, without the kernel's lowercasing
                 if type(doc) is not str:
                     doc = (_own_str(doc.lower(), f"document {i}'s {type(doc).__name__}.lower()")
                            if lower else _own_str(doc, f"document {i}"))
-                if lower and not doc.isascii():
+                    if lower and doc != doc.lower():
+                        if batch:  # (the rows stay in the documents' order)
+                            parts.append(call(batch, settings, mode, vocab))
+                            n_docs, batch, chars = n_docs + len(batch), [], 0
+                        parts.append(self._count_batch([doc], settings, mode, vocab,
+                                                       lowercase=False))
+                        n_docs += 1
+                        continue
+                elif lower and not doc.isascii():
                     doc = doc.lower()  # exact Unicode lowercasing; ASCII is lowercased in the kernel
             else:
                 doc = analyze(doc)
@@ -495,8 +504,9 @@ class _Vectorizer(BaseEstimator):
             n_docs += len(batch)
         return n_docs, parts
 
-    def _count_batch(self, docs, settings, mode, vocab):
-        counts = _text.count_documents(docs, bool(self.lowercase), settings.stop_table,
+    def _count_batch(self, docs, settings, mode, vocab, lowercase=None):
+        lowercase = bool(self.lowercase) if lowercase is None else lowercase
+        counts = _text.count_documents(docs, lowercase, settings.stop_table,
                                        settings.min_n, settings.max_n, _text.MODES[mode], vocab,
                                        settings.n_columns, settings.signed, settings.n_threads)
         return _gathered(counts, settings)

@@ -4,6 +4,7 @@ import gzip
 import json
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -457,3 +458,23 @@ def test_stop_words_given_as_an_iterator_are_refused():
     vec = fastgen.text.CountVectorizer(stop_words=("the",), ngram_range=(1, 2))
     np.testing.assert_array_equal(vec.fit_transform(["cat the hat"]).toarray(),
                                   vec.transform(["cat the hat"]).toarray())
+
+
+def test_a_str_subclass_is_lowercased_by_its_own_lower_only():
+    """The compiled path called a subclass's lower() (as scikit-learn does) and then lowercased
+    its result again: a lower() that keeps case gave another vocabulary than scikit-learn's
+    (and than fastgen's Python path). Such a document is counted on its own, in its order."""
+    text = pytest.importorskip("sklearn.feature_extraction.text")
+
+    class Doc(str):
+        def lower(self):
+            return str(self)
+
+    docs = ["alpha Beta", Doc("NASA and IBM"), "gamma ALPHA", Doc("lower only"), "Zeta"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (upper case in the vocabulary: both warn)
+        ours = fastgen.text.CountVectorizer().fit(docs)
+        theirs = text.CountVectorizer().fit(docs)
+    assert dict(ours.vocabulary_) == theirs.vocabulary_
+    np.testing.assert_array_equal(ours.transform(docs).toarray(),
+                                  theirs.transform(docs).toarray())
