@@ -1053,7 +1053,8 @@ class BaseClassifier(BaseEstimator):
         classes = fitted.classes
         rng = _generator(random_state)
         n_classes = len(classes)
-        if not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= MAX_SAMPLES:
+        if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)) \
+                or not 1 <= n_samples <= MAX_SAMPLES:
             raise ValueError(f"n_samples must be an integer in [1, {MAX_SAMPLES}], got "
                              f"{n_samples!r}.")
         if y is None:
@@ -1069,8 +1070,12 @@ class BaseClassifier(BaseEstimator):
                 raise ValueError(f"y must give between 1 and {MAX_SAMPLES} labels.")
             if labels.ndim == 0:
                 labels = np.full(n_samples, labels)
-            y_idx = np.searchsorted(classes, labels)
-            bad = (y_idx >= n_classes) | (classes[np.minimum(y_idx, n_classes - 1)] != labels)
+            try:
+                y_idx = np.searchsorted(classes, labels)
+                bad = (y_idx >= n_classes) | (classes[np.minimum(y_idx, n_classes - 1)] != labels)
+            except TypeError:  # labels that do not compare with the classes (None, a set)
+                raise ValueError(f"y must be labels from classes_ {classes!r}; got {y!r}.") \
+                    from None
             if labels.ndim != 1 or bad.any():
                 raise ValueError(f"y must be labels from classes_ {classes!r}; got "
                                  f"{np.unique(labels[bad]) if labels.ndim == 1 else labels!r}.")
@@ -1160,7 +1165,10 @@ class BaseClassifier(BaseEstimator):
         check_is_fitted(self)
         fitted = self._fitted  # one snapshot: the loss matrix is indexed by its classes
         loss = check_loss(loss, len(fitted.classes))
-        if loss.max() > 0:  # the decision does not change with the scale; avoid overflow
+        # the decision does not change with the scale: scaled only where the expected losses,
+        # sums of n_classes costs times probabilities, could overflow (scaling always would
+        # turn costs 1e-308 times the largest into 0, and ties)
+        if loss.max() > np.finfo(np.float64).max / (2 * len(fitted.classes)):
             loss = loss / loss.max()
         proba, classes = self._output(X, OUT_PROBA, fitted)
         return classes[np.argmin(proba.astype(np.float64) @ loss, axis=1)]

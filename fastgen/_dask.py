@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._frame import LabelColumns
 from ._validation import check_y, distinct_labels
 
 
@@ -77,8 +78,9 @@ def _label_parts(y, n_parts, row_chunks, what):
 
 
 def _global_categories(X):
-    """For a DataFrame given to MixedNB: each label column's categories over all partitions, so
-    that every partition encodes labels alike (and the merged model equals the in-memory fit)."""
+    """For a DataFrame given to a model of label columns (MixedNB, CategoricalNB): each label
+    column's categories over all partitions, so that every partition encodes labels alike (and
+    the merged model equals the in-memory fit)."""
     import pandas as pd
 
     wanted = [c for c, dtype in X.dtypes.items()
@@ -165,7 +167,8 @@ def fit(estimator, X, y, sample_weight=None, classes=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
-    dtypes = _global_categories(X) if _is_frame(X) and type(estimator).__name__ == "MixedNB" \
+    # (the models that read columns of labels: MixedNB, CategoricalNB)
+    dtypes = _global_categories(X) if _is_frame(X) and isinstance(estimator, LabelColumns) \
         else {}
     kind, params = type(estimator), estimator.get_params()
     level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes)

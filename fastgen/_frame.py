@@ -113,13 +113,28 @@ def same_categories(a, b):
         a[j].dtype.kind == b[j].dtype.kind and np.array_equal(a[j], b[j]) for j in a)
 
 
-def with_labels(X, fitted):
-    """Codes drawn by ``sample`` as the fitted DataFrame's columns: labels where it had them."""
+def sampled_frame(X, fitted):
+    """Values drawn by ``sample`` as the fitted DataFrame held them, or X itself for a model
+    fitted on an array: a DataFrame with the fitted column names (by position, where they were
+    not all strings; repeated names kept), a column of labels as a pandas Categorical of the
+    model's labels (so that the model reads it back whatever the labels' kind; a NaN code, a
+    feature that never had a value, is missing)."""
+    categories = (fitted.extra or {}).get("categories") or {}
+    if fitted.feature_names is None and not categories:
+        return X
     import pandas as pd  # fitted on a DataFrame, so pandas is there
 
-    categories = fitted.extra["categories"]
-    return pd.DataFrame({name: (categories[j][X[:, j].astype(np.intp)] if j in categories
-                                else X[:, j]) for j, name in enumerate(fitted.feature_names)})
+    columns = {}
+    for j in range(X.shape[1]):
+        if j in categories:
+            codes = np.where(np.isnan(X[:, j]), -1, np.nan_to_num(X[:, j])).astype(np.intp)
+            columns[j] = pd.Categorical.from_codes(codes, categories=categories[j])
+        else:
+            columns[j] = X[:, j]
+    frame = pd.DataFrame(columns)
+    if fitted.feature_names is not None:
+        frame.columns = list(fitted.feature_names)
+    return frame
 
 
 class FrameReader:

@@ -26,7 +26,7 @@ from ._frame import (
     is_frame,
     learn_categories,
     same_categories,
-    with_labels,
+    sampled_frame,
 )
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
 from ._validation import check_bool, invalid_parameter
@@ -439,7 +439,7 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         for kind, columns, part, part_fitted in self._params_of(fitted).parts:
             block = part._sample_X(part_fitted, y_idx, rng)
             X[:, columns] = block.toarray() if hasattr(block, "toarray") else block
-        return X if fitted.feature_names is None else with_labels(X, fitted)
+        return sampled_frame(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
         jll = out  # (float64: MixedNB's snapshots are)

@@ -47,7 +47,7 @@ from ._frame import (
     is_frame,
     learn_categories,
     same_categories,
-    with_labels,
+    sampled_frame,
 )
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -2402,17 +2402,21 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
     def _sample_X(self, fitted, y_idx, rng):
         """Codes drawn per feature from the class's category probabilities (inverse CDF)."""
         params = self._params_of(fitted)
-        empty = np.isneginf(params.log_prob).all(axis=1)[y_idx]
+        # (a feature that never had a value has no columns: it is drawn as missing, NaN)
+        empty = (np.isneginf(params.log_prob).all(axis=1) & (params.log_prob.shape[1] > 0))[y_idx]
         if empty.any():
             raise ValueError(f"CategoricalNB.sample: class {fitted.classes[y_idx[empty][0]]!r} "
                              "has no training samples and no smoothing (alpha = 0), so it has "
                              "no distribution to draw from.")
         X = np.empty((len(y_idx), fitted.n_features))
         for j, log_prob in enumerate(_per_feature(params.log_prob, params.offsets)):
+            if not log_prob.shape[1]:
+                X[:, j] = np.nan
+                continue
             cdf = np.cumsum(np.exp(log_prob), axis=1)
             u = rng.random(len(y_idx)) * cdf[y_idx, -1]
             X[:, j] = (u[:, None] >= cdf[y_idx]).sum(axis=1)
-        return X if fitted.feature_names is None else with_labels(X, fitted)
+        return sampled_frame(X, fitted)
 
     def _score(self, params, X, kind, out, has_nan):
         failed, unknown, fractional = _jll.jll_categorical(

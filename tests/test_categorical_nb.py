@@ -689,3 +689,32 @@ def test_numeric_codes_have_no_categories(data):
         got = est.predict_log_proba(pd.DataFrame(Xt[:5], columns=[f"f{j}" for j in
                                                                    range(Xt.shape[1])]))
     assert_array_equal(got, est.predict_log_proba(Xt[:5]))
+
+
+def test_samples_of_a_dataframe_model_are_read_back_by_it():
+    """sample() of a model fitted on a DataFrame: the fitted columns (by position where their
+    names are not strings; repeated names kept), label columns as Categoricals of the model's
+    labels whatever their kind, and a feature that never had a value drawn as missing. Each of
+    these failed: a column lost to a repeated name, raw codes for int names, numbers where the
+    model reads labels, an IndexError."""
+    pd = pytest.importorskip("pandas")
+    y = [0, 0, 1, 1]
+    frames = [pd.DataFrame([[1.0, "a"], [2.0, "b"], [3.0, "a"], [4.0, "c"]], columns=["x", "x"]),
+              pd.DataFrame({0: ["x", "y", "x", "z"], 1: [1.0, 2, 3, 4]}),
+              pd.DataFrame({"s": pd.Categorical([1, 2, 1, 3]), "t": ["p", "q", "p", "q"]}),
+              pd.DataFrame({"a": list("abab"), "s": [None] * 4})]
+    for frame in frames:
+        models = [fastgen.MixedNB()]
+        if not (frame.dtypes == float).any():
+            models.append(fastgen.CategoricalNB())
+        for model in models:
+            model.fit(frame, y)
+            X, labels = model.sample(50, random_state=0)
+            assert list(X.columns) == list(frame.columns)
+            assert np.isfinite(model.predict_proba(X)).all()
+            if "s" in frame and frame["s"].isna().all():
+                assert X["s"].isna().all()
+    with pytest.raises(ValueError, match="n_samples"):
+        fastgen.CategoricalNB().fit(np.array([[0], [1], [0], [1]]), y).sample(True)
+    with pytest.raises(ValueError, match="y must be labels"):
+        fastgen.CategoricalNB().fit(np.array([[0], [1], [0], [1]]), y).sample(2, y=[None, 0])

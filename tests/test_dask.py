@@ -261,3 +261,15 @@ def test_semi_supervised_with_dask(client):
     unlabelled = np.where(np.arange(600) < 300, 0, -1)
     with pytest.raises(ValueError, match="unlabelled"):
         em.partial_fit(dX, da.from_array(unlabelled, chunks=CHUNK))
+
+
+def test_categorical_nb_on_a_dataframe_whose_partitions_see_other_labels(client):
+    """Each partition encoded its labels alone, and the merge refused the partitions' models
+    ("different categorical labels"); the labels are gathered first, as for MixedNB."""
+    df = pd.DataFrame({"s": list("aabbccdd") * 20})
+    y = pd.Series([0, 1] * 80)
+    ours = fastgen.CategoricalNB().fit(dd.from_pandas(df, npartitions=4),
+                                       dd.from_pandas(y, npartitions=4))
+    reference = fastgen.CategoricalNB().fit(df, y)
+    assert list(ours.categories_[0]) == list(reference.categories_[0])
+    assert_allclose(ours.predict_log_proba(df), reference.predict_log_proba(df), rtol=1e-12)

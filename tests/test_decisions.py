@@ -370,3 +370,17 @@ def test_baseline_decision_function_two_classes():
     est = fastgen.BaselineClassifier().fit(X, y)
     assert_allclose(est.decision_function(X), np.full(5, np.log(0.6 / 0.4)), rtol=1e-12)
     assert_array_equal(est.predict(X), [1] * 5)
+
+
+def test_costs_far_below_the_largest_keep_their_order():
+    """predict divided the loss by its largest cost, which turned costs 1e-326 times smaller
+    into 0 (ties): it is scaled only where the expected losses could overflow."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    model = fastgen.GaussianNB().fit(X, [0, 0, 1, 1, 2, 2])
+    loss = np.array([[0.0, 2e-20, 1e-20], [1e306, 0.0, 0.0], [1e306, 0.0, 0.0]])
+    risk = model.predict_proba(X) @ loss
+    assert np.isfinite(risk).all()
+    np.testing.assert_array_equal(model.predict(X, loss=loss),
+                                  model.classes_[np.argmin(risk, axis=1)])
+    huge = np.full((3, 3), 1e308) - np.diag([1e308] * 3)  # scaled: a finite decision still
+    assert np.isin(model.predict(X, loss=huge), model.classes_).all()
