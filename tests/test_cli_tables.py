@@ -636,6 +636,15 @@ def test_a_json_key_given_twice_is_an_error(tmp_path, capsys):
 # Found by an outside attack on the command line (2026-11-28)
 
 
+def _trained(capsys, tmp_path, name, content):
+    """A GaussianNB model file trained on a file ``name`` of ``content`` (labels in 'label')."""
+    train = tmp_path / name
+    train.write_text(content)
+    model_file = tmp_path / (name + ".fgm")
+    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    return train, model_file
+
+
 def test_training_never_overwrites_the_data(table, tmp_path, capsys):
     path, _ = table
     before = path.read_bytes()
@@ -646,10 +655,8 @@ def test_training_never_overwrites_the_data(table, tmp_path, capsys):
 
 def test_json_lines_errors_name_their_line_after_blank_lines(tmp_path, capsys):
     """Records were counted, not lines: a bad value on line 6 was reported at line 3."""
-    train = tmp_path / "t.jsonl"
-    train.write_text('{"a": 1, "label": "x"}\n{"a": 2, "label": "y"}\n')
-    model_file = tmp_path / "m.fgm"
-    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    _, model_file = _trained(capsys, tmp_path, "t.jsonl",
+                             '{"a": 1, "label": "x"}\n{"a": 2, "label": "y"}\n')
     data = tmp_path / "blanks.jsonl"
     data.write_text('{"a": 1, "label": "x"}\n\n\n\n{"a": 2, "label": "y"}\n'
                     '{"a": "foo", "label": "y"}\n')
@@ -732,26 +739,19 @@ def test_a_text_pipeline_saved_from_python_reads_one_document_a_row(tmp_path, ca
 def test_the_data_files_format_is_its_own(tmp_path, capsys):
     """A model trained on CSV read a JSON lines file as CSV (whatever --format said), and the
     reverse: the data file's own format is read."""
-    train = tmp_path / "t.csv"
-    train.write_text("a,b,label\n1,2,x\n3,4,y\n5,6,x\n")
-    model_file = tmp_path / "m.fgm"
-    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
-    data = tmp_path / "d.jsonl"
-    data.write_text('{"a": 1, "b": 2, "label": "x"}\n{"a": 3, "b": 4, "label": "y"}\n')
+    train, model_file = _trained(capsys, tmp_path, "t.csv", "a,b,label\n1,2,x\n3,4,y\n5,6,x\n")
+    data, jsonl_model = _trained(capsys, tmp_path, "d.jsonl", '{"a": 1, "b": 2, "label": "x"}\n'
+                                 '{"a": 3, "b": 4, "label": "y"}\n')
     out_file = tmp_path / "p.csv"
     status, _, _ = _run(capsys, "predict", model_file, data, "-o", out_file)
     assert status == 0 and len(out_file.read_text().split()) == 3
-    jsonl_model = tmp_path / "j.fgm"
-    _run(capsys, "train", "GaussianNB", data, "--label", "label", "-o", jsonl_model)
     status, _, _ = _run(capsys, "predict", jsonl_model, train, "--format", "csv", "-o", out_file)
     assert status == 0 and len(out_file.read_text().split()) == 4
 
 
 def test_a_tsv_model_reads_a_csv_file_given_format_csv(tmp_path, capsys):
-    train = tmp_path / "t.tsv"
-    train.write_text("a\tb\tlabel\n1\t2\tx\n3\t4\ty\n5\t6\tx\n")
-    model_file = tmp_path / "m.fgm"
-    _run(capsys, "train", "GaussianNB", train, "--label", "label", "-o", model_file)
+    _, model_file = _trained(capsys, tmp_path, "t.tsv",
+                             "a\tb\tlabel\n1\t2\tx\n3\t4\ty\n5\t6\tx\n")
     data = tmp_path / "d.csv"
     data.write_text("a,b,label\n1,2,x\n3,4,y\n")
     out_file = tmp_path / "p.csv"
