@@ -474,10 +474,21 @@ def _em_map(X, members, covariances, base, n_threads, higher):
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
     n_features = X.shape[1]
-    # start from the observed per-class means and variances (no correlations)
+    # start from the observed per-class means and variances (no correlations); a class that
+    # never observed a feature, from the feature's mean and variance over all classes (as
+    # GaussianNB and the diagonal models take them: no row of the class says otherwise; a start
+    # at 0 left that class's mean at 0, whatever the data's location), or 0 and 1 if no class
+    # observed it
     y_idx, sample_weight, n_classes = members.classes, members.weights, members.n_classes
     weight, mean, m2 = diagonal_moments(X, members, n_threads)
-    var = np.where(weight > 0, m2 / np.where(weight > 0, weight, 1.0), 1.0)
+    seen = weight > 0
+    total = weight.sum(axis=0)
+    safe_total = np.where(total > 0, total, 1.0)
+    overall_mean = (weight * mean).sum(axis=0) / safe_total
+    overall_var = np.where(total > 0, (m2 + weight * (mean - overall_mean) ** 2).sum(axis=0)
+                           / safe_total, 1.0)
+    mean = np.where(seen, mean, overall_mean)
+    var = np.where(seen, m2 / np.where(seen, weight, 1.0), overall_var)
     class_weight = members.class_weight()
     start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
              None, None)

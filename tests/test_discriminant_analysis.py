@@ -1257,3 +1257,40 @@ def test_covariance_beyond_float64_on_its_support_is_a_clear_error():
     for fit in (lambda m: m.fit(X, y), lambda m: m.partial_fit(X, y, classes=[0, 1])):
         with pytest.raises(ValueError, match="too ill-conditioned for float64.*rescale X"):
             fit(fastgen.LinearDiscriminantAnalysis())
+
+
+@pytest.mark.parametrize("Model, params", [(fastgen.LinearDiscriminantAnalysis, {}),
+                                           (fastgen.QuadraticDiscriminantAnalysis, {}),
+                                           (fastgen.LinearDiscriminantAnalysis,
+                                            {"covariance": "diagonal"})])
+def test_a_class_that_never_observes_a_feature_starts_from_its_overall_mean(Model, params):
+    """EM started a class that never observed a feature at mean 0 (variance 1), and no row of
+    the class moved it: with the data near 1000, P(class 0) was 0 on class 0's own complete
+    rows. It starts, as the diagonal models take it, from the feature's overall mean and
+    variance."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3)) + 1000
+    y = np.repeat([0, 1], 100)
+    X[y == 1, 0] += 1
+    holes = X.copy()
+    holes[y == 0, 2] = np.nan
+    model = Model(**params).fit(holes, y)
+    assert np.all(np.abs(model.means_[:, 2] - 1000) < 1)
+    proba = model.predict_proba(X[y == 0])[:, 0]  # (the classes overlap: 1 sd apart)
+    assert proba.min() > 0.01 and proba.mean() > 0.5 and (model.predict(X) == y).mean() > 0.6
+
+
+def test_subnormal_sample_weights_are_refused():
+    """Weights below the smallest normal float64 keep a few bits: the weighted moments lost
+    every digit (log-probabilities off by 7e14 for weights of 5e-324)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2))
+    y = np.arange(30) % 2
+    for Model in (fastgen.LinearDiscriminantAnalysis, fastgen.GaussianNB):
+        with pytest.raises(ValueError, match="subnormal"):
+            Model().fit(X, y, sample_weight=np.full(30, 5e-324))
+        w = np.full(30, 1e-300)  # normal: the model of the unweighted rows
+        w[0] = 0.0
+        np.testing.assert_allclose(Model().fit(X, y, sample_weight=w).predict_log_proba(X),
+                                   Model().fit(X[1:], y[1:]).predict_log_proba(X), rtol=1e-7,
+                                   atol=1e-9)

@@ -421,7 +421,7 @@ def test_poisson_missing_value_beside_huge_rates():
                                alone.predict_log_proba(X_test[:, :1]), rtol=1e-12)
 
 
-@pytest.mark.parametrize("alpha, beta, weight", [(1e-10, 5e-324, 5e-324), (1e100, 6e-209, 5e-324)],
+@pytest.mark.parametrize("alpha, beta, weight", [(1e10, 5e-324, 2.3e-308), (1e100, 6e-209, 1e-300)],
                          ids=["a-rate-beyond-float64", "rates-summing-beyond-float64"])
 def test_poisson_rates_beyond_float64_name_beta(alpha, beta, weight):
     """Rates (count + alpha) / (weight + beta) beyond float64, or whose sum over the features
