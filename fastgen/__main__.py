@@ -213,8 +213,11 @@ def _check_batch_size(args):
 
 
 def _svmlight_scan(args, path):
-    """(rows, features, classes) of an svmlight file, in one streaming pass."""
+    """(rows, features, classes) of an svmlight file, in one streaming pass, before the pass
+    that reads its rows: the file must be one that can be read again."""
     _input.check_file(path)
+    _input.check_rereadable(path, "it is read twice (a scan for its classes and features, then "
+                                  "the rows)")
     return io.scan_svmlight(path, zero_based=args.zero_based)
 
 
@@ -402,9 +405,6 @@ def _train(args):
 
 
 def _train_svmlight(args, model):
-    _input.check_file(args.data)
-    _input.check_rereadable(args.data, "training reads it twice (a scan for its classes, then "
-                                       "the rows)")
     n_rows, n_features, classes = _svmlight_scan(args, args.data)
     if n_rows == 0:
         raise CommandError(f"{args.data}: no data rows")

@@ -127,7 +127,7 @@ def sampled_frame(X, fitted):
     columns = {}
     for j in range(X.shape[1]):
         if j in categories:
-            codes = np.where(np.isnan(X[:, j]), -1, np.nan_to_num(X[:, j])).astype(np.intp)
+            codes = np.where(np.isnan(X[:, j]), -1, X[:, j]).astype(np.intp)
             columns[j] = pd.Categorical.from_codes(codes, categories=categories[j])
         else:
             columns[j] = X[:, j]

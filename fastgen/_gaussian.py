@@ -216,6 +216,20 @@ def null_tolerance(eigenvalues):
     return NULL_RTOL * top * len(eigenvalues) * np.finfo(np.float64).eps
 
 
+def overall_moments(weight, mean, m2):
+    """Each feature's mean and variance over all classes, from the per-class weights, means and
+    squared deviations of its observed values ((n_classes, n_features) each): 0 and 1 for a
+    feature no class observed."""
+    total = weight.sum(axis=0)
+    seen = total > 0
+    safe_total = np.where(seen, total, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        overall_mean = (weight * mean).sum(axis=0) / safe_total
+        overall_var = np.where(seen, (m2 + weight * (mean - overall_mean) ** 2).sum(axis=0)
+                               / safe_total, 1.0)
+    return overall_mean, overall_var
+
+
 def constant(variances, sizes=None, rtol=NULL_RTOL):
     """Which features are constant: variance at most MIN_VARIANCE or, for variances estimated
     from data of these ``sizes`` (each feature's largest |mean|; None for a regularised or
@@ -482,11 +496,7 @@ def _em_map(X, members, covariances, base, n_threads, higher):
     y_idx, sample_weight, n_classes = members.classes, members.weights, members.n_classes
     weight, mean, m2 = diagonal_moments(X, members, n_threads)
     seen = weight > 0
-    total = weight.sum(axis=0)
-    safe_total = np.where(total > 0, total, 1.0)
-    overall_mean = (weight * mean).sum(axis=0) / safe_total
-    overall_var = np.where(total > 0, (m2 + weight * (mean - overall_mean) ** 2).sum(axis=0)
-                           / safe_total, 1.0)
+    overall_mean, overall_var = overall_moments(weight, mean, m2)
     mean = np.where(seen, mean, overall_mean)
     var = np.where(seen, m2 / np.where(seen, weight, 1.0), overall_var)
     class_weight = members.class_weight()

@@ -718,12 +718,12 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
         raise InputError(f"{path}: no label column {schema.label!r} (the model was trained "
                          "with it), and the true labels are needed here")
     unlabelled = Unlabelled() if unlabelled is None else unlabelled
-    as_text, text_labels, y = text_labels, (True if text_labels else None), None
+    held_text, y = (True if text_labels else None), None  # (whether earlier labels were text)
     for start, chunk in _named(itertools.chain(head, chunks), columns, schema.format, path):
         if labels:
-            chunk, y = _labelled(chunk, schema.label, path, start, na, text_labels, unlabelled,
-                                 as_text)
-            text_labels = isinstance(y[0], str) if len(y) else text_labels
+            chunk, y = _labelled(chunk, schema.label, path, start, na, held_text, unlabelled,
+                                 text_labels)
+            held_text = isinstance(y[0], str) if len(y) else held_text
             if not len(y):
                 continue
         if schema.documents is not None:

@@ -442,8 +442,7 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("Negative values in data passed to `sample_weight`.")
     if not sample_weight.any():
         raise ValueError("Sample weights must contain at least one non-zero number.")
-    if (sample_weight < np.finfo(np.float64).tiny).any() and \
-            ((sample_weight > 0) & (sample_weight < np.finfo(np.float64).tiny)).any():
+    if ((sample_weight > 0) & (sample_weight < np.finfo(np.float64).tiny)).any():
         # a subnormal weight keeps a few bits: weighted sums and moments lose every digit
         raise ValueError("sample_weight has a value below 2.2e-308 (subnormal), too small for "
                          "float64 to weigh a sample with: set it to 0, or rescale the weights.")

@@ -64,6 +64,7 @@ from ._gaussian import (
     constant,
     diagonal_moments,
     diagonal_tables,
+    overall_moments,
     score_diagonal,
 )
 from ._state import (
@@ -1593,14 +1594,10 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         variance is 1e-34, which would otherwise set epsilon and let that rounding decide the
         posteriors)."""
         n, mean, m2 = stats["observed_count_"], stats["mean"], stats["m2"]
-        total = n.sum(axis=0)
-        seen = total > 0
-        safe_total = np.where(seen, total, 1.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            overall_mean = (n * mean).sum(axis=0) / safe_total
-            overall_var = np.where(seen, (m2 + n * (mean - overall_mean) ** 2).sum(axis=0)
-                                   / safe_total, 1.0)
-            sizes = np.abs(np.where(n > 0, mean, 0.0)).max(axis=0, initial=0.0)
+        overall_mean, overall_var = overall_moments(n, mean, m2)
+        seen = n.sum(axis=0) > 0
+        sizes = np.abs(np.where(n > 0, mean, 0.0)).max(axis=0, initial=0.0)
+        with np.errstate(over="ignore", invalid="ignore"):  # (refused by _derive)
             largest = overall_var[seen & ~constant(overall_var, sizes, ROUNDING_RTOL)].max(
                 initial=0.0)
             return overall_mean, overall_var, float(var_smoothing * (largest if largest > 0
@@ -1726,18 +1723,23 @@ class _GammaPoissonEvidence(NamedTuple):
     counts and n their weight, a log beta - lgamma(a) + lgamma(a + S) - (a + S) log(beta + n),
     leaving out the prior-independent -sum log x!. A cell without observations adds 0."""
 
-    total: np.ndarray
-    observed: np.ndarray
-    beta: float
+    total: np.ndarray  # S
+    log1p_ratio: np.ndarray  # log1p(n / beta): a log beta - a log(beta + n)
+    data_term: float  # sum of S log(beta + n)
+
+    @classmethod
+    def of(cls, total, observed, beta):
+        """The function for statistics S (``total``) and n (``observed``) and the prior's beta,
+        with the terms that do not depend on a computed once, not at every step of the search:
+        log1p(n / beta), or log n - log beta where n / beta is beyond float64 (a tiny beta)."""
+        with np.errstate(over="ignore", divide="ignore"):
+            ratio = observed / beta
+            log1p_ratio = np.where(ratio < np.inf, np.log1p(ratio),
+                                   np.log(observed) - np.log(beta))
+        return cls(total, log1p_ratio, float(np.sum(total * np.log(beta + observed))))
 
     def __call__(self, a):
-        # log1p(n / beta), or log n - log beta where n / beta is beyond float64 (a tiny beta)
-        with np.errstate(over="ignore", divide="ignore"):
-            ratio = self.observed / self.beta
-            log1p_ratio = np.where(ratio < np.inf, np.log1p(ratio),
-                                   np.log(self.observed) - np.log(self.beta))
-        return float(np.sum(log_rising(a, self.total) - a * log1p_ratio
-                            - self.total * np.log(self.beta + self.observed)))
+        return float(np.sum(log_rising(a, self.total) - a * self.log1p_ratio)) - self.data_term
 
 
 def negbin_table(minus_log1p_b, r):
@@ -1980,8 +1982,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
 
     def _evidence_terms(self, fitted, alpha):
         stats = fitted.stats
-        return _GammaPoissonEvidence(stats["feature_count_"], stats["observed_count_"],
-                                     fitted.hyper["beta"])
+        return _GammaPoissonEvidence.of(stats["feature_count_"], stats["observed_count_"],
+                                        fitted.hyper["beta"])
 
     def _log_evidence(self, fitted):
         if fitted.hyper["beta"] <= 0:
