@@ -706,8 +706,12 @@ def _list_csr(X, rows, class_ptr, weights, binarize, threshold, class_count, len
     n_classes, n_features = len(class_count), X.shape[1]
     # a class lists at most min(its entries, n_features) nonzeros (the + 1s are spare: the
     # kernel's arrays are never empty; the kept ones may be)
-    entries = np.bincount(np.repeat(np.arange(n_classes), np.diff(class_ptr)),
-                          weights=np.diff(X.indptr)[rows], minlength=n_classes)
+    sizes = np.diff(X.indptr)[rows]
+    if sizes.min(initial=0) < 0:  # (the kernel would clamp them, and count the wrong rows)
+        raise XChangedError("X changed while it was being read: its row pointers decrease "
+                            "(another thread must not modify an array during a fastgen call)")
+    entries = np.bincount(np.repeat(np.arange(n_classes), np.diff(class_ptr)), weights=sizes,
+                          minlength=n_classes)
     room, size = None, int(min(entries.sum(), n_classes * n_features)) + n_classes + 1
     if n_threads > 1 and n_classes > 1:  # classes listed at once: a room each
         room = np.zeros(n_classes + 1, dtype=np.intp)

@@ -497,6 +497,25 @@ def test_scipy_sees_only_a_rechecked_copy(case):
         undo()
 
 
+def test_a_listing_refuses_decreasing_row_pointers():
+    """A row pointer rewritten after X's check, before a first sparse batch is listed, is the
+    ValueError: the listing kernel clamps row pointers (memory-safe), so it would count the
+    wrong rows (before, NumPy's "negative dimensions" error, from the room it sized)."""
+    from fastgen import naive_bayes
+
+    X = _counts_csr(np.int32, n=100, f=20, seed=1)
+
+    def writer():
+        X.indptr[len(X.indptr) // 2] = 2**25
+
+    undo = _before_line(naive_bayes, "sizes = np.diff(X.indptr)[rows]", writer)
+    try:
+        with pytest.raises(ValueError, match=CHANGED):
+            fastgen.MultinomialNB().fit(X, np.arange(100) % 3)
+    finally:
+        undo()
+
+
 RACE = textwrap.dedent("""
     import sys, threading, time, warnings
     import numpy as np, scipy.sparse as sp, fastgen
