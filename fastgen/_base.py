@@ -80,10 +80,10 @@ class Members(NamedTuple):
     """Which classes the rows of a batch count for, and with what weight: the nonzero entries of
     an (n_rows, n_classes) matrix of weights, in row order. Labels (fit, partial_fit) give one
     entry a row, its class with its sample weight (``hard``); EM's soft class memberships
-    (``SemiSupervised``) give a row one entry for each class it may belong to, weighted by its
-    posterior probability (``soft``). Every statistic adds each entry as a row of its class with
-    its weight, reading the row where it is: a row is never copied per class, and an entry of
-    weight 0 (a posterior that underflowed) costs nothing."""
+    (``SemiSupervised``, from ``_counts.soft_members``) give a row one entry for each class it
+    may belong to, weighted by its posterior probability. Every statistic adds each entry as a
+    row of its class with its weight, reading the row where it is: a row is never copied per
+    class, and an entry of weight 0 (a posterior that underflowed) costs nothing."""
 
     rows: np.ndarray  # intp (n_entries,), non-decreasing: the row of each entry
     classes: np.ndarray  # intp (n_entries,): its class
@@ -96,15 +96,6 @@ class Members(NamedTuple):
         y_idx = np.ascontiguousarray(y_idx, dtype=np.intp)
         return cls(np.arange(len(y_idx), dtype=np.intp), y_idx,
                    np.ascontiguousarray(sample_weight, dtype=np.float64), n_classes)
-
-    @classmethod
-    def soft(cls, weights, rows=None):
-        """The positive entries of ``weights`` (n, n_classes), for rows ``rows`` (default
-        0 .. n-1) of the batch."""
-        i, c = np.nonzero(weights > 0)
-        rows = i if rows is None else np.asarray(rows, dtype=np.intp)[i]
-        return cls(rows.astype(np.intp, copy=False), c.astype(np.intp, copy=False),
-                   np.ascontiguousarray(weights[i, c], dtype=np.float64), weights.shape[1])
 
     def join(self, other):
         """Both sets of entries (of the same batch), in row order."""

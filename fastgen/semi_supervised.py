@@ -28,6 +28,7 @@ from ._base import (
     Members,
     partial_fit_classes,
 )
+from ._core import _counts
 from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
 from ._persist import _ESTIMATORS
@@ -86,17 +87,6 @@ def unlabelled_rows(y):
     return np.zeros(len(y), dtype=bool)
 
 
-def _normalised(jll):
-    """(log P(x), P(c | x)) of each row from its joint log-likelihoods, by one pass of exp (NaN
-    for a row with no finite one)."""
-    top = jll.max(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        scaled = np.exp(jll - top)
-    total = scaled.sum(axis=1, keepdims=True)
-    scaled /= total
-    return (top + np.log(total))[:, 0], scaled
-
-
 def _checked_classes(classes):
     """``classes`` as partial_fit validates them, without -1: the mark of an unlabelled row
     cannot name a class."""
@@ -116,17 +106,6 @@ def _take_rows(X, rows):
     if isinstance(X, np.ndarray) or hasattr(X, "__array__"):
         return np.asarray(X)[rows]
     return [X[i] for i in rows]  # (a list of rows keeps its values' types: MixedNB's columns)
-
-
-def _validated_rows(X, has_nan, rows):
-    """Rows of a validated X, as the kernels take them (CSR indices and indptr of one dtype),
-    and whether they hold NaN."""
-    part = X[rows]
-    if sp.issparse(part):
-        if part.indices.dtype != part.indptr.dtype:
-            part.indices, part.indptr = (a.astype(np.int64) for a in (part.indices, part.indptr))
-        return part, has_nan and bool(np.isnan(part.data).any())
-    return np.ascontiguousarray(part), has_nan and bool(np.isnan(part).any())
 
 
 def _delegated(name):
@@ -370,8 +349,6 @@ class SemiSupervised(BaseEstimator):
         with self._write_lock(), model._write_lock():
             shell = model._new_shell(X)
             X_valid, has_nan = model._validate_X(X, shell)
-            if sp.issparse(X_valid):  # scipy selects its rows below, trusting the indices
-                X_valid = rechecked(X_valid.copy())
             y, listed = _as_labels(y)
             y = check_y(y, X_valid.shape[0], type(self).__name__)
             sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
@@ -392,19 +369,18 @@ class SemiSupervised(BaseEstimator):
             # they show the model its categories, as its own fit does)
             rows_u = np.flatnonzero(unlabelled & (sample_weight > 0))
             if lam == 0 or not unlabelled.any():
-                self._result = self._supervised(
-                    model, X if len(labelled) == len(y) else
-                    _take_rows(X_valid if sp.issparse(X_valid) else X, labelled), y_l, w_l,
-                    known, params)
+                X_l = X
+                if len(labelled) < len(y):  # (scipy selects them trusting the indices: a copy)
+                    X_l = _take_rows(rechecked(X_valid.copy()) if sp.issparse(X_valid) else X,
+                                     labelled)
+                self._result = self._supervised(model, X_l, y_l, w_l, known, params)
                 return self
             start = Members(labelled, y_idx, w_l, len(known))
             hyper = model._hyper(len(known), X_valid, shell)
             self._result = self._em(
                 model, start, lambda members: model._fitted_on(X, X_valid, has_nan, shell, known,
                                                                members, hyper),
-                _validated_rows(X_valid, has_nan, labelled),
-                _validated_rows(X_valid, has_nan, rows_u), rows_u, lam * sample_weight[rows_u],
-                params)
+                (X_valid, has_nan), rows_u, lam * sample_weight[rows_u], params)
         return self
 
     @staticmethod
@@ -430,18 +406,25 @@ class SemiSupervised(BaseEstimator):
                                 None, None)
         return _Result(model, 0, np.array([value]), True, params)
 
-    def _em(self, model, start, fitted_on, part_l, part_u, rows_u, w_u, params):
+    def _em(self, model, start, fitted_on, batch, rows_u, w_u, params):
         """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
-        is the model of the labelled rows plus the unlabelled rows' memberships."""
+        is the model of the labelled rows plus the unlabelled rows' memberships. Each iteration
+        scores the whole validated ``batch`` (X, has_nan) once: the labelled rows for the
+        objective, the unlabelled rows ``rows_u`` (weights ``w_u``) for it and the E-step."""
         max_iter, tol = params["max_iter"], params["tol"]
         total = float(start.weights.sum() + w_u.sum())
         objective, converged = [], False
         members = start
+        marginal = np.empty(len(rows_u))
         for iteration in range(max_iter + 1):
             fitted = fitted_on(members)
-            derived = model._params_of(fitted)
-            jll_l, jll_u = (self._jll(model, derived, fitted, part) for part in (part_l, part_u))
-            marginal, posterior = _normalised(jll_u)
+            jll = self._jll(model, model._params_of(fitted), fitted, batch)
+            jll_l = jll[start.rows]
+            # E-step: the unlabelled rows' log P(x), and their posteriors, weighted, as soft
+            # class memberships (scores overwritten; an exp an entry, some ten multiply-adds)
+            soft = Members(*_counts.soft_members(jll, rows_u, w_u, MIN_MEMBERSHIP, marginal,
+                                                 model._n_threads_for(10 * jll.size)),
+                           len(fitted.classes))
             objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
                                              marginal, w_u))
             if not len(rows_u):  # no unlabelled row has weight: the start is the fixed point
@@ -453,9 +436,7 @@ class SemiSupervised(BaseEstimator):
                 break
             if iteration == max_iter:
                 break
-            # E-step: the unlabelled rows' posteriors, weighted, as soft class memberships
-            posterior[posterior < MIN_MEMBERSHIP] = 0.0
-            members = start.join(Members.soft(posterior * w_u[:, None], rows_u))
+            members = start.join(soft)
         if not converged:
             change = abs(objective[-1] - objective[-2]) / total
             warnings.warn(f"EM did not converge in max_iter={max_iter} iterations: the last one "

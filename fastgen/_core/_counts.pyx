@@ -4,7 +4,8 @@
 #     `class_ptr` (rows of class c are order[class_ptr[c]:class_ptr[c+1]]) and `weight`, the
 #     weight of each entry of `order`. A row may be listed under several classes, with a weight for
 #     each (soft class memberships, as EM's); the streaming kernels take the same entries in row
-#     order instead (`rows`, `y_idx`, `weight`).
+#     order instead (`rows`, `y_idx`, `weight`). EM's memberships are listed from the rows' joint
+#     log-likelihoods by soft_members.
 #  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
 #     row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
@@ -27,10 +28,12 @@
 #     vocabulary, is never written (the model builds it if it is asked for).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, exp, log
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove
+
+import numpy as np
 
 from ._guard cimport changed_during_call, clamped, in_range, rows_in, stored_entries
 from ._listing cimport list_nonzero, sum_listed
@@ -481,3 +484,74 @@ def count_categorical(
                         continue
                 if k < offsets[j + 1] - offsets[j]:
                     count_out[c, offsets[j] + k] += w
+
+
+# A score this far below its row's largest is left out of the row's sum: exp(-60) = 9e-27 is far
+# below float64's rounding of a sum of at least 1 (1e-16), even over a million classes, and far
+# below the membership floors EM uses (its posterior is at most that), and most of a text
+# model's scores are that far below (an exp an entry was half of the E-step's time)
+cdef double NEGLIGIBLE = -60.0
+
+
+def soft_members(
+    float64_t[:, ::1] jll not None,      # IN/OUT (n_batch, n_classes): scores; scratch
+    const intp_t[::1] rows not None,     # IN (n_rows,): the rows of jll to turn into members
+    const float64_t[::1] weights not None,  # IN (n_rows,): their weights, positive
+    double floor,                        # posteriors below it are left out
+    float64_t[::1] marginal not None,    # OUT (n_rows,): log P(x) of each of those rows
+    int n_threads,
+):
+    """EM's E-step on joint log-likelihoods: for each listed row i of jll, its log P(x) =
+    logsumexp(jll[i]) in marginal, and its soft class memberships, the posteriors P(c | x) of at
+    least floor times the row's weight, as the entries of design note a in row order: returns
+    (row of each entry, its class, its weight). A row with no finite log P(x) (NaN, or every
+    score -inf or some +inf) gets NaN in marginal and no entry. jll's listed rows are
+    overwritten; all arguments are the caller's own arrays (no check beyond shapes)."""
+    cdef intp_t n_rows = rows.shape[0], n_classes = jll.shape[1]
+    cdef intp_t i, c, r, k
+    cdef double m, s, p, w
+    cdef double *row
+    if weights.shape[0] != n_rows or marginal.shape[0] != n_rows:
+        raise ValueError("rows, weights and marginal must have the same length")
+    for i in range(n_rows):  # (distinct rows: each thread writes its own)
+        if not (rows[i - 1] if i else -1) < rows[i] < jll.shape[0]:
+            raise ValueError("rows must be increasing row numbers of jll")
+    ptr = np.zeros(n_rows + 1, dtype=np.intp)
+    cdef intp_t[::1] entries = ptr
+    with nogil:
+        for i in prange(n_rows, num_threads=n_threads, schedule="static"):
+            row = &jll[rows[i], 0]
+            m = -INFINITY
+            for c in range(n_classes):
+                if row[c] > m:
+                    m = row[c]
+            s = 0.0
+            for c in range(n_classes):
+                # (NaN for a row without a finite maximum)
+                row[c] = 0.0 if row[c] - m <= NEGLIGIBLE else exp(row[c] - m)
+                s = s + row[c]
+            marginal[i] = m + log(s)
+            w = weights[i]
+            k = 0
+            for c in range(n_classes):
+                p = row[c] / s
+                row[c] = w * p if p >= floor else 0.0
+                k = k + (row[c] > 0)
+            entries[i + 1] = k
+    np.cumsum(ptr, out=ptr)
+    n_entries = int(ptr[n_rows])
+    rows_out, classes_out = np.empty(n_entries, dtype=np.intp), np.empty(n_entries, dtype=np.intp)
+    weights_out = np.empty(n_entries)
+    cdef intp_t[::1] member_rows = rows_out, member_classes = classes_out
+    cdef float64_t[::1] member_weights = weights_out
+    with nogil:
+        for i in prange(n_rows, num_threads=n_threads, schedule="static"):
+            row = &jll[rows[i], 0]
+            k = entries[i]
+            for c in range(n_classes):
+                if row[c] > 0:
+                    member_rows[k] = rows[i]
+                    member_classes[k] = c
+                    member_weights[k] = row[c]
+                    k = k + 1
+    return rows_out, classes_out, weights_out

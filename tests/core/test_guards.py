@@ -474,8 +474,10 @@ def _scipy_paths():
          lambda X: mnb.predict(X)),
         ("BernoulliNB's required features", naive_bayes, "sub = rechecked(X.copy())", X1,
          lambda X: bnb.predict(X)),
-        ("SemiSupervised's rows", semi_supervised, "X_valid = rechecked(X_valid.copy())",
-         X.copy(), lambda X: fastgen.SemiSupervised(fastgen.MultinomialNB()).fit(X, unlabelled)),
+        ("SemiSupervised's labelled rows", semi_supervised,
+         "X_l = _take_rows(rechecked(X_valid.copy())", X.copy(),
+         lambda X: fastgen.SemiSupervised(fastgen.MultinomialNB(), unlabeled_weight=0.0).fit(
+             X, unlabelled)),
     ]
 
 
@@ -493,6 +495,26 @@ def test_scipy_sees_only_a_rechecked_copy(case):
     try:
         with pytest.raises(ValueError, match=CHANGED):
             call(X)
+    finally:
+        undo()
+
+
+@pytest.mark.parametrize("line", ["fitted = fitted_on(members)", "jll = self._jll(model"])
+def test_em_reads_x_only_through_the_guarded_kernels(line):
+    """SemiSupervised's EM counts and scores the validated X itself at every iteration, with no
+    copy: a column index rewritten before either is the ValueError of the kernels' checks."""
+    from fastgen import semi_supervised
+
+    X = _counts_csr(np.int32, n=100, f=20, seed=1)
+    unlabelled = np.where(np.arange(100) < 50, np.arange(100) % 3, -1)
+
+    def writer():
+        X.indices[len(X.indices) // 2] = 2**30
+
+    undo = _before_line(semi_supervised, line, writer)
+    try:
+        with pytest.raises(ValueError, match=CHANGED):
+            fastgen.SemiSupervised(fastgen.MultinomialNB(), max_iter=3).fit(X, unlabelled)
     finally:
         undo()
 

@@ -209,6 +209,66 @@ def test_group_rows_is_a_stable_sort_by_class(n, n_classes):
                                                                              minlength=n_classes))])
 
 
+def _soft_members_reference(jll, rows, weights, floor):
+    """EM's E-step by NumPy: (log P(x), entries (row, class, weight) in row order)."""
+    part = jll[rows]
+    top = part.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        scaled = np.exp(part - top)
+    total = scaled.sum(axis=1, keepdims=True)
+    posterior = scaled / total
+    with np.errstate(invalid="ignore"):
+        member = np.where(posterior >= floor, posterior * weights[:, None], 0.0)
+    i, c = np.nonzero(member > 0)
+    return (top + np.log(total))[:, 0], (rows[i], c, member[i, c])
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), n_classes=st.integers(1, 9), scale=st.sampled_from([1.0, 30, 1e4]),
+       seed=st.integers(0, 2**32 - 1))
+def test_soft_members_match_numpy(n_threads, n, n_classes, scale, seed):
+    """soft_members (EM's E-step) equals NumPy's log-sum-exp and thresholded, weighted
+    posteriors, in row order, whatever the spread of the scores (scores 60 below their row's
+    largest are left out of its sum: below its rounding), the weights (a product that
+    underflows is no entry) and the threads."""
+    rng = np.random.default_rng(seed)
+    jll = rng.normal(size=(n + 3, n_classes)) * scale
+    rows = np.sort(rng.choice(n + 3, size=rng.integers(0, n + 1), replace=False)).astype(np.intp)
+    weights = rng.choice([1.0, 0.3, 1e-300, 5e-324], size=len(rows))
+    floor = 2.0**-60
+    marginal = np.empty(len(rows))
+    expected_marginal, expected = _soft_members_reference(jll, rows, weights, floor)
+    got = _counts.soft_members(jll.copy(), rows, weights, floor, marginal, n_threads)
+    np.testing.assert_allclose(marginal, expected_marginal, rtol=1e-14, atol=1e-14 * scale)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-13)
+
+
+def test_soft_members_of_rows_without_a_finite_marginal():
+    """A row with NaN, only -inf or some +inf scores has NaN for log P(x) (EM's objective then
+    refuses it) and no membership; its neighbours are unaffected."""
+    inf = np.inf
+    jll = np.array([[0.0, np.log(3.0)], [np.nan, 0.0], [-inf, -inf], [inf, 0.0], [-inf, 0.0]])
+    rows = np.arange(5, dtype=np.intp)
+    marginal = np.empty(5)
+    got = _counts.soft_members(jll, rows, np.full(5, 2.0), 2.0**-60, marginal, 1)
+    np.testing.assert_allclose(marginal[[0, 4]], [np.log(4.0), 0.0], rtol=1e-15)
+    assert np.isnan(marginal[1:4]).all()
+    np.testing.assert_array_equal(got[0], [0, 0, 4])
+    np.testing.assert_array_equal(got[1], [0, 1, 1])
+    np.testing.assert_allclose(got[2], [0.5, 1.5, 2.0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("rows", [[0, 0], [1, 0], [-1], [5]])
+def test_soft_members_refuses_rows_it_cannot_own(rows):
+    """Rows must be increasing row numbers of the scores: two threads never write one row."""
+    with pytest.raises(ValueError, match="increasing row numbers"):
+        _counts.soft_members(np.zeros((5, 2)), np.array(rows, dtype=np.intp),
+                             np.ones(len(rows)), 0.0, np.empty(len(rows)), 2)
+
+
 def test_count_adds_to_existing_totals():
     rng = np.random.default_rng(1)
     X = _sparse_counts(rng, 30, 10, np.float64, np.int32)
