@@ -45,6 +45,7 @@ from ._validation import (
     encode_labels,
     get_feature_names,
     invalid_parameter,
+    label_codes,
 )
 
 # Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
@@ -718,8 +719,7 @@ class BaseClassifier(BaseEstimator):
             shell = self._new_shell(X) if fitted is None else None
             X_valid, has_nan = self._validate_X(X, fitted or shell, learning=True)
             y = check_y(y, X_valid.shape[0], type(self).__name__)
-            y_idx = np.searchsorted(known, y)
-            bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+            y_idx, bad = label_codes(y, known)
             if bad.any():
                 raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
                                  f"in the initial classes {known}")
@@ -1062,8 +1062,7 @@ class BaseClassifier(BaseEstimator):
             if labels.ndim == 0:
                 labels = np.full(n_samples, labels)
             try:
-                y_idx = np.searchsorted(classes, labels)
-                bad = (y_idx >= n_classes) | (classes[np.minimum(y_idx, n_classes - 1)] != labels)
+                y_idx, bad = label_codes(labels, classes)
             except TypeError:  # labels that do not compare with the classes (None, a set)
                 raise ValueError(f"y must be labels from classes_ {classes!r}; got {y!r}.") \
                     from None

@@ -388,6 +388,14 @@ def check_label_values(labels, name):
                 raise ValueError(f"Input {name} contains NaN or infinity.")
 
 
+def label_codes(labels, classes):
+    """(each label's index among the sorted ``classes``, which labels are not among them): the
+    lookup of given labels (a TypeError where they do not compare with the classes)."""
+    codes = np.searchsorted(classes, labels)
+    last = len(classes) - 1
+    return codes, (codes > last) | (classes[np.minimum(codes, last)] != labels)
+
+
 def encode_labels(y):
     """``np.unique(y, return_inverse=True)`` for a validated 1-D y: the sorted distinct labels and
     each sample's index among them (intp), without NumPy's argsort of y, which is slow for labels

@@ -40,6 +40,7 @@ from ._validation import (
     check_y,
     encode_labels,
     invalid_parameter,
+    label_codes,
     rechecked,
 )
 from .naive_bayes import ComplementNB
@@ -389,8 +390,7 @@ class SemiSupervised(BaseEstimator):
         if classes is None:
             return encode_labels(y)
         known = _checked_classes(classes)
-        y_idx = np.searchsorted(known, y)
-        bad = (y_idx >= len(known)) | (known[np.minimum(y_idx, len(known) - 1)] != y)
+        y_idx, bad = label_codes(y, known)
         if bad.any():
             raise ValueError(f"The target label(s) {np.unique(y[bad])} in y are not among the "
                              f"classes {known}.")
