@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import gammaln
 
+from ._core import _tables
 from ._state import Fitted, parameter
 from ._validation import check_is_fitted
 
@@ -44,31 +44,16 @@ def maximise(objective, bounds):
     return float(np.exp(found.x))
 
 
-# from this a, log_rising differences Stirling's series instead of two lgammas (as the scoring
-# kernels' _log_rising, fastgen/_core/_jll.pxi: the series' terms to z**-9 leave an error below
-# 1e-19 here)
-STIRLING_FROM = 30.0
-
-
-def _stirling_tail(t):
-    """log Gamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2] for z = 1 / t >= 30 (Abramowitz &
-    Stegun 6.1.41): 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) - 1/(1680 z^7) + 1/(1188 z^9)."""
-    t2 = t * t
-    return t * (1.0 / 12 - t2 * (1.0 / 360 - t2 * (1.0 / 1260 - t2 * (1.0 / 1680 - t2 / 1188))))
-
-
 def log_rising(a, x):
-    """lgamma(a + x) - lgamma(a), elementwise (a > 0, x >= 0), to about 1e-12 of the larger of
-    the result and 1 however large a is (the difference of the two lgammas loses log10(a)
-    digits, every digit beyond a ~ 1e16, where a strong prior's pseudo-counts are), and
-    finite wherever the result is. From a = 30 on, Stirling's series differenced term by term,
-    as the scoring kernels compute it: (a + x - 1/2) log1p(x / a) + x (log a - 1) + tail(a + x)
-    - tail(a), in which no term of size a log a cancels."""
+    """lgamma(a + x) - lgamma(a), elementwise (a > 0, x >= 0; broadcast), to about 1e-12 of the
+    larger of the result and 1 however large a is (the difference of the two lgammas loses
+    log10(a) digits, every digit beyond a ~ 1e16, where a strong prior's pseudo-counts are), and
+    finite wherever the result is: the scoring kernels' own (fastgen/_core/_rising.pxd), Stirling's
+    series differenced term by term from a = 30, in which no term of size a log a cancels."""
     a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        stirling = ((a + x - 0.5) * np.log1p(x / a) + x * (np.log(a) - 1.0)
-                    + (_stirling_tail(1.0 / (a + x)) - _stirling_tail(1.0 / a)))
-        return np.where(a >= STIRLING_FROM, stirling, gammaln(a + x) - gammaln(a))
+    out = np.empty(a.shape)
+    _tables.log_rising(np.ravel(a), np.ravel(x), out.reshape(-1))
+    return out
 
 
 def log_evidence(model, fitted):

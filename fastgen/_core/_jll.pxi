@@ -29,12 +29,13 @@
 #     holding R(A_c, n).
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport INFINITY, exp, floor, lgamma, log, log1p
+from libc.math cimport INFINITY, exp, floor, log
 from libc.stdlib cimport free, malloc
 
 from ._axpy cimport _axpy1, _axpy4
 from ._guard cimport changed_during_call, clamped, in_range, stored_entries
 from ._lse cimport OUT_JLL, OUT_LOG_PROBA, OUT_PROBA, _finish_row
+from ._rising cimport _log_rising
 from ._typedefs cimport (
     data_t, fastgen_prefetch, float32_t, float64_t, index_t, int32_t, int64_t, intp_t, uint64_t,
 )
@@ -142,32 +143,6 @@ cdef inline void _accumulate_dense(
             m = 0
     for q in range(m):
         _axpy1(acc, rows[q], vals[q], n_classes)
-
-
-# R(a, x) = log Gamma(a + x) - log Gamma(a): a difference of lgammas below this a, Stirling's
-# series from it (the difference of lgammas of a large a and a small x would lose about
-# log10(a / x) digits; the series' terms to z**-9 leave an error below 1e-19 here).
-cdef double STIRLING_FROM = 30.0
-
-
-cdef inline double _stirling_tail(double t) noexcept nogil:
-    """log Gamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2] for z = 1 / t >= 30 (Abramowitz &
-    Stegun 6.1.41): 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5) - 1/(1680 z^7) + 1/(1188 z^9)."""
-    cdef double t2 = t * t
-    return t * (1.0 / 12 - t2 * (1.0 / 360 - t2 * (1.0 / 1260 - t2 * (1.0 / 1680 - t2 / 1188))))
-
-
-cdef inline double _log_rising(double a, double log_a, double x) noexcept nogil:
-    """R(a, x) = log Gamma(a + x) - log Gamma(a), for a > 0 (log_a its log) and x >= 0, to a
-    few ulps of the result also when a is huge beside x."""
-    cdef double inv_a
-    if a < STIRLING_FROM:
-        return lgamma(a + x) - lgamma(a)
-    # (a + x - 1/2) log(a + x) - (a - 1/2) log(a) - x with log(a + x) = log(a) + log1p(x / a):
-    # no term of size a log(a) cancels, and one logarithm is computed
-    inv_a = 1.0 / a
-    return ((a + x - 0.5) * log1p(x * inv_a) + x * (log_a - 1.0)
-            + (_stirling_tail(1.0 / (a + x)) - _stirling_tail(inv_a)))
 
 
 cdef inline intp_t _prefetch_block(double x, intp_t n_blocks) noexcept nogil:

@@ -14,10 +14,11 @@
 #     cache lines they write.
 from cython cimport floating
 from cython.parallel cimport parallel, prange
-from libc.math cimport fabs
+from libc.math cimport fabs, log
 from libc.stdlib cimport free, malloc
 
 from ._listing cimport list_nonzero, sum_listed
+from ._rising cimport _log_rising
 from ._typedefs cimport float64_t, intp_t
 
 cdef enum:
@@ -283,3 +284,18 @@ cdef inline void _fill_rows(floating *out, const float64_t *feature_term, intp_t
         for r in range(n_rows):
             out[r * n + c] = <floating> (feature_term[r * term_stride] + c0)
         c += 1
+
+
+def log_rising(
+    const float64_t[::1] a not None,    # IN (n,): a > 0
+    const float64_t[::1] x not None,    # IN (n,): x >= 0
+    float64_t[::1] out not None,        # OUT (n,)
+):
+    """out = R(a, x) = lgamma(a + x) - lgamma(a), elementwise: the scoring kernels' own
+    (_rising.pxd), for the evidence and the derivations in Python."""
+    cdef intp_t i, n = a.shape[0]
+    if x.shape[0] != n or out.shape[0] != n:
+        raise ValueError("a, x and out must have the same length")
+    with nogil:
+        for i in range(n):
+            out[i] = _log_rising(a[i], log(a[i]), x[i])
