@@ -708,8 +708,7 @@ def _list_csr(X, rows, class_ptr, weights, binarize, threshold, class_count, len
     # kernel's arrays are never empty; the kept ones may be)
     sizes = np.diff(X.indptr)[rows]
     if sizes.min(initial=0) < 0:  # (the kernel would clamp them, and count the wrong rows)
-        raise XChangedError("X changed while it was being read: its row pointers decrease "
-                            "(another thread must not modify an array during a fastgen call)")
+        _checks.raise_x_changed()
     entries = np.bincount(np.repeat(np.arange(n_classes), np.diff(class_ptr)), weights=sizes,
                           minlength=n_classes)
     room, size = None, int(min(entries.sum(), n_classes * n_features)) + n_classes + 1
@@ -2050,11 +2049,16 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
         if extra is not None:
             np.add.at(jll, extra[0], extra[1])
-        if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts
-            nnz = X.indptr[-1]
-            log_factorials = sp.csr_matrix((gammaln(X.data[:nnz] + 1.0), X.indices[:nnz],
-                                            X.indptr), shape=X.shape)
-            jll -= np.asarray(log_factorials.sum(axis=1), dtype=jll.dtype)
+        if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts, summed
+            # over a copy of the row pointers checked again (another thread may have rewritten
+            # X's since its check: _guard.pxd)
+            ptr = X.indptr.astype(np.intp)
+            log_factorials = gammaln(X.data.astype(np.float64, copy=False) + 1.0)
+            if not (ptr[0] == 0 and ptr[-1] <= len(log_factorials) and (np.diff(ptr) >= 0).all()):
+                _checks.raise_x_changed()
+            sums = np.empty(len(ptr) - 1)
+            _tables.segment_sums(log_factorials, ptr, np.zeros(len(sums)), sums)
+            jll -= sums[:, None].astype(jll.dtype, copy=False)
         elif extra is not None and _jll.normalize_rows_inplace(jll, kind, n_threads):
             raise MemoryError("could not allocate the scoring kernel's row buffers")
         if jll is not out:

@@ -519,6 +519,26 @@ def test_em_reads_x_only_through_the_guarded_kernels(line):
         undo()
 
 
+def test_poisson_log_factorials_recheck_the_row_pointers():
+    """PoissonNB's -log(x!) terms of a CSR X are summed over a copy of its row pointers,
+    checked again: a row pointer rewritten after X's check is the ValueError (scipy's sum
+    trusted them: NumPy's IndexError from reduceat)."""
+    from fastgen import naive_bayes
+
+    X = _counts_csr(np.int32, n=100, f=20, seed=1)
+    model = fastgen.PoissonNB().fit(X, np.arange(100) % 3)
+
+    def writer():
+        X.indptr[len(X.indptr) // 2] = 2**25
+
+    undo = _before_line(naive_bayes, "ptr = X.indptr.astype(np.intp)", writer)
+    try:
+        with pytest.raises(ValueError, match=CHANGED):
+            model.predict_joint_log_proba(X)
+    finally:
+        undo()
+
+
 def test_a_listing_refuses_decreasing_row_pointers():
     """A row pointer rewritten after X's check, before a first sparse batch is listed, is the
     ValueError: the listing kernel clamps row pointers (memory-safe), so it would count the
