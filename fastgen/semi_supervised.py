@@ -109,6 +109,19 @@ def _take_rows(X, rows):
     return [X[i] for i in rows]  # (a list of rows keeps its values' types: MixedNB's columns)
 
 
+def _rows_of(X_valid, has_nan, rows):
+    """Rows of a validated X as the kernels take them (CSR indices and indptr of one dtype),
+    and whether they hold NaN. scipy selects sparse rows trusting the indices: from a copy,
+    checked again."""
+    if sp.issparse(X_valid):
+        part = rechecked(X_valid.copy())[rows]
+        if part.indices.dtype != part.indptr.dtype:
+            part.indices, part.indptr = (a.astype(np.int64) for a in (part.indices, part.indptr))
+        return part, has_nan and bool(np.isnan(part.data).any())
+    part = np.ascontiguousarray(X_valid[rows])
+    return part, has_nan and bool(np.isnan(part).any())
+
+
 def _delegated(name):
     """A method of the meta-estimator that calls ``estimator_``'s: the models' signature and
     documentation (their outputs are the fitted model's)."""
@@ -378,10 +391,14 @@ class SemiSupervised(BaseEstimator):
                 return self
             start = Members(labelled, y_idx, w_l, len(known))
             hyper = model._hyper(len(known), X_valid, shell)
+            # EM scores X itself when it uses every row, else the rows it uses, selected once
+            scored = None if len(labelled) + len(rows_u) == len(y) else \
+                np.union1d(labelled, rows_u)
             self._result = self._em(
                 model, start, lambda members: model._fitted_on(X, X_valid, has_nan, shell, known,
                                                                members, hyper),
-                (X_valid, has_nan), rows_u, lam * sample_weight[rows_u], params)
+                (X_valid, has_nan) if scored is None else _rows_of(X_valid, has_nan, scored),
+                scored, rows_u, lam * sample_weight[rows_u], params)
         return self
 
     @staticmethod
@@ -406,24 +423,28 @@ class SemiSupervised(BaseEstimator):
                                 None, None)
         return _Result(model, 0, np.array([value]), True, params)
 
-    def _em(self, model, start, fitted_on, batch, rows_u, w_u, params):
+    def _em(self, model, start, fitted_on, batch, scored, rows_u, w_u, params):
         """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
         is the model of the labelled rows plus the unlabelled rows' memberships. Each iteration
-        scores the whole validated ``batch`` (X, has_nan) once: the labelled rows for the
-        objective, the unlabelled rows ``rows_u`` (weights ``w_u``) for it and the E-step."""
+        scores ``batch`` (X, has_nan) once: the validated X, or its rows ``scored`` (sorted)
+        when it has rows EM does not use (unlabelled ones of weight 0); the labelled rows for
+        the objective, the unlabelled rows ``rows_u`` (weights ``w_u``) for it and the E-step."""
         max_iter, tol = params["max_iter"], params["tol"]
         total = float(start.weights.sum() + w_u.sum())
         objective, converged = [], False
         members = start
         marginal = np.empty(len(rows_u))
+        in_l, in_u = (rows if scored is None else np.searchsorted(scored, rows)
+                      for rows in (start.rows, rows_u))
         for iteration in range(max_iter + 1):
             fitted = fitted_on(members)
             jll = self._jll(model, model._params_of(fitted), fitted, batch)
-            jll_l = jll[start.rows]
+            jll_l = jll[in_l]
             # E-step: the unlabelled rows' log P(x), and their posteriors, weighted, as soft
             # class memberships (scores overwritten; an exp an entry, some ten multiply-adds)
-            soft = Members(*_counts.soft_members(jll, rows_u, w_u, MIN_MEMBERSHIP, marginal,
-                                                 model._n_threads_for(10 * jll.size)),
+            rows, classes, weights = _counts.soft_members(
+                jll, in_u, w_u, MIN_MEMBERSHIP, marginal, model._n_threads_for(10 * jll.size))
+            soft = Members(rows if scored is None else scored[rows], classes, weights,
                            len(fitted.classes))
             objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
                                              marginal, w_u))

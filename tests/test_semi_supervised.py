@@ -732,6 +732,34 @@ def test_unlabelled_rows_without_weight_still_show_their_categories():
         .n_categories_[0] == 8
 
 
+@pytest.mark.parametrize("name, form", [("multinomial", "csr"), ("multinomial", "dense"),
+                                        ("gaussian", "nan"), ("qda", "dense"),
+                                        ("mixed", "dense")])
+def test_unlabelled_rows_without_weight_change_nothing(name, form):
+    """Unlabelled rows of weight 0 among the others (EM then scores the rows it uses, selected
+    once, rather than all of X at every iteration): the fit of the other rows, to rounding."""
+    factory, kind, _ = CASES[name]
+    X, y, w = _data(kind, seed=41)
+    if form == "nan":
+        X = _with_nan(X, seed=41, complete=y != -1)
+    rng = np.random.default_rng(41)
+    extra = rng.permutation(np.r_[np.zeros(len(y), bool), np.ones(30, bool)])
+    X_all = np.empty((len(extra), X.shape[1]))
+    X_all[~extra], X_all[extra] = X, X[rng.integers(0, len(y), 30)]  # (no new category)
+    y_all, w_all = np.full(len(extra), -1), np.zeros(len(extra))
+    y_all[~extra], w_all[~extra] = y, w
+    if form == "csr":
+        X, X_all = sp.csr_matrix(X), sp.csr_matrix(X_all)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        alone = SemiSupervised(factory(), max_iter=5, tol=0).fit(X, y, sample_weight=w)
+        among = SemiSupervised(factory(), max_iter=5, tol=0).fit(X_all, y_all,
+                                                                  sample_weight=w_all)
+    np.testing.assert_allclose(among.objective_, alone.objective_, rtol=1e-12)
+    np.testing.assert_allclose(among.predict_proba(X_all), alone.predict_proba(X_all),
+                               rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("model", [LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis])
 def test_a_start_on_a_smaller_subspace_is_the_only_fall(model):
     """A feature constant among the labelled rows alone: the start models the subspace they
