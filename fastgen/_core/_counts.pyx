@@ -504,9 +504,11 @@ def soft_members(
     """EM's E-step on joint log-likelihoods: for each listed row i of jll, its log P(x) =
     logsumexp(jll[i]) in marginal, and its soft class memberships, the posteriors P(c | x) of at
     least floor times the row's weight, as the entries of design note a in row order: returns
-    (row of each entry, its class, its weight). A row with no finite log P(x) (NaN, or every
-    score -inf or some +inf) gets NaN in marginal and no entry. jll's listed rows are
-    overwritten; all arguments are the caller's own arrays (no check beyond shapes)."""
+    (row of each entry, its class, its weight). Scores NEGLIGIBLE below their row's largest
+    count for nothing, so a floor below exp(NEGLIGIBLE) acts as that. A row with no finite
+    log P(x) (NaN, or every score -inf or some +inf) gets NaN in marginal (-inf where jll has
+    no classes) and no entry. jll's listed rows are overwritten; all arguments are the caller's own arrays
+    (checked for shapes and rows only)."""
     cdef intp_t n_rows = rows.shape[0], n_classes = jll.shape[1]
     cdef intp_t i, c, r, k
     cdef double m, s, p, w
