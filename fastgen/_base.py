@@ -84,7 +84,7 @@ class Members(NamedTuple):
     (``SemiSupervised``, from ``_counts.soft_members``) give a row one entry for each class it
     may belong to, weighted by its posterior probability. Every statistic adds each entry as a
     row of its class with its weight, reading the row where it is: a row is never copied per
-    class, and an entry of weight 0 (a posterior that underflowed) costs nothing."""
+    class, and an entry of weight 0 (a labelled row of sample_weight 0) costs nothing."""
 
     rows: np.ndarray  # intp (n_entries,), non-decreasing: the row of each entry
     classes: np.ndarray  # intp (n_entries,): its class

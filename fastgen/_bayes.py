@@ -48,8 +48,8 @@ def log_rising(a, x):
     """lgamma(a + x) - lgamma(a), elementwise (a > 0, x >= 0; broadcast), to about 1e-12 of the
     larger of the result and 1 however large a is (the difference of the two lgammas loses
     log10(a) digits, every digit beyond a ~ 1e16, where a strong prior's pseudo-counts are), and
-    finite wherever the result is: the scoring kernels' own (fastgen/_core/_rising.pxd), Stirling's
-    series differenced term by term from a = 30, in which no term of size a log a cancels."""
+    finite wherever the result is: the scoring kernels' series (fastgen/_core/_rising.pxd),
+    Stirling's differenced term by term from a = 30, in which no term of size a log a cancels."""
     a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
     out = np.empty(a.shape)
     _tables.log_rising(np.ravel(a), np.ravel(x), out.reshape(-1))

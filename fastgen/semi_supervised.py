@@ -443,7 +443,8 @@ class SemiSupervised(BaseEstimator):
             # E-step: the unlabelled rows' log P(x), and their posteriors, weighted, as soft
             # class memberships (scores overwritten; an exp an entry, some ten multiply-adds)
             rows, classes, weights = _counts.soft_members(
-                jll, in_u, w_u, MIN_MEMBERSHIP, marginal, model._n_threads_for(10 * jll.size))
+                jll, in_u, w_u, MIN_MEMBERSHIP, marginal,
+                model._n_threads_for(10 * len(in_u) * jll.shape[1]))
             soft = Members(rows if scored is None else scored[rows], classes, weights,
                            len(fitted.classes))
             objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,

@@ -2,12 +2,11 @@
 # event models; weights, means and squared deviations of the diagonal Gaussian and Poisson models).
 #  a) Rows arrive grouped by class through `order` (row numbers sorted stably by class),
 #     `class_ptr` (rows of class c are order[class_ptr[c]:class_ptr[c+1]]) and `weight`, the
-#     weight of each entry of `order`. A row may be listed under several classes, with a weight for
-#     each (soft class memberships, as EM's); the streaming kernels take the same entries in row
-#     order instead (`rows`, `y_idx`, `weight`). EM's memberships are listed from the rows' joint
-#     log-likelihoods by soft_members.
-#  b) Threads own whole classes (prange over classes), so each output row is written by one thread in
-#     row order: results are identical for any n_threads.
+#     weight of each entry of `order`. A row may be listed under several classes, with a weight
+#     for each (soft class memberships, as EM's); the streaming kernels take the same entries in
+#     row order instead (`rows`, `y_idx`, `weight`).
+#  b) Threads own whole classes (prange over classes), so each output row is written by one
+#     thread in row order: results are identical for any n_threads.
 #  c) Counts are added into the float64 outputs (they are running totals for partial_fit).
 #  d) The caller validated structure, dtypes, finiteness and sign. What indexes an output, and
 #     the values counted, are checked again where they are used (another thread may have
@@ -15,9 +14,9 @@
 #     codes checked, and counted values (every caller that does not binarize validated them as
 #     counts) must leave each sparse row's sum, and each dense count, at least 0 and finite,
 #     and each listed count positive, lest a fit leave NaN or negative counts behind (a derived
-#     table's listing tests its counts too: _tables.nonzero_counts). A kernel that finds X changed may have counted part
-#     of the batch (partial_fit then unfits the model). Kernels allocate only per-thread C
-#     buffers, and report a failed allocation by their return value.
+#     table's listing tests its counts too: _tables.nonzero_counts). A kernel that finds X
+#     changed may have counted part of the batch (partial_fit then unfits the model). Kernels
+#     allocate only per-thread C buffers, and report a failed allocation by their return value.
 #  e) Sparse rows scatter increments over a whole output row, which for a large vocabulary does
 #     not stay in cache; large classes are therefore summed into a per-thread scratch row that
 #     does, and added to their output row in one sequential pass (count_csr; a thread that cannot
@@ -26,6 +25,9 @@
 #     row of its thread and its nonzeros are listed from it by a vectorised test of 64 entries at a
 #     time, which reads only the nonzeros back; the dense table, mostly zeros for a large
 #     vocabulary, is never written (the model builds it if it is asked for).
+#  g) EM's memberships, the entries of note a, are listed from the rows' joint log-likelihoods
+#     (soft_members, the E-step): rows are independent there, so threads own rows; it counts
+#     each row's entries, then allocates the lists (NumPy) and fills them, in row order.
 from cython cimport floating
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY, exp, log
@@ -486,13 +488,6 @@ def count_categorical(
                     count_out[c, offsets[j] + k] += w
 
 
-# A score this far below its row's largest is left out of the row's sum: exp(-60) = 9e-27 is far
-# below float64's rounding of a sum of at least 1 (1e-16), even over a million classes, and far
-# below the membership floors EM uses (its posterior is at most that), and most of a text
-# model's scores are that far below (an exp an entry was half of the E-step's time)
-cdef double NEGLIGIBLE = -60.0
-
-
 def soft_members(
     float64_t[:, ::1] jll not None,      # IN/OUT (n_batch, n_classes): scores; scratch
     const intp_t[::1] rows not None,     # IN (n_rows,): the rows of jll to turn into members
@@ -501,16 +496,15 @@ def soft_members(
     float64_t[::1] marginal not None,    # OUT (n_rows,): log P(x) of each of those rows
     int n_threads,
 ):
-    """EM's E-step on joint log-likelihoods: for each listed row i of jll, its log P(x) =
-    logsumexp(jll[i]) in marginal, and its soft class memberships, the posteriors P(c | x) of at
-    least floor times the row's weight, as the entries of design note a in row order: returns
-    (row of each entry, its class, its weight). Scores NEGLIGIBLE below their row's largest
-    count for nothing, so a floor below exp(NEGLIGIBLE) acts as that. A row with no finite
-    log P(x) (NaN, or every score -inf or some +inf) gets NaN in marginal (-inf where jll has
-    no classes) and no entry. jll's listed rows are overwritten; all arguments are the caller's own arrays
-    (checked for shapes and rows only)."""
+    """EM's E-step on joint log-likelihoods (design note g): for each listed row i of jll, its
+    log P(x) = logsumexp(jll[i]) in marginal, and its soft class memberships, the posteriors
+    P(c | x) of at least floor, each times the row's weight, as the entries of design note a in
+    row order: returns (row of each entry, its class, its weight). A row with no finite
+    log P(x) (NaN, or every score -inf or some +inf) gets NaN in marginal (-inf where jll has no
+    classes) and no entry. jll's listed rows are overwritten; all arguments are the
+    caller's own arrays (checked for shapes and rows only)."""
     cdef intp_t n_rows = rows.shape[0], n_classes = jll.shape[1]
-    cdef intp_t i, c, r, k
+    cdef intp_t i, c, k
     cdef double m, s, p, w
     cdef double *row
     if weights.shape[0] != n_rows or marginal.shape[0] != n_rows:
@@ -529,8 +523,7 @@ def soft_members(
                     m = row[c]
             s = 0.0
             for c in range(n_classes):
-                # (NaN for a row without a finite maximum)
-                row[c] = 0.0 if row[c] - m <= NEGLIGIBLE else exp(row[c] - m)
+                row[c] = exp(row[c] - m)  # (NaN for a row without a finite maximum)
                 s = s + row[c]
             marginal[i] = m + log(s)
             w = weights[i]

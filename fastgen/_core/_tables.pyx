@@ -291,7 +291,7 @@ def log_rising(
     const float64_t[::1] x not None,    # IN (n,): x >= 0
     float64_t[::1] out not None,        # OUT (n,)
 ):
-    """out = R(a, x) = lgamma(a + x) - lgamma(a), elementwise: the scoring kernels' own
+    """out = R(a, x) = lgamma(a + x) - lgamma(a), elementwise, by the scoring kernels' series
     (_rising.pxd), for the evidence and the derivations in Python."""
     cdef intp_t i, n = a.shape[0]
     if x.shape[0] != n or out.shape[0] != n:

@@ -478,10 +478,14 @@ def _scipy_paths():
          "X_l = _take_rows(rechecked(X_valid.copy())", X.copy(),
          lambda X: fastgen.SemiSupervised(fastgen.MultinomialNB(), unlabeled_weight=0.0).fit(
              X, unlabelled)),
+        ("SemiSupervised's rows of weight", semi_supervised, "part = rechecked(X_valid.copy())",
+         X.copy(), lambda X: fastgen.SemiSupervised(fastgen.MultinomialNB()).fit(
+             X, unlabelled, sample_weight=np.where(np.arange(100) < 90, 1.0, 0.0))),
     ]
 
 
-@pytest.mark.parametrize("case", range(3), ids=["duplicates", "required-features", "em-rows"])
+@pytest.mark.parametrize("case", range(4), ids=["duplicates", "required-features",
+                                                 "labelled-rows", "weighted-rows"])
 def test_scipy_sees_only_a_rechecked_copy(case):
     """A row pointer rewritten just before the copy that scipy will work on: the copy is checked
     again, and the call is the ValueError instead of scipy reading (or writing) far outside

@@ -229,8 +229,7 @@ def _soft_members_reference(jll, rows, weights, floor):
        seed=st.integers(0, 2**32 - 1))
 def test_soft_members_match_numpy(n_threads, n, n_classes, scale, seed):
     """soft_members (EM's E-step) equals NumPy's log-sum-exp and thresholded, weighted
-    posteriors, in row order, whatever the spread of the scores (scores 60 below their row's
-    largest are left out of its sum: below its rounding), the weights (a product that
+    posteriors, in row order, whatever the spread of the scores, the weights (a product that
     underflows is no entry) and the threads."""
     rng = np.random.default_rng(seed)
     jll = rng.normal(size=(n + 3, n_classes)) * scale
