@@ -1760,33 +1760,6 @@ def negbin_table(minus_log1p_b, r):
     return table.reshape(-1, n_classes).T
 
 
-def _negbin_csr_lookups(tables, X):
-    """The negative binomial's CSR rows for the linear CSR kernel, which gives each nonzero
-    weight 1 (binarized): ``(indices, extra)``, where a whole count x of feature j within the
-    table (``diagonal_tables``' DIAG_NEGBIN) has the index of its table row, j width + x, and
-    any other that of the row of 0 (zeros), with its rows and terms lgamma(r + x) - lgamma(r) -
-    x log(1 + b) (float64) in ``extra`` (None if there is none) to add to theirs."""
-    minus_log1p_b, r, table = tables[0], tables[1], tables[6]
-    width = len(table) // len(r)
-    nnz = X.indptr[-1]
-    x, j = X.data[:nnz], X.indices[:nnz]
-    # x within the table is whole: trunc(x) == x; one beyond it becomes width - 1/2 first
-    whole = np.minimum(x, width - 0.5)
-    np.trunc(whole, out=whole)
-    looked_up = whole == x
-    k = whole.astype(X.indptr.dtype)
-    k *= looked_up
-    indices = j * X.indptr.dtype.type(width)
-    indices += k
-    if looked_up.all():
-        return indices, None
-    other = np.flatnonzero(~looked_up)
-    xo, jo = x[other, None].astype(np.float64), j[other]
-    terms = log_rising(r[jo], xo) + xo * minus_log1p_b[jo]
-    rows = np.searchsorted(X.indptr, other, side="right") - 1
-    return indices, (rows, terms)
-
-
 class PoissonNB(_Evidence, _BaseDiagonalNB):
     """Poisson naive Bayes: each count feature is Poisson within each class.
 
@@ -1968,11 +1941,10 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             minus_log1p_b = -np.log1p(b)
             tables = diagonal_tables(DIAG_NEGBIN, minus_log1p_b, r, -r * np.log1p(1.0 / b),
                                      log_prior, negbin_table(minus_log1p_b, r))
-            # the CSR kernel reads a table of the output's dtype (_negbin_csr_lookups)
-            sparse_table = tables[6].astype(fitted.dtype, copy=False)
+            sparse_table = None  # (the CSR kernel of the negative binomial reads tables)
         else:
             tables = diagonal_tables(DIAG_POISSON, log_lambda, log_lambda, -lam, log_prior)
-            # the CSR kernel reads a table of the output's dtype
+            # the linear CSR kernel reads a table of the output's dtype
             sparse_table = tables[0].astype(fitted.dtype, copy=False)
         return _DiagonalParams(tables, log_prior, {"lambda_": lam, "sparse_table": sparse_table,
                                                    "class_log_prior_": log_prior})
@@ -2034,35 +2006,27 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):
             return super()._score(params, X, kind, out, has_nan)
-        bias = params.tables[4]
+        A, S, _, _, bias, model, T = params.tables
         n_threads = self._n_threads_for(X.indptr[-1] * len(bias))
-        indices, table, extra = X.indices, params.named["sparse_table"], None
-        negbin = params.tables[5] == DIAG_NEGBIN
-        if negbin:
-            indices, extra = _negbin_csr_lookups(params.tables, X)
-        if extra is None:
-            jll, scored = out, kind
-        else:  # counts beyond the table: their terms are added in float64, then normalised
-            jll, scored, table = np.empty(out.shape), OUT_JLL, params.tables[6]
-        if _jll.jll_linear_csr(X.data, indices, X.indptr, table, bias, negbin, 0.0, False,
-                               scored, jll, n_threads):
+        if model == DIAG_NEGBIN:  # (with the -log(x!) terms of OUT_JLL)
+            failed = _jll.jll_negbin_csr(X.data, X.indices, X.indptr, A, S, T, bias, kind, out,
+                                         n_threads)
+        else:
+            failed = _jll.jll_linear_csr(X.data, X.indices, X.indptr,
+                                         params.named["sparse_table"], bias, False, 0.0, False,
+                                         kind, out, n_threads)
+        if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
-        if extra is not None:
-            np.add.at(jll, extra[0], extra[1])
-        if kind == OUT_JLL:  # the class-independent -log(x!) of the stored counts, summed
-            # over a copy of the row pointers checked again (another thread may have rewritten
-            # X's since its check: _guard.pxd)
+        if kind == OUT_JLL and model != DIAG_NEGBIN:  # the class-independent -log(x!) of the
+            # stored counts, summed over a copy of the row pointers checked again (another
+            # thread may have rewritten X's since its check: _guard.pxd)
             ptr = X.indptr.astype(np.intp)
             log_factorials = gammaln(X.data.astype(np.float64, copy=False) + 1.0)
             if not (ptr[0] == 0 and ptr[-1] <= len(log_factorials) and (np.diff(ptr) >= 0).all()):
                 _checks.raise_x_changed()
             sums = np.empty(len(ptr) - 1)
             _tables.segment_sums(log_factorials, ptr, np.zeros(len(sums)), sums)
-            jll -= sums[:, None].astype(jll.dtype, copy=False)
-        elif extra is not None and _jll.normalize_rows_inplace(jll, kind, n_threads):
-            raise MemoryError("could not allocate the scoring kernel's row buffers")
-        if jll is not out:
-            out[...] = jll
+            out -= sums[:, None].astype(out.dtype, copy=False)
 
 
 class _CategoricalParams(NamedTuple):

@@ -24,6 +24,8 @@
 #     table T[j * (K + 1) + k, c] = lgamma(r + k) - lgamma(r) + k A[j, c] of the whole counts
 #     k <= K (fastgen.naive_bayes.negbin_table), so such a count costs one row read and add
 #     (_negbin_row); a larger or fractional one its whole term, R(r, x) per class (_log_rising).
+#     A CSR row of the negative binomial (jll_negbin_csr) starts from the bias, where every
+#     feature has its count 0, and adds its stored counts' terms the same way.
 #  b) Full-covariance models: the caller multiplies blocks of rows by the whitening matrices with
 #     BLAS (Z = (X - shift) @ W); quadratic_finish turns Z into
 #       jll[i, c] = const[c] - 0.5 * ||Z[i, block[c]*d : (block[c]+1)*d] - offset[c]||**2
@@ -283,6 +285,89 @@ def jll_diag_dense(
                     acc[c] = acc[c] + row_const
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    return failed
+
+
+cdef inline intp_t _negbin_csr_terms(double *acc, const data_t[::1] X_data,
+                                     const index_t[::1] X_indices, intp_t start, intp_t end,
+                                     const float64_t[:, ::1] A, const float64_t[:, ::1] S,
+                                     const float64_t[:, ::1] T, bint log_factorials,
+                                     intp_t n_classes) noexcept nogil:
+    """acc += the count-dependent negative binomial terms of a CSR row's stored counts
+    start..end (acc holds the bias: every feature's log p(0)), with -log(x!) of each when
+    log_factorials: a whole count up to the table's last reads its row of T, four at a time, as
+    _negbin_row; any other adds x A[j] + R(S[j], x). Returns 1, with the row abandoned, at a
+    column index or a count that fails design d of _jll.pxi (X rewritten since its check)."""
+    cdef const double *rows[4]
+    cdef double ones[4]
+    cdef intp_t n_features = A.shape[0]
+    cdef intp_t width = T.shape[0] // n_features  # counts 0 .. width - 1 per feature
+    cdef intp_t k, j, c, q, m = 0
+    cdef double v, row_const = 0.0
+    ones[0] = ones[1] = ones[2] = ones[3] = 1.0
+    for k in range(start, end):
+        j = X_indices[k]
+        v = <double> X_data[k]
+        if not (in_range(j, n_features) and 0 <= v < INFINITY):
+            return 1
+        if v < width and v == floor(v):
+            rows[m] = &T[j * width + <intp_t> v, 0]
+            m += 1
+            if m == 4:
+                _axpy4(acc, rows, ones, n_classes)
+                m = 0
+        else:
+            _axpy1(acc, &A[j, 0], v, n_classes)
+            for c in range(n_classes):
+                acc[c] = acc[c] + _log_rising(S[j, c], log(S[j, c]), v)
+        if log_factorials:
+            row_const = row_const - lgamma(v + 1.0)
+    for q in range(m):
+        _axpy1(acc, rows[q], 1.0, n_classes)
+    for c in range(n_classes):
+        acc[c] = acc[c] + row_const
+    return 0
+
+
+def jll_negbin_csr(
+    const data_t[::1] X_data not None,          # IN
+    const index_t[::1] X_indices not None,      # IN
+    const index_t[::1] X_indptr not None,       # IN (n_samples + 1,)
+    const float64_t[:, ::1] A not None,         # IN (n_features, n_classes): -log(1 + b)
+    const float64_t[:, ::1] S not None,         # IN (n_features, n_classes): r
+    const float64_t[:, ::1] T not None,         # IN (n_features * width, n_classes): the table
+    const float64_t[::1] bias not None,         # IN (n_classes,) log prior + sum_j B[j]
+    int kind,                                   # OUT_JLL (with -log(x!)), OUT_LOG_PROBA or OUT_PROBA
+    floating[:, ::1] out not None,              # OUT (n_samples, n_classes)
+    int n_threads,
+):
+    """Score CSR rows of the negative binomial predictive (design note a; a CSR row has no
+    missing value): the twin of jll_diag_dense's DIAG_NEGBIN over the stored counts. Returns
+    the number of rows that could not get scratch memory (0 on success). Validated by the
+    caller, but for design d of _jll.pxi (a ValueError when its checks fail); thread-safe."""
+    cdef intp_t n_samples = out.shape[0]
+    cdef intp_t n_classes = out.shape[1]
+    cdef intp_t nnz, i, c, start, stop
+    cdef intp_t failed = 0, bad = 0
+    cdef double *acc = NULL
+    if X_indptr.shape[0] != n_samples + 1:  # X.indptr replaced since its check
+        changed_during_call(1)
+    nnz = stored_entries(X_data.shape[0], X_indices.shape[0], X_indptr)
+    with nogil, parallel(num_threads=n_threads):
+        acc = <double *> malloc(n_classes * sizeof(double))
+        for i in prange(n_samples, schedule="guided"):
+            if acc == NULL:
+                failed += 1
+                continue
+            for c in range(n_classes):
+                acc[c] = bias[c]
+            start = clamped(X_indptr[i], 0, nnz)
+            stop = clamped(X_indptr[i + 1], start, nnz)
+            bad += _negbin_csr_terms(acc, X_data, X_indices, start, stop, A, S, T,
+                                     kind == OUT_JLL, n_classes)
+            _finish_row(acc, &out[i, 0], n_classes, kind)
+        free(acc)
+    changed_during_call(bad)
     return failed
 
 

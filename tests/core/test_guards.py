@@ -185,6 +185,33 @@ def test_duplicate_search_refuses_rewritten_indices(index_dtype):
 
 
 @pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_negative_binomial_csr_kernel_refuses_rewritten_csr(module, index_dtype):
+    """PoissonNB's CSR predictive kernel: a column index out of range, or a count no count can
+    be, is the ValueError (a negative whole count would read another feature's table rows);
+    row pointers are clamped to the entries; an indptr of another length is the ValueError."""
+    X = _counts_csr(index_dtype)
+    X.data[::7] = 100.0
+    model = fastgen.PoissonNB(predictive=True).fit(X, np.arange(X.shape[0]) % 3)
+    A, S, _, _, bias, _, T = model._params_of(model._fitted).tables
+    assert T.shape[0] // X.shape[1] <= X.data.max()  # counts beyond the table too
+
+    def score(data, indices, indptr):
+        out = np.empty((X.shape[0], 3))
+        return module.jll_negbin_csr(data, indices, indptr, A, S, T, bias, 0, out, 1)
+
+    assert score(X.data, X.indices, X.indptr) == 0
+    for what, data, indices, indptr in _rewrites(X, index_dtype):
+        if "column index" in what or "count" in what:
+            with pytest.raises(ValueError, match=CHANGED):
+                score(data, indices, indptr)
+        else:
+            assert score(data, indices, indptr) == 0, what
+    with pytest.raises(ValueError, match=CHANGED):
+        score(X.data, X.indices, np.r_[X.indptr, X.indptr[-1]])
+
+
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_negative_binomial_table_never_read_below_a_feature(module):
     """PoissonNB's predictive reads table row j * width + x for a whole count x below width: a
     negative whole count (X changed since its check) takes the computed route instead."""
