@@ -230,15 +230,17 @@ def overall_moments(weight, mean, m2):
     return overall_mean, overall_var
 
 
-def constant(variances, sizes=None, rtol=NULL_RTOL):
-    """Which features are constant: variance at most MIN_VARIANCE or, for variances estimated
-    from data of these ``sizes`` (each feature's largest |mean|; None for a regularised or
-    given covariance), a standard deviation at most ``rtol`` eps times the size, a spread
-    that the rounding of values of that size makes by itself (NULL_RTOL where a covariance's
-    directions are judged; ROUNDING_RTOL for one variance on its own)."""
+def constant(variances, sizes=None, rtol=NULL_RTOL, least=MIN_VARIANCE):
+    """Which features are constant: variance at most ``least`` (MIN_VARIANCE where the
+    features are whitened; 0 for a diagonal model, which divides by no standard deviation)
+    or, for variances estimated from data of these ``sizes`` (each feature's largest |mean|;
+    None for a regularised or given covariance), a standard deviation at most ``rtol`` eps
+    times the size, a spread that the rounding of values of that size makes by itself
+    (NULL_RTOL where a covariance's directions are judged; ROUNDING_RTOL for one variance on
+    its own)."""
     if sizes is None:
-        return ~(variances > MIN_VARIANCE)
-    floor = np.maximum(MIN_VARIANCE, (rtol * np.finfo(np.float64).eps * sizes) ** 2)
+        return ~(variances > least)
+    floor = np.maximum(least, (rtol * np.finfo(np.float64).eps * sizes) ** 2)
     return ~(variances > floor)
 
 

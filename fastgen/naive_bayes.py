@@ -1601,8 +1601,9 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         seen = n.sum(axis=0) > 0
         sizes = np.abs(np.where(n > 0, mean, 0.0)).max(axis=0, initial=0.0)
         with np.errstate(over="ignore", invalid="ignore"):  # (refused by _derive)
-            largest = overall_var[seen & ~constant(overall_var, sizes, ROUNDING_RTOL)].max(
-                initial=0.0)
+            # (no floor but rounding's: features of tiny units, variance 1e-120, are modelled)
+            largest = overall_var[seen & ~constant(overall_var, sizes, ROUNDING_RTOL,
+                                                   least=0.0)].max(initial=0.0)
             return overall_mean, overall_var, float(var_smoothing * (largest if largest > 0
                                                                      else 1.0))
 

@@ -502,3 +502,33 @@ def test_mixed_nb_refused_batch_leaves_the_statistics():
     after = pickle.loads(pickle.dumps(model)).parts_["multinomial"][1]
     np.testing.assert_array_equal(after.feature_count_, before.feature_count_)
     np.testing.assert_array_equal(after.class_count_, before.class_count_)
+
+
+def _two_gaussian_classes(scale):
+    rng = np.random.default_rng(0)
+    y = np.arange(200) % 2
+    return (rng.normal(size=(200, 3)) + 2.0 * y[:, None]) * scale, y
+
+
+@pytest.mark.parametrize("scale", [1e-60, 1e-120, 1e-140, 1e100])
+def test_gaussian_nb_in_tiny_or_huge_units_is_scikit_learns(scale):
+    """GaussianNB is free of the features' units, as scikit-learn's: features whose variance is
+    below 1e-100 (units of 1e-55 and less) are modelled. They were taken as constant, so that
+    epsilon_ was var_smoothing itself (1e-9, far above their spread) and every posterior 1/2."""
+    naive_bayes = pytest.importorskip("sklearn.naive_bayes")
+    X, y = _two_gaussian_classes(scale)
+    ours, theirs = fastgen.GaussianNB().fit(X, y), naive_bayes.GaussianNB().fit(X, y)
+    assert ours.epsilon_ == pytest.approx(theirs.epsilon_, rel=1e-12)
+    np.testing.assert_allclose(ours.predict_log_proba(X), theirs.predict_log_proba(X),
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("model", [fastgen.LinearDiscriminantAnalysis,
+                                   fastgen.QuadraticDiscriminantAnalysis])
+def test_discriminant_analysis_names_features_in_tiny_units(model):
+    """LDA and QDA whiten the features, and take a variance below 1e-100 as none (whitening by
+    1 / sqrt of less would overflow): features in units of 1e-60 that separate the classes are
+    refused by a message that says so, not only that the classes are degenerate."""
+    X, y = _two_gaussian_classes(1e-60)
+    with pytest.raises(ValueError, match=r"variance 1\.\d+e-120\), but below 1e-100.*Rescale X"):
+        model().fit(X, y)
