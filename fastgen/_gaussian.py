@@ -319,6 +319,16 @@ def support_of(cov, means, variances=None):
     sizes = np.abs(means).max(axis=0, initial=0.0)
     variances = np.diag(cov) if variances is None else variances
     flat = constant(variances, sizes) | constant(np.diag(cov))
+    # a feature that varies beyond its rounding, but by less than MIN_VARIANCE (measured in
+    # tiny units), is no constant: dropping it would change the model (the predictive's would
+    # lose every feature, and give the prior)
+    tiny = np.flatnonzero(flat & ~constant(variances, sizes, least=0.0)
+                          & constant(np.diag(cov)))
+    if len(tiny):
+        raise ValueError(f"Feature {tiny[0]} varies (variance {variances[tiny[0]]:.3g}), but "
+                         f"below {MIN_VARIANCE:g}, the least variance LDA and QDA model (they "
+                         "divide by the standard deviations: beyond that the whitened values "
+                         "overflow). Rescale X (for example with StandardScaler).")
     if not flat.any() and not singular(cov):
         return Support(np.arange(n_features), None), True
     # a feature constant in the data along which the class means differ stays a feature where

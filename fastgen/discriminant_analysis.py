@@ -45,7 +45,6 @@ from ._gaussian import (
     DIAG_GAUSSIAN,
     EVIDENCE_STRENGTH_RANGE,
     LOG_2PI,
-    MIN_VARIANCE,
     Support,
     combine_full,
     combine_moments,
@@ -782,14 +781,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         _check_finite(cov)
         support, agree = support_of(cov, means, variances)
         if check and not agree:
-            message = self._degenerate.format(self._regulariser)
-            tiny = np.flatnonzero((variances > 0) & (variances <= MIN_VARIANCE))
-            if len(tiny):  # (the likelier cause: a feature measured in tiny units)
-                message += (f" Feature {tiny[0]} varies (variance {variances[tiny[0]]:.3g}), "
-                            f"but below {MIN_VARIANCE:g}, the least variance fastgen models: "
-                            "it is taken as constant. Rescale X (for example with "
-                            "StandardScaler).")
-            raise ValueError(message)
+            raise ValueError(self._degenerate.format(self._regulariser))
         if missing and support.basis is not None:
             raise _collinear_missing(self._regulariser)
         return support

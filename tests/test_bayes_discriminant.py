@@ -730,7 +730,11 @@ def test_predictive_posteriors_are_finite_and_normalised(seed, scale, d, n, mode
     y = np.arange(n) % 2
     test = np.vstack([X, rng.normal(size=(5, d)) * scale * 1e3])
     test[rng.random(test.shape) < 0.2] = np.nan
-    fitted = model(predictive=True).fit(X, y)
+    try:
+        fitted = model(predictive=True).fit(X, y)
+    except ValueError as error:  # features in units too small to whiten: refused, by name
+        assert scale == 1e-90 and "Rescale X" in str(error), error
+        return
     proba = fitted.predict_proba(test)
     assert np.isfinite(proba).all()
     assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)

@@ -1187,12 +1187,15 @@ def test_huge_constant_feature_with_shrinkage_or_spherical(params):
 def test_informative_feature_below_min_variance_is_an_error_not_dropped(Model):
     """A feature in units of 1e-60 (variance 1e-120, below what whitening can take) whose class
     means differ by more than its own spread is not left out as constant: an error naming the
-    regulariser, as before (scikit-learn's svd solver standardises it)."""
+    feature and what to do (scikit-learn's svd solver standardises it); with a regulariser
+    that gives it a variance the whitening can take, a model."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(80, 2)), np.arange(80) % 2
     X[y == 1, 0] += 2
-    with pytest.raises(ValueError, match="means differ"):
+    with pytest.raises(ValueError, match=r"Feature 0 varies.*below 1e-100.*Rescale X"):
         Model().fit(X * np.array([1e-60, 1.0]), y)
+    regularised = Model(**({"shrinkage": 0.5} if Model is LDA else {"reg_param": 0.5}))
+    assert np.isfinite(regularised.fit(X * np.array([1e-60, 1.0]), y).predict_proba(X)).all()
 
 
 @pytest.mark.parametrize("offset", [1e8, -1e12])

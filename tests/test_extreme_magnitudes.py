@@ -523,12 +523,14 @@ def test_gaussian_nb_in_tiny_or_huge_units_is_scikit_learns(scale):
                                rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("predictive", [False, True], ids=["plug-in", "predictive"])
 @pytest.mark.parametrize("model", [fastgen.LinearDiscriminantAnalysis,
                                    fastgen.QuadraticDiscriminantAnalysis])
-def test_discriminant_analysis_names_features_in_tiny_units(model):
-    """LDA and QDA whiten the features, and take a variance below 1e-100 as none (whitening by
-    1 / sqrt of less would overflow): features in units of 1e-60 that separate the classes are
-    refused by a message that says so, not only that the classes are degenerate."""
+def test_discriminant_analysis_refuses_features_in_tiny_units(model, predictive):
+    """LDA and QDA whiten the features and model no variance below 1e-100 (whitening by
+    1 / sqrt of less would overflow): features in units of 1e-60, which vary beyond their
+    rounding, are refused by a message that says so. The plug-in called the classes
+    degenerate; the predictive dropped every feature and gave the prior, 1/2, silently."""
     X, y = _two_gaussian_classes(1e-60)
     with pytest.raises(ValueError, match=r"variance 1\.\d+e-120\), but below 1e-100.*Rescale X"):
-        model().fit(X, y)
+        model(predictive=predictive).fit(X, y)
