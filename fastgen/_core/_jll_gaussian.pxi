@@ -177,6 +177,28 @@ cdef inline void _student_t_row(double *acc, double *mant, double *expo,
                           n_classes)
 
 
+cdef inline intp_t _add_negbin_count(double *acc, const float64_t[:, ::1] A,
+                                     const float64_t[:, ::1] S, const float64_t[:, ::1] T,
+                                     intp_t width, intp_t j, double v, const double **rows,
+                                     const double *ones, intp_t m,
+                                     intp_t n_classes) noexcept nogil:
+    """acc += the count-dependent negative binomial term of the count v of feature j: a whole
+    count below width queues its row of T in rows (added four at a time, m of them queued;
+    returns how many are), any other adds v A[j] + R(S[j], v)."""
+    cdef intp_t c
+    if 0 <= v < width and v == floor(v):
+        rows[m] = &T[j * width + <intp_t> v, 0]
+        m += 1
+        if m == 4:
+            _axpy4(acc, rows, ones, n_classes)
+            m = 0
+        return m
+    _axpy1(acc, &A[j, 0], v, n_classes)
+    for c in range(n_classes):
+        acc[c] = acc[c] + _log_rising(S[j, c], log(S[j, c]), v)
+    return m
+
+
 cdef inline void _negbin_row(double *acc, const float64_t[:, ::1] A, const float64_t[:, ::1] S,
                              const float64_t[:, ::1] B, const float64_t[:, ::1] T,
                              const float64_t[::1] log_prior, const float64_t[::1] bias,
@@ -203,16 +225,8 @@ cdef inline void _negbin_row(double *acc, const float64_t[:, ::1] A, const float
         xrow[j] = v
         if not complete:
             _axpy1(acc, &B[j, 0], 1.0, n_classes)
-        if 0 <= v < width and v == floor(v):  # (a negative count: X changed after its check)
-            rows[m] = &T[j * width + <intp_t> v, 0]
-            m += 1
-            if m == 4:
-                _axpy4(acc, rows, ones, n_classes)
-                m = 0
-        else:
-            _axpy1(acc, &A[j, 0], v, n_classes)
-            for c in range(n_classes):
-                acc[c] = acc[c] + _log_rising(S[j, c], log(S[j, c]), v)
+        # (a negative count, X changed after its check, takes the computed route)
+        m = _add_negbin_count(acc, A, S, T, width, j, v, rows, ones, m, n_classes)
     for q in range(m):
         _axpy1(acc, rows[q], 1.0, n_classes)
 
@@ -310,16 +324,7 @@ cdef inline intp_t _negbin_csr_terms(double *acc, const data_t[::1] X_data,
         v = <double> X_data[k]
         if not (in_range(j, n_features) and 0 <= v < INFINITY):
             return 1
-        if v < width and v == floor(v):
-            rows[m] = &T[j * width + <intp_t> v, 0]
-            m += 1
-            if m == 4:
-                _axpy4(acc, rows, ones, n_classes)
-                m = 0
-        else:
-            _axpy1(acc, &A[j, 0], v, n_classes)
-            for c in range(n_classes):
-                acc[c] = acc[c] + _log_rising(S[j, c], log(S[j, c]), v)
+        m = _add_negbin_count(acc, A, S, T, width, j, v, rows, ones, m, n_classes)
         if log_factorials:
             row_const = row_const - lgamma(v + 1.0)
     for q in range(m):
