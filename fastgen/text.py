@@ -464,6 +464,12 @@ class _Vectorizer(BaseEstimator):
         parts, n_docs, batch, chars = [], 0, [], 0
         content = self.input == "content"
         lower = self.lowercase
+
+        def flush():  # the batch so far, counted
+            nonlocal n_docs, batch, chars
+            parts.append(call(batch, settings, mode, vocab))
+            n_docs, batch, chars = n_docs + len(batch), [], 0
+
         for i, doc in enumerate(documents):
             if not (content and type(doc) is str):
                 doc = self._document(doc, i)
@@ -476,8 +482,7 @@ class _Vectorizer(BaseEstimator):
                            if lower else _own_str(doc, f"document {i}"))
                     if lower and doc != doc.lower():
                         if batch:  # (the rows stay in the documents' order)
-                            parts.append(call(batch, settings, mode, vocab))
-                            n_docs, batch, chars = n_docs + len(batch), [], 0
+                            flush()
                         parts.append(self._count_batch([doc], settings, mode, vocab,
                                                        lowercase=False))
                         n_docs += 1
@@ -495,13 +500,11 @@ class _Vectorizer(BaseEstimator):
             batch.append(doc)
             chars += len(doc)
             if chars >= BATCH_CHARS or len(batch) >= BATCH_DOCS:
-                parts.append(call(batch, settings, mode, vocab))
-                n_docs, batch, chars = n_docs + len(batch), [], 0
+                flush()
                 if mode == "grow" and len(vocab) > _text.MAX_TERMS:  # ids must stay below 2**31
                     raise ValueError(f"the vocabulary has more than {_text.MAX_TERMS} terms")
         if batch:
-            parts.append(call(batch, settings, mode, vocab))
-            n_docs += len(batch)
+            flush()
         return n_docs, parts
 
     def _count_batch(self, docs, settings, mode, vocab, lowercase=None):
