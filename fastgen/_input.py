@@ -672,8 +672,6 @@ def _exact_labels(labels):
     array = np.array(labels)
     if array.dtype.kind == "f" and any(type(v) is int and not -2**53 <= v <= 2**53
                                        for v in labels):
-        # integers beyond int64 (or mixed so that NumPy picks float64) would round, and
-        # distinct labels merge
         array = np.array(labels, dtype=object)
     return array
 
