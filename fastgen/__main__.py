@@ -62,6 +62,13 @@ def _columns(text):
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _trusted_option(parser):
+    parser.add_argument("--trusted", action="store_true",
+                        help="the model file comes from a source you trust: it may give its "
+                        "vectoriser a token pattern of its own (a regular expression) or "
+                        "input='filename' (see fastgen.load)")
+
+
 def _data_options(parser, training=False, labelled=True):
     group = parser.add_argument_group("data file options")
     group.add_argument("--format", choices=("auto", "svmlight", "csv", "tsv", "jsonl"),
@@ -139,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "batch, writing CSV or JSON lines.")
     predict.add_argument("model_file")
     predict.add_argument("data")
+    _trusted_option(predict)
     predict.add_argument("-o", "--output", help="predictions file: .jsonl for JSON lines, else "
                          "CSV (default: standard output, CSV)")
     predict.add_argument("--proba", action="store_true", help="also write class probabilities")
@@ -149,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "accuracy, log-loss and the confusion matrix.")
     evaluate.add_argument("model_file")
     evaluate.add_argument("data")
+    _trusted_option(evaluate)
     _data_options(evaluate)
 
     bench = commands.add_parser("bench", help="time fastgen against scikit-learn",
@@ -343,11 +352,11 @@ def _model_class(name):
     return models[name]
 
 
-def _load_model(path):
+def _load_model(path, trusted):
     """(model or text pipeline, the schema of the table it was trained on or None)."""
     _input.check_file(path)
     try:
-        model = fastgen.load(path)
+        model = fastgen.load(path, trusted=trusted)
         record = fastgen.load_metadata(path).get("input")
         schema = None if record is None else _input.Schema.from_json(record)
     except (ValueError, OSError) as exc:
@@ -533,7 +542,7 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
 
 
 def _predict(args):
-    model, schema = _load_model(args.model_file)
+    model, schema = _load_model(args.model_file, args.trusted)
     if args.output:
         _not_the_data_file(args.output, args.data, "the predictions")
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
@@ -564,7 +573,7 @@ def _predict(args):
 
 
 def _evaluate(args):
-    model, schema = _load_model(args.model_file)
+    model, schema = _load_model(args.model_file, args.trusted)
     classes = model.classes_
     # a model whose classes are text (fitted from Python on labels such as '0' and '1') is
     # compared with the file's labels as text, not as the numbers they read as

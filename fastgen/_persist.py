@@ -343,13 +343,19 @@ def save(obj, path, metadata=None) -> None:
     write_model(path, name, params, fitted, metadata)
 
 
-def load(path):
+def load(path, *, trusted: bool = False):
     """Read an object written by ``save`` (or ``model.save``).
 
     Parameters
     ----------
     path : str or path-like
         The model file.
+    trusted : bool, default=False
+        Whether the file comes from a source you trust. A file holds no code, but two settings
+        of a vectoriser act like it, and an untrusted file may not give them: a
+        ``token_pattern`` other than the default (a regular expression can take time exponential
+        in a document's length, and the file's author chose it), and an ``input`` other than
+        ``'content'`` (``transform`` would read the files its documents name).
 
     Returns
     -------
@@ -363,20 +369,31 @@ def load(path):
         format version, or holds anything not valid for its class: every hyperparameter goes
         through the checks of ``fit``, every statistic is checked against its declaration
         before anything is derived, a vocabulary must map distinct str terms to the columns
-        0..n-1, and a Pipeline's steps must be named uniquely and agree with each other.
+        0..n-1, and a Pipeline's steps must be named uniquely and agree with each other. Also
+        if the file is not ``trusted`` and gives a vectoriser one of the settings above.
     ImportError
         If the file holds a Pipeline and scikit-learn is not installed.
     """
+    if not isinstance(trusted, bool):
+        raise TypeError(f"trusted must be a bool, got {type(trusted).__name__}")
     name, params, fitted = read_model(path)
     pipeline = _sklearn_pipeline(path) if name == "Pipeline" else None
     try:
-        if pipeline is not None:
-            return _pipeline_from_file(pipeline, params, fitted)
-        return _from_file(name, params, fitted)
+        obj = (_pipeline_from_file(pipeline, params, fitted) if pipeline is not None
+               else _from_file(name, params, fitted))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
             ZeroDivisionError, np.linalg.LinAlgError) as exc:
         raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
                          f"{type(exc).__name__}: {exc}).") from None
+    if not trusted:
+        for step in [step for _, step in obj.steps] if pipeline is not None else [obj]:
+            found = step._needs_trust() if hasattr(step, "_needs_trust") else []
+            if found:
+                raise ValueError(f"{path}: the file gives its {type(step).__name__} "
+                                 f"{' and '.join(found)}. Load it with trusted=True (on the "
+                                 "command line, --trusted) only if you trust where it comes "
+                                 "from.")
+    return obj
 
 
 def load_metadata(path) -> dict:

@@ -553,6 +553,20 @@ class _Vectorizer(BaseEstimator):
             params["stop_words"] = sorted(settings.stop)
         return params, None
 
+    def _needs_trust(self) -> list[str]:
+        """The settings a model file may give only when it is trusted (``fastgen.load``): a
+        token pattern the word analyzer runs other than the default (a regular expression can
+        take time exponential in a document's length), and an ``input`` other than 'content'
+        (``transform`` would read the files its documents name)."""
+        found = []
+        if self.analyzer == "word" and self.token_pattern != DEFAULT_TOKEN_PATTERN:
+            found.append(f"token_pattern={_short_repr(self.token_pattern)} (a regular expression "
+                         "can take time exponential in a document's length)")
+        if self.input != "content":
+            found.append(f"input={self.input!r} (transform would read the files its documents "
+                         "name)")
+        return found
+
     @classmethod
     def _from_file(cls, params, fitted):
         """The vectoriser a model file describes, its parameters validated as ``fit`` validates

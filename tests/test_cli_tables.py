@@ -295,6 +295,17 @@ def test_text_models(tmp_path, capsys):
     svm.write_text("1 1:1\n")
     assert "x.svm: an svmlight file, but the model was trained on a table" in _error(
         capsys, "predict", model_file, svm)
+    # a token pattern of the file's own loads only when the file is trusted
+    assert _run(capsys, "train", "MultinomialNB", train, "--no-header", "--label", "1", "--text",
+                "2", "--vectorizer-param", r"token_pattern=r'(?u)\b\w+\b'", "-o",
+                model_file)[0] == 0
+    for command in ("predict", "evaluate"):
+        assert "Load it with trusted=True (on the command line, --trusted)" in _error(
+            capsys, command, model_file, test if command == "predict" else train)
+    status, out, _ = _run(capsys, "predict", model_file, test, "--trusted")
+    reference = make_pipeline(CountVectorizer(token_pattern=r"(?u)\b\w+\b"),
+                              fastgen.MultinomialNB()).fit(docs[:900], labels[:900])
+    assert status == 0 and out.splitlines()[1:] == reference.predict(docs[900:]).tolist()
 
 
 def test_file_errors(table, tmp_path, capsys):

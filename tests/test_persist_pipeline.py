@@ -3,6 +3,7 @@ scikit-learn Pipelines of a vectoriser and a classifier, which then score raw SM
 exactly as the originals did; what cannot be stored without pickle is refused at save; the
 caller's JSON metadata round trips. Forged files are in ``test_forged_files.py``."""
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,7 +59,7 @@ def _same_csr(a, b):
 def _round_trip(obj, tmp_path, **kwargs):
     path = tmp_path / "model.fastgen"
     fastgen.save(obj, path, **kwargs)
-    return fastgen.load(path)
+    return fastgen.load(path, trusted=True)
 
 
 @pytest.mark.parametrize("settings", COUNT_SETTINGS, ids=repr)
@@ -109,6 +110,36 @@ def test_input_file_round_trips(tmp_path):
     assert loaded.input == "file"
     _same_csr(vec.transform([io.StringIO(t) for t in TEST]),
               loaded.transform([io.StringIO(t) for t in TEST]))
+
+
+@pytest.mark.parametrize("make, needs", [
+    (lambda: CountVectorizer(token_pattern=r"(?u)\b\w+\b").fit(TRAIN), "token_pattern="),
+    (lambda: make_pipeline(CountVectorizer(token_pattern=r"(a+)+$"), fastgen.MultinomialNB())
+     .fit(TRAIN, Y), "token_pattern='(a+)+$'"),
+    (lambda: HashingVectorizer(input="filename"), "input='filename'"),
+    (lambda: CountVectorizer(input="file").fit([io.StringIO(t) for t in TRAIN]),
+     "input='file'"),
+], ids=["pattern", "pipeline-catastrophic-pattern", "filename", "file"])
+def test_untrusted_files_may_not_give_a_pattern_or_files(make, needs, tmp_path):
+    """A token pattern of the file's own (a regular expression such as (a+)+$ takes time
+    exponential in a run of a's) and an input that reads files load only when trusted."""
+    obj = make()
+    path = tmp_path / "model.fastgen"
+    fastgen.save(obj, path)
+    with pytest.raises(ValueError, match=f"gives its .*{re.escape(needs)}.*Load it with trusted=True"):
+        fastgen.load(path)
+    assert type(fastgen.load(path, trusted=True)) is type(obj)
+    with pytest.raises(TypeError, match="trusted must be a bool"):
+        fastgen.load(path, trusted="yes")
+
+
+def test_settings_that_need_no_trust(tmp_path):
+    """The default pattern, and a pattern the character analyzers never run, load untrusted."""
+    for vec in (CountVectorizer(stop_words="english").fit(TRAIN),
+                CountVectorizer(analyzer="char", token_pattern=r"(a+)+$").fit(TRAIN)):
+        path = tmp_path / "model.fastgen"
+        fastgen.save(vec, path)
+        _same_csr(fastgen.load(path).transform(TEST), vec.transform(TEST))
 
 
 def test_hashing_pipeline_and_semi_supervised(tmp_path):
