@@ -24,6 +24,10 @@ Groups are ``{model}/{operation}/{dataset}``:
 * ``partial_fit-5chunks`` — a fresh estimator fed the training set in 5 contiguous row chunks
   (``classes`` given on the first call), then ``feature_log_prob_`` is read.  The real 20 Newsgroups
   training file is sorted by label, so there each chunk sees only a few classes.
+* ``multinomial/partial_fit-stream/many-lengths`` — a stream of small batches whose documents
+  have many distinct (class, length) pairs, the statistics MultinomialNB keeps for ``sample`` and
+  the evidence: 200,000 synthetic documents of 1 to 3,000 words over 1,000 words, 100 classes,
+  in batches of 1,000 rows, then ``feature_log_prob_``.
 
 After timing, every result is checked against scikit-learn (fitted once per model and dataset, outside
 the timings) with rtol = atol = 1e-9, and fastgen's results for every ``n_threads`` are checked to be
@@ -194,6 +198,49 @@ def test_partial_fit(benchmark, contender, n_threads, model, dataset, corpora, r
     if ref is not None:  # partial_fit over all chunks == fit on everything
         _check_params(est, ref.estimator)
     _check_same_as_first(first_fastgen_result, ("partial_fit", model, dataset), contender, n_threads,
+                         est.feature_log_prob_)
+
+
+STREAM_ROWS, STREAM_BATCH = 200_000, 1_000
+
+
+@pytest.fixture(scope="module")
+def stream():
+    """The documents of the stream group: (X, y), made with a fixed seed."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    length = rng.integers(1, 3_000, STREAM_ROWS)
+    words = rng.choice(1_000, (STREAM_ROWS, 2))
+    first = rng.integers(0, length + 1)  # the length split over two words
+    X = sp.csr_matrix((np.stack([first, length - first], axis=1).ravel().astype(np.float64),
+                       words.ravel(), np.arange(0, 2 * STREAM_ROWS + 1, 2)),
+                      shape=(STREAM_ROWS, 1_000))
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X, rng.integers(0, 100, STREAM_ROWS)
+
+
+@pytest.mark.benchmark(group="multinomial/partial_fit-stream/many-lengths")
+def test_partial_fit_stream(benchmark, contender, n_threads, new_estimator, stream, record_info,
+                            first_fastgen_result):
+    X, y = stream
+    batches = [(X[a:a + STREAM_BATCH], y[a:a + STREAM_BATCH])
+               for a in range(0, X.shape[0], STREAM_BATCH)]  # sliced outside the timing
+    classes = np.arange(100)
+
+    def run():
+        est = new_estimator("multinomial")
+        for Xb, yb in batches:
+            est.partial_fit(Xb, yb, classes=classes)
+        _ = est.feature_log_prob_
+        return est
+
+    est = benchmark(run)
+    record_info(X, "many-lengths", batch_rows=STREAM_BATCH)
+    reference = new_estimator("multinomial").fit(X, y)
+    assert_allclose(est.feature_log_prob_, reference.feature_log_prob_, rtol=RTOL, atol=ATOL)
+    _check_same_as_first(first_fastgen_result, ("partial_fit-stream",), contender, n_threads,
                          est.feature_log_prob_)
 
 

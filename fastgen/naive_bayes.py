@@ -447,7 +447,8 @@ def _length_histogram(y_idx, lengths, weight, shape):
 
 
 # The length statistics of the text models: one entry per (class, document length, weight),
-# added up into one entry per distinct (class, length) once there are more than this many.
+# added up into one entry per distinct (class, length) once there are more than this many, and
+# more than twice the entries the last such compaction left (_compacted_entries).
 LENGTH_FIELDS = ("length_class", "length", "length_weight")
 MAX_LENGTH_ENTRIES = 2**16
 MAX_LENGTH = 2**53  # longer documents are counted at this length (float64 integers end there)
@@ -458,6 +459,15 @@ def length_counts(stats, n_classes):
     cls, length, weight = (stats[name] for name in LENGTH_FIELDS)
     width = int(length.max(initial=0)) + 1
     return _length_histogram(cls, length, weight, (n_classes, width))
+
+
+def _compacted_entries(stats):
+    """How many leading length entries are in strictly increasing (class, length) order, as a
+    compaction leaves them (batches are appended after them), counted up to half the entries:
+    beyond that, compacting again would not halve them."""
+    cls, length = (stats[name][:len(stats["length"]) // 2 + 1] for name in LENGTH_FIELDS[:2])
+    up = (cls[1:] > cls[:-1]) | ((cls[1:] == cls[:-1]) & (length[1:] > length[:-1]))
+    return len(cls) if up.all() else int(np.argmin(up)) + 1
 
 
 def _compact_lengths(stats, n_classes):
@@ -562,7 +572,10 @@ class _BaseDiscreteNB(BaseClassifier):
                      weights)
             for name, values in zip(LENGTH_FIELDS, batch):
                 stats[name] = np.concatenate([stats[name], values])
-            if len(stats["length"]) > MAX_LENGTH_ENTRIES:
+            # (twice what the last compaction left: many distinct pairs would otherwise be
+            # sorted again at every batch)
+            n = len(stats["length"])
+            if n > MAX_LENGTH_ENTRIES and n > 2 * _compacted_entries(stats):
                 stats.update(_compact_lengths(stats, n_classes))
         return stats
 

@@ -149,3 +149,33 @@ def test_document_lengths_are_the_same_however_the_data_came(cls, tmp_path):
     # the weights were copied: changing the caller's array afterwards changes nothing
     weight[:] = 100.0
     assert_allclose(lengths(stream).toarray(), expected, rtol=1e-12)
+
+
+def test_many_distinct_lengths_are_not_sorted_at_every_batch(monkeypatch):
+    """With more distinct (class, length) pairs than MAX_LENGTH_ENTRIES, partial_fit compacts
+    its length entries only when they have doubled since the last compaction (it did so at
+    every batch: 80% of the stream's time), and still keeps fit's statistics."""
+    from fastgen import naive_bayes
+    from fastgen.naive_bayes import MAX_LENGTH_ENTRIES, length_counts
+
+    n, n_classes, batch = 4 * MAX_LENGTH_ENTRIES, 40, 2_000
+    rng = np.random.default_rng(1)
+    length = rng.integers(1, 5_000, n).astype(np.float64)  # ~100,000 distinct pairs
+    X = sp.csr_matrix((length, np.zeros(n, dtype=np.int32), np.arange(n + 1)), shape=(n, 1))
+    y = rng.integers(0, n_classes, n)
+    calls = []
+    compact = naive_bayes._compact_lengths
+    monkeypatch.setattr(naive_bayes, "_compact_lengths",
+                        lambda stats, k: calls.append(len(stats["length"])) or compact(stats, k))
+    stream, most = fastgen.MultinomialNB(), 0
+    for start in range(0, n, batch):
+        stream.partial_fit(X[start:start + batch], y[start:start + batch],
+                           classes=np.arange(n_classes))
+        most = max(most, len(stream._fitted.stats["length"]))
+    distinct = length_counts(stream._fitted.stats, n_classes).nnz
+    assert distinct > MAX_LENGTH_ENTRIES
+    assert len(calls) <= 4, calls  # the old rule: 95 of the 132 batches
+    assert most <= 2 * distinct + batch
+    whole = fastgen.MultinomialNB().fit(X, y)
+    assert_allclose(length_counts(stream._fitted.stats, n_classes).toarray(),
+                    length_counts(whole._fitted.stats, n_classes).toarray(), rtol=1e-12)
