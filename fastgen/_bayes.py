@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._core import _tables
-from ._state import Fitted, parameter
+from ._state import Fitted, float64_parameter
 from ._validation import check_is_fitted
 
 MAX_DRAWS = 10**6
@@ -65,7 +65,7 @@ class Conjugate:
     with a conjugate prior (mixed into its class); the model supplies ``_log_evidence(fitted)``
     and ``_draw(fitted, rng)`` (see the module docstring)."""
 
-    log_evidence_ = parameter(log_evidence, "float: the log marginal likelihood of the "
+    log_evidence_ = float64_parameter(log_evidence, "float: the log marginal likelihood of the "
                                             "training features given their labels under the "
                                             "prior.")
 

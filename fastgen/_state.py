@@ -31,8 +31,12 @@ predict methods. *Statistics* -- counts and sums of weights (``class_count_``,
 intp), whatever the dtype of X: they are accumulated in float64, and a float32 count stops being
 exact at 2**24. Only what the attributes show follows the rule: derivations work from the
 float64 statistics, and what scoring reads is each model's own (kept in float64 where that
-matters), so rounding a float32 model's attributes costs its predictions nothing.
-``parameter`` applies the rule; ``statistic`` shows a statistic as it is kept.
+matters), so rounding a float32 model's attributes costs its predictions nothing. The
+exceptions are the chosen hyperparameters (``alpha_``, ``prior_strength_``) and
+``log_evidence_``, float64 in every model (``float64_parameter``): a prior strength may be far
+beyond float32's range, and an evidence of -2e4 would be rounded by 1e-3, more than the
+differences it is compared by. ``parameter`` applies the rule; ``statistic`` shows a statistic
+as it is kept.
 
 Statistics are mutated in place only by the model that owns them (``Fitted.lock``: partial_fit of
 the text models adds a batch's counts into the existing tables), under that lock; parameters
@@ -294,6 +298,14 @@ class parameter(memoized):
 
     def _compute(self, model, fitted):
         return shown(self.read(model, fitted), fitted.dtype)
+
+
+class float64_parameter(parameter):
+    """A ``parameter`` shown in float64 whatever the model's dtype (the rule's exceptions, in
+    the module docstring)."""
+
+    def _compute(self, model, fitted):
+        return shown(self.read(model, fitted), np.dtype(np.float64))
 
 
 def _params_attribute(name):

@@ -64,7 +64,8 @@ from ._gaussian import (
     whitening,
     without_noise,
 )
-from ._state import CLASSES, FEATURES, Field, fitted_attribute, parameter, readonly
+from ._state import (CLASSES, FEATURES, Field, fitted_attribute, float64_parameter, parameter,
+                     readonly)
 from ._validation import check_bool, check_is_fitted, invalid_parameter
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
@@ -665,7 +666,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
     n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
                                "int: EM iterations (E-step and M-step passes) of the last "
                                "batch with missing values.")
-    prior_strength_ = parameter(prior_strength, "float or tuple: the prior strength the "
+    prior_strength_ = float64_parameter(prior_strength, "float or tuple: the prior strength the "
                                 "posterior uses (for prior_strength='evidence', the chosen n0).")
 
     def _fits_partitions_alone(self):

@@ -74,6 +74,7 @@ from ._state import (
     Fitted,
     check_at_most,
     fitted_attribute,
+    float64_parameter,
     memoized,
     parameter,
     readonly,
@@ -346,7 +347,7 @@ class _Evidence(Conjugate):
 
     _evidence_range = EVIDENCE_ALPHA_RANGE
 
-    alpha_ = parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
+    alpha_ = float64_parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
                               "the parameters use (for alpha='evidence', the chosen one).")
 
     def _log_evidence(self, fitted):
@@ -1720,7 +1721,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     var_ = _named("var_", "ndarray of shape (n_classes, n_features): the class variances.")
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
     epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
-    prior_strength_ = parameter(lambda model, fitted: model._prior(fitted)[1],
+    prior_strength_ = float64_parameter(lambda model, fitted: model._prior(fitted)[1],
                                 "float or tuple: the prior's weight in use (for "
                                 "prior_strength='evidence', the chosen n0).")
 

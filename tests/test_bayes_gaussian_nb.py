@@ -340,7 +340,7 @@ def test_float32_models():
     model64 = GaussianNB(predictive=True).fit(X, y)
     model32 = GaussianNB(predictive=True).fit(X.astype(np.float32), y)
     proba = model32.predict_proba(X.astype(np.float32))
-    assert proba.dtype == np.float32 and model32.log_evidence_.dtype == np.float32
+    assert proba.dtype == np.float32 and model32.log_evidence_.dtype == np.float64
     np.testing.assert_allclose(proba, model64.predict_proba(X), rtol=1e-4, atol=1e-6)
     Xc, yc = _count_data()
     count32 = PoissonNB(predictive=True).fit(Xc.astype(np.float32), yc)

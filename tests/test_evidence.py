@@ -195,3 +195,30 @@ def test_equal_counts_merge_the_same_either_way(values, weighted):
     assert_array_equal(distinct, expected)
     w = np.ones(len(values)) if weight is None else weight
     assert_array_equal(merged, [w[values == v].sum() for v in expected])
+
+
+@pytest.mark.parametrize("make, chosen", [
+    (lambda: fastgen.MultinomialNB(alpha=1e50), "alpha_"),
+    (lambda: fastgen.PoissonNB(alpha=1e50), "alpha_"),
+    (lambda: fastgen.CategoricalNB(alpha=1e50), "alpha_"),
+    (lambda: fastgen.GaussianNB(prior_strength=1e50, predictive=True), "prior_strength_"),
+    (lambda: fastgen.LinearDiscriminantAnalysis(prior_strength=1e50, predictive=True),
+     "prior_strength_"),
+    (lambda: fastgen.QuadraticDiscriminantAnalysis(prior_strength="evidence", predictive=True),
+     "prior_strength_"),
+    (lambda: fastgen.MultinomialNB(alpha="evidence"), "alpha_"),
+], ids=["multinomial", "poisson", "categorical", "gaussian", "lda", "qda-evidence",
+        "multinomial-evidence"])
+def test_chosen_prior_and_evidence_are_float64_in_a_float32_model(make, chosen):
+    """A float32 model shows its parameters in float32, but not its prior's strength (1e50
+    became inf) nor its evidence (rounded by 1e-3 at -2e4, inf beyond 3e38): both are the
+    float64 model's."""
+    X, y = _counts_data(n=60, n_features=4)
+    X = X * 1000 + np.arange(4)  # evidences of -1e4 to -1e51
+    wide, narrow = make().fit(X, y), make().fit(X.astype(np.float32), y)
+    for name in (chosen, "log_evidence_"):
+        value = getattr(narrow, name)
+        assert np.asarray(value).dtype == np.float64, name
+        assert np.isfinite(value), name
+        np.testing.assert_allclose(value, getattr(wide, name), rtol=1e-12, err_msg=name)
+    assert narrow.predict_proba(X[:3].astype(np.float32)).dtype == np.float32  # the rule stays
