@@ -175,7 +175,7 @@ def _niw_posterior(stats, hyper, strength, shared):
     (xbar_c - m0)^T], nu = nu0 + sum_c n_c, the sums over the group's classes."""
     keep, m0, cov0 = _prior_moments(stats, hyper)
     k = len(keep)
-    kappa0, nu0 = (strength, strength + k - 1) if np.ndim(strength) == 0 else strength
+    kappa0, nu0 = (strength, strength + (k - 1)) if np.ndim(strength) == 0 else strength
     excess = strength if np.ndim(strength) == 0 else nu0 - (k - 1)
     n = stats["class_count_"]
     n_classes = len(n)

@@ -327,13 +327,15 @@ def _niw_evidence_mp(X, y, n_classes, m0, cov0, n0, shared):
 
 
 @pytest.mark.parametrize("Model", MODELS, ids=IDS)
-@pytest.mark.parametrize("strength", [1e-8, 1e-15, 1e-16])
-def test_log_evidence_of_a_weak_prior_keeps_its_digits(Model, strength):
+@pytest.mark.parametrize("strength", [1e-8, 1e-15, 1e-16, 1e-20])
+@pytest.mark.parametrize("d", [1, 2])
+def test_log_evidence_of_a_weak_prior_keeps_its_digits(Model, strength, d):
     """nu0 = n0 + d - 1 rounds a small n0's digits away (1e-16 beside 1 entirely), and the last
     of log Gamma_d(nu0 / 2)'s lgammas, at (nu0 - d + 1) / 2 = n0 / 2, took them all: 1e-3 of
     the evidence at n0 = 1e-15, an ill-conditioning ValueError at 1e-16. It is formed from n0
-    itself."""
-    X, y = data(n=10, d=2, n_classes=2, seed=0)
+    itself, and for one feature nu0 is n0 (it was (n0 + 1) - 1: 0 below 1.1e-16, an
+    ill-conditioning ValueError)."""
+    X, y = data(n=10, d=d, n_classes=2, seed=0)
     m0, cov0 = X.mean(axis=0), np.diag(X.var(axis=0))
     model = Model(prior_strength=strength).fit(X, y)
     want = _niw_evidence_mp(X, y, 2, m0, cov0, strength, Model is LDA)
