@@ -703,8 +703,10 @@ class NormalInverseGamma(NamedTuple):
         with np.errstate(over="ignore", invalid="ignore"):
             delta = mean - self.mean
             shift = self.kappa * (n / kappa)
+            # (var (nu / nu_n): nu var underflows for a weak prior of a tiny variance)
             return NormalInverseGamma(kappa, self.mean + delta * (n / kappa), nu,
-                                      (self.nu * self.var + m2 + shift * delta * delta) / nu)
+                                      self.var * (self.nu / nu)
+                                      + (m2 + shift * delta * delta) / nu)
 
     def log_evidence(self, n, mean, m2):
         """log of the marginal likelihood of the observations (``updated``'s), elementwise:
@@ -712,13 +714,18 @@ class NormalInverseGamma(NamedTuple):
         posterior minus the prior's, less (n/2) log(2 pi), arranged so that no two large terms
         cancel (a strong prior's pseudo-counts dwarf n): with Q = nu var and Q_n = Q + D, D =
         m2 + kappa n / kappa_n (mean - mean0)^2, it is log_rising(nu/2, n/2) - log1p(n / kappa)
-        / 2 - (n/2) log(pi Q_n) - (nu/2) log1p(D / Q). n = 0 gives 0."""
+        / 2 - (n/2) log(pi Q_n) - (nu/2) log1p(D / Q). n = 0 gives 0. D / Q is formed as
+        (D / var) / nu, and from logs where it is beyond float64: Q itself may underflow (a
+        weak prior of a tiny variance) where Q_n does not."""
         q0 = self.nu * self.var
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             delta = mean - self.mean
             d = m2 + self.kappa * (n / (self.kappa + n)) * delta * delta
+            ratio = d / self.var / self.nu
+            tail = np.where(np.isinf(ratio), np.log(d) - np.log(self.var) - np.log(self.nu),
+                            np.log1p(ratio))
             return (log_rising(self.nu / 2, n / 2) - 0.5 * np.log1p(n / self.kappa)
-                    - 0.5 * n * np.log(np.pi * (q0 + d)) - 0.5 * self.nu * np.log1p(d / q0))
+                    - 0.5 * n * np.log(np.pi * (q0 + d)) - 0.5 * self.nu * tail)
 
     def predictive(self):
         """The predictive density of one more observation, a Student-t with nu degrees of
@@ -727,7 +734,8 @@ class NormalInverseGamma(NamedTuple):
         sqrt(nu scale^2), P = -(nu + 1)/2 and B = lgamma((nu+1)/2) - lgamma(nu/2) + log(S) -
         log(pi)/2."""
         with np.errstate(over="ignore", divide="ignore"):
-            S = 1.0 / np.sqrt(self.nu * self.var * (1.0 + 1.0 / self.kappa))
+            # (var (nu + nu / kappa): nu var underflows for a weak prior of a tiny variance)
+            S = 1.0 / np.sqrt(self.var * (self.nu + self.nu / self.kappa))
             B = log_rising(self.nu / 2, 0.5) + np.log(S) - 0.5 * np.log(np.pi)
         return self.mean, S, B, -(self.nu + 1) / 2
 

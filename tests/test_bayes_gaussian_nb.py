@@ -156,6 +156,45 @@ def test_gaussian_unobserved_feature_gets_the_prior_predictive():
     assert jll == pytest.approx(expected, rel=1e-12)
 
 
+def _nig_log_evidence_mp(values, kappa0, m0, nu0, v0):
+    """The Normal-Inverse-Gamma evidence of unit-weight values in 120-digit mpmath."""
+    with mpmath.workdps(120):
+        x = [mpmath.mpf(float(v)) for v in values]
+        k0, m0, nu0, v0 = (mpmath.mpf(float(v)) for v in (kappa0, m0, nu0, v0))
+        n = len(x)
+        xbar = mpmath.fsum(x) / n
+        m2 = mpmath.fsum((a - xbar) ** 2 for a in x)
+        kn, nun = k0 + n, nu0 + n
+        qn = nu0 * v0 + m2 + k0 * n / kn * (xbar - m0) ** 2
+        return (mpmath.loggamma(nun / 2) - mpmath.loggamma(nu0 / 2) + mpmath.log(k0 / kn) / 2
+                + nu0 / 2 * mpmath.log(nu0 * v0) - nun / 2 * mpmath.log(qn)
+                - n / 2 * mpmath.log(mpmath.pi))
+
+
+def test_gaussian_weak_prior_of_a_tiny_variance():
+    """nu0 var0 underflows (1e-130 * 2e-200) where the posterior's scale does not: the evidence
+    divided by it (a ValueError, and a NumPy warning), and the predictive of a class that never
+    observed a feature formed nu var (1 + 1/kappa) from it (refused as overflowing)."""
+    X = np.array([[1.0, 2.0], [2.0, 1.0], [4.0, 3.0], [-1.0, 0.5], [0.5, 2.0], [3.0, 1.0]]) * 1e-100
+    y = np.array([0, 0, 0, 1, 1, 1])
+    prior = {"prior_mean": np.array([1e-100, 2e-100]), "prior_var": np.array([2e-200, 1e-200])}
+    model = GaussianNB(predictive=True, prior_strength=1e-130, **prior).fit(X, y)
+    want = sum(_nig_log_evidence_mp(X[y == c, j], 1e-130, prior["prior_mean"][j], 1e-130,
+                                    prior["prior_var"][j]) for c in (0, 1) for j in (0, 1))
+    assert model.log_evidence_ == pytest.approx(float(want), rel=1e-13)
+    X[y == 1, 1] = np.nan  # class 1 never observes feature 1: its predictive is the prior's t
+    model = GaussianNB(predictive=True, prior_strength=1e-200, **prior).fit(X, y)
+    x = np.array([[np.nan, 3e-100]])
+    jll = model.predict_joint_log_proba(x)[0, 1] - np.log(model.class_prior_[1])
+    with mpmath.workdps(60):  # Student t of dof 1e-200, scale^2 = var0 (1 + 1 / kappa0) = 1
+        nu, z = mpmath.mpf(1e-200), mpmath.mpf(3e-100) - mpmath.mpf(2e-100)
+        scale = mpmath.sqrt(mpmath.mpf(1e-200) * (1 + 1 / mpmath.mpf(1e-200)))
+        want = (mpmath.loggamma((nu + 1) / 2) - mpmath.loggamma(nu / 2)
+                - mpmath.log(mpmath.sqrt(nu * mpmath.pi) * scale)
+                - (nu + 1) / 2 * mpmath.log1p((z / scale) ** 2 / nu))
+    assert jll == pytest.approx(float(want), rel=1e-12)
+
+
 @pytest.mark.parametrize("strength", [1.0, (0.4, 3.0)])
 def test_gaussian_evidence_is_the_sequential_product(strength):
     X, y = _gaussian_data()
