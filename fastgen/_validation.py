@@ -396,6 +396,11 @@ def label_codes(labels, classes):
     return codes, (codes > last) | (classes[np.minimum(codes, last)] != labels)
 
 
+def label_repr(classes, i):
+    """repr of class i as the caller wrote it ('b', 2), not as a NumPy scalar (np.str_('b'))."""
+    return repr(classes[i:i + 1].tolist()[0])
+
+
 def encode_labels(y):
     """``np.unique(y, return_inverse=True)`` for a validated 1-D y: the sorted distinct labels and
     each sample's index among them (intp), without NumPy's argsort of y, which is slow for labels

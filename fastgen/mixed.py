@@ -425,8 +425,12 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         """Every part's draw, as the statistics of its unsmoothed plug-in model (alpha = 0,
         var_smoothing = 0: what each part's draw asks for)."""
         stats = {"class_count_": fitted.stats["class_count_"]}
-        for kind, _, part, part_fitted in self._params_of(fitted).parts:
-            part_stats, _ = part._draw(part_fitted, rng)
+        params = self._params_of(fitted)
+        for kind, _, part, part_fitted in params.parts:
+            # (under MixedNB's class prior: a class it gives prior 0 needs no samples)
+            part_stats, _ = part._draw(part_fitted.replace(
+                params=part_fitted.params,
+                extra={"class_log_prior": params.log_prior, "owner": type(self).__name__}), rng)
             stats.update({f"{kind}.{name}": value for name, value in
                           part._export_stats(part_fitted.replace(stats=part_stats)).items()})
         return stats, {"alpha": 0.0, "var_smoothing": 0.0}

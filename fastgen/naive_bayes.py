@@ -82,7 +82,7 @@ from ._state import (
     statistic,
     zeros,
 )
-from ._validation import check_bool, invalid_parameter, rechecked
+from ._validation import check_bool, invalid_parameter, label_repr, rechecked
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -378,12 +378,17 @@ def require_proper(model, alpha, what):
 
 def require_samples(model, fitted):
     """class_count_, checked to be positive wherever P(c) > 0: a draw is held as counts scaled
-    by the class's weight, which a class without samples does not have."""
+    by the class's weight, which a class without samples does not have. P(c) is the model's,
+    or for a part of MixedNB (whose own prior is uniform) MixedNB's: its draw gives it, and
+    its name for the message, in ``fitted.extra`` ("class_log_prior", "owner")."""
     class_count = fitted.stats["class_count_"]
-    empty = (class_count == 0) & (model._params_of(fitted).log_prior > -np.inf)
+    owner = fitted.extra if fitted.extra and "class_log_prior" in fitted.extra else None
+    log_prior = model._params_of(fitted).log_prior if owner is None else owner["class_log_prior"]
+    empty = (class_count == 0) & (log_prior > -np.inf)
     if empty.any():
-        raise ValueError(f"{type(model).__name__}.sample_posterior: class "
-                         f"{fitted.classes[np.argmax(empty)]!r} has no training samples but a "
+        name = type(model).__name__ if owner is None else owner["owner"]
+        raise ValueError(f"{name}.sample_posterior: class "
+                         f"{label_repr(fitted.classes, int(np.argmax(empty)))} has no training samples but a "
                          "positive prior; its drawn probabilities cannot be held as counts.")
     return class_count
 
@@ -701,7 +706,7 @@ class _BaseDiscreteNB(BaseClassifier):
             start, stop = lengths.indptr[c], lengths.indptr[c + 1]
             weights = lengths.data[start:stop]
             if not weights.sum() > 0:
-                raise ValueError(f"Class {fitted.classes[c]!r} has no training documents to "
+                raise ValueError(f"Class {label_repr(fitted.classes, c)} has no training documents to "
                                  "draw lengths from.")
             n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
             counts = rng.multinomial(n_words, theta[c] if posterior is None
@@ -1636,7 +1641,7 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         if (var < MIN_GAUSSIAN_VARIANCE).any():
             c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
-                f"Feature {j} has variance {var[c, j]:.3g} in class {fitted.classes[c]!r} even "
+                f"Feature {j} has variance {var[c, j]:.3g} in class {label_repr(fitted.classes, c)} even "
                 f"after var_smoothing={hyper['var_smoothing']!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )

@@ -90,3 +90,21 @@ def test_bad_parameters(params, match):
     X, y = _data()
     with pytest.raises(ValueError, match=match):
         MixedNB(TYPES, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("kinds", [["gaussian", "categorical", "poisson"],
+                                   ["gaussian", "bernoulli", "multinomial"]])
+def test_draws_with_a_class_never_seen(kinds):
+    """A class announced to partial_fit but never seen has MixedNB's prior 0, and needs no
+    samples to be drawn (a categorical part refused it under its own uniform prior, naming
+    CategoricalNB); with a positive prior the refusal names MixedNB and the class as given."""
+    X = np.array([[0.1, 0, 3], [0.5, 1, 2], [1.2, 1, 0], [1.9, 1, 1], [0.3, 0, 4], [2.2, 1, 1]])
+    y = np.array(["a", "a", "b", "b", "a", "b"])
+    model = MixedNB(kinds).partial_fit(X, y, classes=["a", "b", "c"])
+    for draw in model.sample_posterior(5, random_state=0):
+        proba = draw.predict_proba(X)
+        assert np.isfinite(proba).all() and (proba[:, 2] == 0).all()
+        assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    given = MixedNB(kinds, priors=[0.3, 0.3, 0.4]).partial_fit(X, y, classes=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"^MixedNB.sample_posterior: class 'c' has no training"):
+        given.sample_posterior(1, random_state=0)
