@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import numbers
 import threading
 import warnings
 from collections.abc import Sequence
@@ -135,9 +136,16 @@ def _same_param(a, b):
 
 
 def _generator(random_state):
-    """A numpy Generator from None, an int, a Generator or a legacy RandomState."""
+    """A numpy Generator from None, a non-negative int, a Generator or a legacy RandomState
+    (anything else: an error naming random_state)."""
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, (bool, np.bool_)) or not (random_state is None or isinstance(
+            random_state, (numbers.Integral, np.random.Generator))):
+        raise TypeError("random_state must be None, an int, a numpy Generator or a "
+                        f"RandomState, got {type(random_state).__name__}")
+    if isinstance(random_state, numbers.Integral) and random_state < 0:
+        raise ValueError(f"random_state must be a non-negative int, got {random_state}")
     return np.random.default_rng(random_state)
 
 

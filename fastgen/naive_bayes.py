@@ -2021,7 +2021,13 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
             shape = smoothing(self, fitted) + stats["feature_count_"]
             rate = rng.gamma(shape[y_idx], 1.0 / (fitted.hyper["beta"]
                                                   + stats["observed_count_"])[y_idx])
-        return rng.poisson(rate).astype(np.float64)
+        # NumPy's Poisson takes rates up to about 9.2e18; beyond 2**60 a draw is Normal(rate,
+        # rate) to within its skewness, rate**-0.5 < 1e-9, rounded to a whole count
+        huge = rate >= 2.0**60
+        counts = rng.poisson(np.where(huge, 0.0, rate)).astype(np.float64)
+        if huge.any():
+            counts[huge] = np.rint(rng.normal(rate[huge], np.sqrt(rate[huge])))
+        return counts
 
     def _score(self, params, X, kind, out, has_nan):
         if not sp.issparse(X):

@@ -179,3 +179,32 @@ def test_many_distinct_lengths_are_not_sorted_at_every_batch(monkeypatch):
     whole = fastgen.MultinomialNB().fit(X, y)
     assert_allclose(length_counts(stream._fitted.stats, n_classes).toarray(),
                     length_counts(whole._fitted.stats, n_classes).toarray(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), (1.5, TypeError), ("abc", TypeError),
+                                         (True, TypeError), ([1, 2], TypeError)])
+def test_random_state_is_named(seed, error):
+    """sample and sample_posterior refuse a bad random_state by name (NumPy's SeedSequence
+    spoke of "entropy", and True was taken as the seed 1)."""
+    model = fastgen.MultinomialNB().fit(COUNTS, Y)
+    for call in (lambda: model.sample(2, random_state=seed),
+                 lambda: model.sample_posterior(1, random_state=seed)):
+        with pytest.raises(error, match="random_state must be"):
+            call()
+
+
+@pytest.mark.parametrize("params", [{"alpha": 1e20}, {"alpha": 1e20, "predictive": True}])
+def test_poisson_draws_of_huge_rates(params):
+    """Rates beyond NumPy's Poisson (about 9.2e18; its "lam value too large" escaped) are drawn
+    as whole counts with the Poisson's mean and variance."""
+    X = np.array([[2.0, 1.0], [3.0, 0.0], [0.0, 4.0], [1.0, 2.0]])
+    model = fastgen.PoissonNB(**params).fit(X, [0, 0, 1, 1])
+    draws, _ = model.sample(4_000, random_state=0)
+    rate = model.lambda_[0, 0]
+    assert rate > 2.0**60 and (draws == np.rint(draws)).all()
+    if not params.get("predictive"):  # (the predictive's rates vary by their Gamma)
+        z = (draws.mean() - rate) / np.sqrt(rate / draws.size)
+        assert abs(z) < 5 and draws.var() / rate == pytest.approx(1.0, rel=0.15)
+    mixed = fastgen.PoissonNB(alpha=1.0).fit(X, [0, 0, 1, 1])  # small rates: Poisson's own
+    small, _ = mixed.sample(2_000, random_state=0)
+    assert small.max() < 30 and (small == np.rint(small)).all()
