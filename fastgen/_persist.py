@@ -47,6 +47,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import struct
 import sys
 import threading
@@ -121,9 +122,15 @@ def write_model(path, class_name, params, fitted, metadata=None):
     header = json.dumps(header, allow_nan=True).encode("utf-8")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(writer.blobs)
     digest = hashlib.sha256(body).digest()
-    target = os.fspath(path)
+    asked = os.fspath(path)
+    # a link's file is written, not the link replaced; only a regular file is ever replaced
+    # (never a FIFO, a device such as /dev/null, ...)
+    target = os.path.realpath(asked) if os.path.islink(asked) else asked
     if os.path.isdir(target):
-        raise IsADirectoryError(errno.EISDIR, "a directory, not a model file", target)
+        raise IsADirectoryError(errno.EISDIR, "a directory, not a model file", asked)
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise FileExistsError(errno.EEXIST, "exists and is not a regular file, which a model "
+                              "file would replace", asked)
     # never a half-written model file under the final name; one temporary name per thread
     tmp = f"{target}.tmp{os.getpid()}-{threading.get_ident()}"
     try:
@@ -135,7 +142,7 @@ def write_model(path, class_name, params, fitted, metadata=None):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise type(exc)(exc.errno, f"cannot write the model file ({exc.strerror})",
-                        target) from None
+                        asked) from None
 
 
 class _Reader:
@@ -161,7 +168,8 @@ class _Reader:
                    for n in numbers) or len(shape) > 3:
             raise self.bad("an array entry does not fit the data")
         if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is \
-                not None or nbytes != dtype.itemsize * int(np.prod(shape, dtype=object)) or \
+                not None or dtype.itemsize == 0 or \
+                nbytes != dtype.itemsize * int(np.prod(shape, dtype=object)) or \
                 offset + nbytes > len(self.data):
             raise self.bad("an array entry does not fit the data")
         count = nbytes // dtype.itemsize if dtype.itemsize else 0
@@ -207,12 +215,23 @@ class _Reader:
 
 
 def _open(path):
-    """A model file's container checked: (header, reader for its arrays, metadata)."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    if len(blob) < _PREFIX.size + _DIGEST or not blob.startswith(MAGIC):
-        raise ValueError(f"{path}: not a fastgen model file (no fastgen header).")
-    _, version, header_length = _PREFIX.unpack_from(blob)
+    """A model file's container checked: (header, reader for its arrays, metadata). Only a
+    regular file is read (a FIFO would block, a device never end), and only after its prefix
+    says it is a model file of this format."""
+    # (non-blocking: opening a FIFO waits for a writer; a regular file ignores the flag)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(fd)
+        raise ValueError(f"{path}: not a fastgen model file (not a regular file).")
+    with open(fd, "rb") as f:
+        prefix = f.read(_PREFIX.size)
+        if status.st_size < _PREFIX.size + _DIGEST or len(prefix) < _PREFIX.size or \
+                not prefix.startswith(MAGIC):
+            raise ValueError(f"{path}: not a fastgen model file (no fastgen header).")
+        _, version, header_length = _PREFIX.unpack_from(prefix)
+        if version == FORMAT_VERSION:
+            blob = prefix + f.read()
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: written by a newer fastgen (model file format {version}; this "
                          f"fastgen reads {FORMAT_VERSION}). Upgrade fastgen to load it.")
@@ -222,6 +241,8 @@ def _open(path):
         raise ValueError(f"{path}: model file format {version} (an earlier fastgen's, which also "
                          f"held derived state) is not supported; this fastgen reads format "
                          f"{FORMAT_VERSION}. Fit the model again and save it.")
+    if len(blob) < _PREFIX.size + _DIGEST:  # (shortened since its size was read)
+        raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
@@ -235,7 +256,8 @@ def _open(path):
                 not all(isinstance(a, dict) for a in arrays) or \
                 not {"params", "fitted"} <= set(header):
             raise TypeError
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # (ValueError: bad UTF-8 or
+        # JSON, or an integer of more digits than Python converts)
         raise ValueError(f"{path}: not a valid fastgen model file (malformed header).") from None
     try:
         metadata = check_metadata(header.get("metadata", {}))

@@ -2,7 +2,9 @@
 newer files and inconsistent contents are clear errors; pickle and joblib keep working."""
 import hashlib
 import json
+import os
 import pickle
+import stat
 import struct
 
 import numpy as np
@@ -150,6 +152,46 @@ def test_newer_format_version(saved):
     _rewrite(saved, version=FORMAT_VERSION + 1)
     with pytest.raises(ValueError, match="newer fastgen"):
         fastgen.load(saved)
+
+
+def test_header_numbers_and_dtypes_python_cannot_take(saved):
+    """An integer of more digits than Python converts, and a dtype of zero itemsize, are the
+    file's fault, said as such (Python's and NumPy's own messages escaped)."""
+    _rewrite(saved, mutate_header=lambda h: h["arrays"][0].update({"dtype": "<U0",
+                                                                    "shape": [3, 3]}))
+    with pytest.raises(ValueError, match="not a valid fastgen model file"):
+        fastgen.load(saved)
+    blob = saved.read_bytes()[:-32]
+    length = struct.unpack_from("<8sIQ", blob)[2]
+    header = blob[20:20 + length].replace(b'"class"', b'"big": ' + b"9" * 5000 + b', "class"', 1)
+    body = struct.pack("<8sIQ", MAGIC, FORMAT_VERSION, len(header)) + header + blob[20 + length:]
+    saved.write_bytes(body + hashlib.sha256(body).digest())
+    for read in (fastgen.load, fastgen.load_metadata):
+        with pytest.raises(ValueError, match="malformed header"):
+            read(saved)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_only_a_regular_file_is_read_or_replaced(saved, tmp_path):
+    """load reads only a regular file (a FIFO blocked it, /dev/zero filled the memory); save
+    writes through a symbolic link and never replaces a FIFO or a device."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero", tmp_path):
+        for read in (fastgen.load, fastgen.load_metadata):
+            with pytest.raises(ValueError, match="not a regular file"):
+                read(path)
+    model = fastgen.GaussianNB().fit(DENSE[:100], Y[:100])
+    with pytest.raises(FileExistsError, match="not a regular file") as caught:
+        model.save(fifo)
+    assert caught.value.filename == str(fifo) and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    link = tmp_path / "current.fastgen"
+    link.symlink_to(saved)
+    model.save(link)
+    assert link.is_symlink() and link.resolve() == saved.resolve()
+    np.testing.assert_array_equal(fastgen.load(link).theta_, model.theta_)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current.fastgen", "model.fastgen",
+                                                            "pipe"]
 
 
 @pytest.mark.parametrize("mutate, match", [
