@@ -185,12 +185,13 @@ def _check_stop_words(stop_words):
         # (an iterator would be used up by the first read: fit and transform would differ)
         raise TypeError(f"stop_words must be None, 'english' or a collection of str (a list, a "
                         f"set), got {type(stop_words).__name__}")
-    try:
-        # a str subclass's __hash__/__eq__ must not decide which tokens are stop words
-        return frozenset(str.__str__(w) if isinstance(w, str) else w for w in stop_words)
-    except TypeError:
-        raise TypeError(f"stop_words must be None, 'english' or a collection of str, got "
-                        f"{type(stop_words).__name__}") from None
+    words = list(stop_words)
+    if not all(isinstance(w, str) for w in words):  # (no token could equal one that is not)
+        raise TypeError("stop_words must be None, 'english' or a collection of str, got one "
+                        "holding a " + next(type(w).__name__ for w in words
+                                            if not isinstance(w, str)))
+    # a str subclass's __hash__/__eq__ must not decide which tokens are stop words
+    return frozenset(str.__str__(w) for w in words)
 
 
 def _assemble(parts, n_rows, n_cols, dtype):
@@ -547,9 +548,6 @@ class _Vectorizer(BaseEstimator):
                             "NumPy dtype, named")
         params["dtype"] = settings.dtype.name
         if settings.stop is not None and not isinstance(self.stop_words, str):
-            if not all(isinstance(w, str) for w in settings.stop):
-                raise TypeError("stop_words cannot be saved: a model file holds stop words that "
-                                "are str")
             params["stop_words"] = sorted(settings.stop)
         return params, None
 

@@ -1249,6 +1249,7 @@ TEXT_FORGERIES = [
     ("count", "input", _set_param("input", "url"), "input must be"),
     ("count", "encoding", _set_param("encoding", "rot13"), "not a text encoding"),
     ("count", "stop_words", _set_param("stop_words", "french"), "not a built-in stop list"),
+    ("count", "stop_words not str", _set_param("stop_words", [1, 2.5]), "holding a int"),
     ("count", "lowercase", _set_param("lowercase", 1), "lowercase must be a bool"),
     ("count", "n_threads", _set_param("n_threads", "all"), "n_threads"),
     ("count", "parameter missing", lambda h: _vec_params(h)["dict"].pop(),

@@ -397,6 +397,10 @@ def test_bad_analyzer_output_stop_words_and_vocabulary_size(monkeypatch):
         ft.HashingVectorizer(analyzer=lambda doc: [None]).transform(["x"])
     with pytest.raises(TypeError, match="stop_words must be"):
         ft.CountVectorizer(stop_words=5).fit(["x y"])
+    # (no token equals a stop word that is not a str: such a list was kept, and could not be
+    # saved)
+    with pytest.raises(TypeError, match="stop_words must be .* holding a float"):
+        ft.CountVectorizer(stop_words=["the", 2.5]).fit(["x y"])
     # lone surrogates are not word characters: they split tokens, as in Python's re
     docs = ["ab\ud800cd \udfffef"]
     assert_same_matrix(ft.CountVectorizer().fit_transform(docs), skt.CountVectorizer().fit_transform(docs))
