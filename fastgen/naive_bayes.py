@@ -519,9 +519,17 @@ class _BaseDiscreteNB(BaseClassifier):
             if len(sizes) != 1:
                 raise ValueError("the length statistics must have one class, length and weight "
                                  "per entry")
-            if len(stats["length_class"]) and stats["length_class"].max() >= len(
-                    stats["class_count_"]):
+            class_count = stats["class_count_"]
+            if len(stats["length_class"]) and stats["length_class"].max() >= len(class_count):
                 raise ValueError("the statistic 'length_class' names a class that does not exist")
+            # each class's documents weigh what the class does (to rounding: the same weights
+            # added in another order), so that sample draws lengths for every class it draws
+            weight = np.bincount(stats["length_class"], weights=stats["length_weight"],
+                                 minlength=len(class_count))
+            if not np.allclose(weight, class_count, rtol=1e-9, atol=0.0):
+                c = int(np.argmax(np.abs(weight - class_count)))
+                raise ValueError(f"the length statistics give class {c} a weight of "
+                                 f"{weight[c]:.17g}, but class_count_ {class_count[c]:.17g}")
 
     def _check_params(self, n_classes, X, fitted):
         n_features = X.shape[1] if X is not None else fitted.n_features

@@ -231,6 +231,16 @@ def test_inconsistent_statistics_are_refused(tmp_path):
     model.save(tmp_path / "bad2")
     with pytest.raises(ValueError, match="CategoricalNB: .*'category_count' has shape"):
         fastgen.load(tmp_path / "bad2")
+    # document lengths that leave a class without documents: sample could not draw its
+    # lengths (the file loaded, and sample failed later)
+    counts = sp.csr_matrix(np.abs(DENSE).round())
+    model = fastgen.MultinomialNB().fit(counts, Y)
+    model._fitted.stats.update(length_class=np.array([0]), length=np.array([3]),
+                               length_weight=np.array([1e-300]))
+    model.save(tmp_path / "bad3")
+    with pytest.raises(ValueError, match="MultinomialNB: .*length statistics give class 0 a "
+                                         "weight of 1e-300, but class_count_"):
+        fastgen.load(tmp_path / "bad3")
 
 
 def test_old_format_is_a_clear_error(saved):
