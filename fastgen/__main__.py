@@ -23,6 +23,7 @@ import numpy as np
 
 import fastgen
 from fastgen import _input, io
+from fastgen._base import MAX_FEATURES
 from fastgen.text import CountVectorizer, HashingVectorizer
 
 DESCRIPTION = """\
@@ -55,6 +56,17 @@ def _models():
     return {name: getattr(fastgen, name) for name in fastgen.__all__
             if isinstance(getattr(fastgen, name), type)
             and issubclass(getattr(fastgen, name), BaseClassifier)}
+
+
+def _feature_count(text):
+    """--n-features: a whole number of columns a model can have."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= MAX_FEATURES:
+        raise argparse.ArgumentTypeError(f"{value} is not in [1, {MAX_FEATURES}]")
+    return value
 
 
 def _columns(text):
@@ -136,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("-o", "--output", help="model file to write (default: <model>.fgm)")
     train.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                        help="a model parameter, e.g. --param alpha=0.5 (repeatable)")
-    train.add_argument("--n-features", type=int,
+    train.add_argument("--n-features", type=_feature_count,
                        help="svmlight: number of columns (default: 1 + the largest index)")
     train.add_argument("--list-models", action="store_true", help="list the models and exit")
     _data_options(train, training=True)
@@ -173,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="plot file written when matplotlib is installed "
                        "(default: fastgen-bench.png)")
     bench.add_argument("--no-plot", action="store_true")
-    bench.add_argument("--n-features", type=int)
+    bench.add_argument("--n-features", type=_feature_count)
     _data_options(bench, training=True)
 
     demo = commands.add_parser("demo", help="spam filtering on the bundled SMS Spam Collection",
@@ -227,7 +239,11 @@ def _svmlight_scan(args, path):
     _input.check_file(path)
     _input.check_rereadable(path, "it is read twice (a scan for its classes and features, then "
                                   "the rows)")
-    return io.scan_svmlight(path, zero_based=args.zero_based)
+    n_rows, n_features, classes = io.scan_svmlight(path, zero_based=args.zero_based)
+    if n_features > MAX_FEATURES:
+        raise CommandError(f"{path}: feature index {n_features - bool(args.zero_based)} is "
+                           f"beyond the {MAX_FEATURES:,} features a model can have")
+    return n_rows, n_features, classes
 
 
 def _svmlight_batches(args, path, n_features):
@@ -417,7 +433,7 @@ def _train_svmlight(args, model):
     n_rows, n_features, classes = _svmlight_scan(args, args.data)
     if n_rows == 0:
         raise CommandError(f"{args.data}: no data rows")
-    n_features = args.n_features or n_features
+    n_features = args.n_features if args.n_features is not None else n_features
     progress = _Progress("train", n_rows, args.quiet)
     for X, y in _svmlight_batches(args, args.data, n_features):
         model.partial_fit(X, y, classes=classes)

@@ -121,6 +121,22 @@ def test_errors_are_one_line(tmp_path, capsys, argv, message):
     assert err.startswith("fastgen: error:") and message in err and "\n" not in err
 
 
+def test_feature_counts_a_model_cannot_have(tmp_path, capsys):
+    """An svmlight index beyond MAX_FEATURES is named (training reported only "out of memory"),
+    and --n-features must be a count in [1, MAX_FEATURES] (0 was read as not given)."""
+    huge = tmp_path / "huge.svm"
+    huge.write_text("1 1:1\n0 4294967297:1\n")
+    assert main(["train", "MultinomialNB", str(huge), "-o", str(tmp_path / "m.fgm")]) == 2
+    assert "huge.svm: feature index 4294967297 is beyond the 2,147,483,647 features a model " \
+        "can have" in capsys.readouterr().err
+    small = tmp_path / "small.svm"
+    small.write_text("1 1:1\n0 3:1\n")
+    for value, message in (("0", "0 is not in [1, 2147483647]"), ("abc", "not a whole number")):
+        assert main(["train", "MultinomialNB", str(small), "--n-features", value]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "MultinomialNB.fgm").exists()
+
+
 def test_predict_rejects_wider_data_than_the_model(text_files, tmp_path, capsys):
     train, _, _, _ = text_files
     model_file = tmp_path / "m.fgm"
