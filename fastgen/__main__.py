@@ -246,11 +246,17 @@ def _svmlight_scan(args, path):
     return n_rows, n_features, classes
 
 
-def _svmlight_batches(args, path, n_features):
+def _svmlight_batches(args, path, n_features, model):
+    """(X, y) batches of an svmlight file: CSR, or dense arrays for a model that takes no
+    sparse input (GaussianNB, LDA, ...)."""
     _input.check_file(path)
     _check_batch_size(args)
-    return io.iter_svmlight(path, n_features=n_features, batch_size=args.batch_size,
-                            zero_based=args.zero_based)
+    batches = io.iter_svmlight(path, n_features=n_features, batch_size=args.batch_size,
+                               zero_based=args.zero_based)
+    tags = getattr(model, "_more_input_tags", None)  # (a Pipeline: its own error follows)
+    if tags is None or tags().get("sparse", True):
+        return batches
+    return ((X.toarray(), y) for X, y in batches)
 
 
 def _table_scan(args, path, fmt):
@@ -435,7 +441,7 @@ def _train_svmlight(args, model):
         raise CommandError(f"{args.data}: no data rows")
     n_features = args.n_features if args.n_features is not None else n_features
     progress = _Progress("train", n_rows, args.quiet)
-    for X, y in _svmlight_batches(args, args.data, n_features):
+    for X, y in _svmlight_batches(args, args.data, n_features, model):
         model.partial_fit(X, y, classes=classes)
         progress.update(X.shape[0])
     progress.close()
@@ -504,7 +510,7 @@ def _scored_batches(args, path, model, schema, unlabelled=None, text_labels=Fals
     _check_batch_size(args)
     fmt = _format(args, path)
     if schema is None and fmt == "svmlight":
-        for X, y in _svmlight_batches(args, path, _n_features(model)):
+        for X, y in _svmlight_batches(args, path, _n_features(model), model):
             yield X, y, None
         return
     schema = _model_schema(args, path, model, schema, fmt)
@@ -676,15 +682,15 @@ SKLEARN_EQUIVALENT = {
 }
 
 
-def _load_all(args, path, n_features, schema=None):
-    """A whole file as (X, y, its schema or None): svmlight as CSR, a table of numbers as an
-    array, read through ``schema`` when given (a test file's columns found by name, as the
+def _load_all(args, path, n_features, model, schema=None):
+    """A whole file as (X, y, its schema or None): svmlight as CSR (dense for a ``model`` that
+    takes no sparse input), a table of numbers as an array, read through ``schema`` when given (a test file's columns found by name, as the
     training file's)."""
     import scipy.sparse as sp
 
     fmt = _format(args, path)
     if fmt == "svmlight":
-        parts = list(_svmlight_batches(args, path, n_features))
+        parts = list(_svmlight_batches(args, path, n_features, model))
     else:
         if schema is None:
             schema = _table_scan(args, path, fmt).schema
@@ -720,8 +726,9 @@ def _bench(args):
     n_features = args.n_features
     if _format(args, args.train) == "svmlight" and n_features is None:
         n_features = _svmlight_scan(args, args.train)[1]
-    X_train, y_train, schema = _load_all(args, args.train, n_features)
-    X_test, y_test, _ = _load_all(args, args.test or args.train, n_features, schema)
+    model = model_class(**params)
+    X_train, y_train, schema = _load_all(args, args.train, n_features, model)
+    X_test, y_test, _ = _load_all(args, args.test or args.train, n_features, model, schema)
     rows = []
     fitted = model_class(**params).fit(X_train, y_train)
     ours = (_best(lambda: model_class(**params).fit(X_train, y_train), args.repeat),

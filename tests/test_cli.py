@@ -121,6 +121,23 @@ def test_errors_are_one_line(tmp_path, capsys, argv, message):
     assert err.startswith("fastgen: error:") and message in err and "\n" not in err
 
 
+@pytest.mark.parametrize("name", ["GaussianNB", "LinearDiscriminantAnalysis"])
+def test_dense_models_read_svmlight(text_files, tmp_path, capsys, name):
+    """A model that takes no sparse input trains, predicts and is benchmarked on an svmlight
+    file, as the Python API on its dense rows (it was told to call .toarray())."""
+    train, test, X, y = text_files
+    model_file = tmp_path / "m.fgm"
+    assert main(["train", name, str(train), "-o", str(model_file), "--batch-size", "128"]) == 0
+    reference = getattr(fastgen, name)().fit(X[:600].toarray(), y[:600])
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model_file), str(test), "-o", str(out), "--proba"]) == 0
+    lines = out.read_text().splitlines()[1:]
+    assert_allclose([[float(v) for v in line.split(",")[1:]] for line in lines],
+                    reference.predict_proba(X[600:].toarray()), rtol=1e-9, atol=1e-12)
+    capsys.readouterr()
+    assert main(["bench", name, str(train), str(test), "--repeat", "1", "--no-plot"]) == 0
+
+
 def test_feature_counts_a_model_cannot_have(tmp_path, capsys):
     """An svmlight index beyond MAX_FEATURES is named (training reported only "out of memory"),
     and --n-features must be a count in [1, MAX_FEATURES] (0 was read as not given)."""
