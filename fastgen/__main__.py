@@ -684,8 +684,8 @@ SKLEARN_EQUIVALENT = {
 
 def _load_all(args, path, n_features, model, schema=None):
     """A whole file as (X, y, its schema or None): svmlight as CSR (dense for a ``model`` that
-    takes no sparse input), a table of numbers as an array, read through ``schema`` when given (a test file's columns found by name, as the
-    training file's)."""
+    takes no sparse input), a table of numbers as an array, read through ``schema`` when given
+    (a test file's columns found by name, as the training file's)."""
     import scipy.sparse as sp
 
     fmt = _format(args, path)
