@@ -718,7 +718,7 @@ class BaseClassifier(BaseEstimator):
                         f"partial_fit, was: {fitted.classes!r}")
             if is_dask_collection(X) or is_dask_collection(y):
                 part = self._fit_dask(X, y, sample_weight,
-                                      classes if fitted is None else fitted.classes)
+                                      classes if fitted is None else fitted.classes, fitted)
                 if fitted is None:
                     self._publish(self._rederived(part._fitted))
                     return self
@@ -777,9 +777,10 @@ class BaseClassifier(BaseEstimator):
         params = self.get_params(deep=False)
         return params.get("priors") is None and params.get("class_prior") is None
 
-    def _fit_dask(self, X, y, sample_weight, classes):
-        """A model of this kind fitted on dask collections (fastgen._dask.fit)."""
-        return _dask.fit(self, X, y, sample_weight, classes)
+    def _fit_dask(self, X, y, sample_weight, classes, fitted=None):
+        """A model of this kind fitted on dask collections (fastgen._dask.fit), or, with the
+        snapshot ``fitted``, a batch to be merged into it."""
+        return _dask.fit(self, X, y, sample_weight, classes, fitted)
 
     def _hyper(self, n_classes, X, fitted):
         """The validated hyperparameters (``_check_params``) and, as ``hyper["params"]``, the

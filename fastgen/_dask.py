@@ -77,30 +77,51 @@ def _label_parts(y, n_parts, row_chunks, what):
     return [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _global_categories(X):
-    """For a DataFrame given to a model of label columns (MixedNB, CategoricalNB): each label
-    column's categories over all partitions, so that every partition encodes labels alike (and
-    the merged model equals the in-memory fit)."""
+def _global_categories(X, estimator, fitted):
+    """For a DataFrame given to a model of label columns (MixedNB, CategoricalNB): the dtype of
+    each column it reads as labels, by position, so that every partition encodes them alike,
+    as one in-memory fit does: a column's declared categories (a pandas CategoricalDtype whose
+    categories dask knows), used or not and in their order, else the sorted labels of all the
+    partitions. For a batch added to the fitted snapshot ``fitted``, its categories come first
+    (a batch need not use them all, as in memory), then any new label (which the merge then
+    refuses by name)."""
+    import dask
     import pandas as pd
 
-    wanted = [c for c, dtype in X.dtypes.items()
-              if str(dtype) in ("category", "boolean", "string") or dtype.kind in "bOSU"]
-    if not wanted:
-        return {}
-    import dask
-
-    uniques = dask.compute(*[X[c].dropna().drop_duplicates() for c in wanted])
-    return {c: pd.CategoricalDtype(pd.Categorical(np.asarray(u)).categories)
-            for c, u in zip(wanted, uniques)}
+    meta = X._meta
+    if meta.columns.duplicated().any():  # (dask selects columns by name)
+        raise ValueError(f"The dask DataFrame repeats the column name(s) "
+                         f"{sorted(set(meta.columns[meta.columns.duplicated()]), key=str)}: "
+                         "name its columns apart (or compute it and fit the pandas DataFrame).")
+    labels = {}
+    counted = []
+    for j in estimator._new_shell(meta).extra["categories"]:  # the columns read as labels
+        dtype = meta.dtypes.iloc[j]
+        if isinstance(dtype, pd.CategoricalDtype) and X.iloc[:, j].cat.known:
+            labels[j] = list(dtype.categories)
+        else:
+            counted.append(j)
+    uniques = dask.compute(*[X.iloc[:, j].dropna().drop_duplicates() for j in counted])
+    for j, values in zip(counted, uniques):
+        labels[j] = list(pd.Categorical(np.asarray(values)).categories)
+    if fitted is not None and fitted.extra is not None:
+        for j, known in fitted.extra["categories"].items():
+            if j in labels:
+                known = list(known)
+                labels[j] = known + [v for v in labels[j] if v not in set(known)]
+    return {j: pd.CategoricalDtype(values) for j, values in labels.items()}
 
 
 def _fit_part(kind, params, X, y, w, classes, dtypes):
     """One partition's model (None for an empty partition), with the given classes or, when
-    None, the partition's own (merge unites them)."""
+    None, the partition's own (merge unites them); its label columns as ``dtypes`` say (by
+    position)."""
     if X.shape[0] == 0:
         return None
     if dtypes:
-        X = X.astype(dtypes)
+        X = X.copy(deep=False)
+        for j, dtype in dtypes.items():
+            X.isetitem(j, X.iloc[:, j].astype(dtype))
     y = np.asarray(y)
     if classes is None:
         classes = distinct_labels(check_y(y, X.shape[0]))
@@ -150,9 +171,10 @@ def _without_aliases(final):
                                for key, node in dsk.items() if key not in target})
 
 
-def fit(estimator, X, y, sample_weight=None, classes=None):
-    """Fit (or, with ``classes`` of a fitted estimator, add to) ``estimator`` from dask
-    collections; returns the in-memory model fitted on all partitions."""
+def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
+    """Fit ``estimator``'s kind on dask collections (or, with ``classes`` and the snapshot
+    ``fitted`` of a fitted estimator, a batch to add to it); returns the in-memory model fitted
+    on all partitions."""
     from dask import delayed
 
     parts, row_chunks = _row_parts(X)
@@ -168,8 +190,8 @@ def fit(estimator, X, y, sample_weight=None, classes=None):
         else:
             classes = np.unique(np.asarray(y))
     # (the models that read columns of labels: MixedNB, CategoricalNB)
-    dtypes = _global_categories(X) if _is_frame(X) and isinstance(estimator, LabelColumns) \
-        else {}
+    dtypes = _global_categories(X, estimator, fitted) \
+        if _is_frame(X) and isinstance(estimator, LabelColumns) else {}
     kind, params = type(estimator), estimator.get_params()
     level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes)
              for Xp, yp, wp in zip(parts, ys, ws)]
@@ -191,6 +213,8 @@ def predict(estimator, method, X, *args, **kwargs):
     frozen = estimator._frozen()  # one snapshot for every block, whatever refits meanwhile
 
     def block(part):
+        if part.shape[0] == 0:  # (a filtered collection's empty partitions)
+            return np.empty((0,) + tail, dtype=dtype)
         return getattr(frozen, method)(part, *args, **kwargs)
 
     fitted = frozen._fitted

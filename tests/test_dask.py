@@ -273,3 +273,61 @@ def test_categorical_nb_on_a_dataframe_whose_partitions_see_other_labels(client)
     reference = fastgen.CategoricalNB().fit(df, y)
     assert list(ours.categories_[0]) == list(reference.categories_[0])
     assert_allclose(ours.predict_log_proba(df), reference.predict_log_proba(df), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [fastgen.MixedNB, fastgen.CategoricalNB])
+def test_declared_categories_are_kept_in_their_order(client, cls):
+    """A column's declared categories, used or not and in their order, as in memory: the labels
+    were gathered from the values and sorted, so an unused category was lost (probabilities off
+    by 8e-4, the category refused at predict) and a batch declaring the model's own categories
+    could not be added to it."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 200)
+    labels = pd.CategoricalDtype(["z", "y", "x", "w"])  # "w" declared, never used
+    X = pd.DataFrame({"a": pd.Series(rng.choice(["x", "y", "z"], 200)).astype(labels),
+                      "b": rng.normal(size=200) + y, "f": rng.random(200) > 0.5})
+    if cls is fastgen.CategoricalNB:
+        X = X[["a"]]
+    dX, dy = dd.from_pandas(X, npartitions=4), dd.from_pandas(pd.Series(y), npartitions=4)
+    ours, reference = cls().fit(dX, dy), cls().fit(X, y)
+    def categories(model):  # (MixedNB's by column, CategoricalNB's a list)
+        found = model.categories_
+        return {j: list(c) for j, c in (found.items() if isinstance(found, dict)
+                                         else enumerate(found))}
+
+    assert categories(ours) == categories(reference)
+    assert categories(ours)[0] == ["z", "y", "x", "w"]
+    assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-12)
+    unused = X.assign(a=pd.Series(["w"] * 200).astype(labels))
+    assert_allclose(ours.predict_proba(unused), reference.predict_proba(unused), rtol=1e-12)
+    # a dask batch added to a model fitted in memory, declaring the same categories
+    stream = cls().partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    stream.partial_fit(dd.from_pandas(X[100:], npartitions=2),
+                       dd.from_pandas(pd.Series(y[100:]), npartitions=2))
+    assert_allclose(stream.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9)
+
+
+def test_predictions_of_empty_partitions(client):
+    """A filtered collection's empty partitions give empty blocks (every predict method raised
+    "Found array with 0 sample(s)")."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 100)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 100), "b": np.arange(100.0)})
+    mixed = fastgen.MixedNB().fit(X, y)
+    dX = dd.from_pandas(X, npartitions=4)
+    kept = X[X.b >= 50]
+    assert_array_equal(mixed.predict(dX[dX.b >= 50]).compute(), mixed.predict(kept))
+    assert_allclose(mixed.predict_proba(dX[dX.b >= 50]).compute(), mixed.predict_proba(kept),
+                    rtol=1e-12)
+    gauss = fastgen.GaussianNB().fit(X[["b"]].to_numpy(), y)
+    arr = da.from_array(X[["b"]].to_numpy(), chunks=(25, 1))
+    assert_allclose(gauss.predict_proba(arr[arr[:, 0] >= 50]).compute(),
+                    gauss.predict_proba(kept[["b"]].to_numpy()), rtol=1e-12)
+
+
+def test_repeated_column_names_are_refused(client):
+    X = pd.DataFrame({"a": ["x", "y"] * 30, "b": np.arange(60.0), "c": ["p", "q"] * 30})
+    X.columns = ["a", "b", "a"]
+    with pytest.raises(ValueError, match=r"repeats the column name\(s\) \['a'\]"):
+        fastgen.MixedNB().fit(dd.from_pandas(X, npartitions=3),
+                              dd.from_pandas(pd.Series([0, 1] * 30), npartitions=3))
