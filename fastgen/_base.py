@@ -1072,7 +1072,7 @@ class BaseClassifier(BaseEstimator):
                 labels = np.full(n_samples, labels)
             try:
                 y_idx, bad = label_codes(labels, classes)
-            except TypeError:  # labels that do not compare with the classes (None, a set)
+            except ValueError:  # labels that do not compare with the classes (None, a set)
                 raise ValueError(f"y must be labels from classes_ {classes!r}; got {y!r}.") \
                     from None
             if labels.ndim != 1 or bad.any():

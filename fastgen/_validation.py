@@ -371,7 +371,10 @@ def check_y(y, n_samples, estimator_name=None):
 
 def check_label_values(labels, name):
     """Refuse what cannot be a class label in a 1-D array (``name`` says whose): complex
-    numbers, NaN, infinity, and floats with a fractional part (continuous targets)."""
+    numbers, NaN, infinity, missing values (None, pandas' NA, NaT), and floats with a
+    fractional part (continuous targets)."""
+    if labels.dtype.kind in "Mm" and np.isnat(labels).any():
+        raise ValueError(f"Input {name} contains NaT (a missing label).")
     if labels.dtype.kind == "c":
         raise ValueError(f"Complex data not supported in {name}")
     if labels.dtype.kind == "f":
@@ -386,12 +389,15 @@ def check_label_values(labels, name):
         for v in labels:
             if isinstance(v, float) and not np.isfinite(v):
                 raise ValueError(f"Input {name} contains NaN or infinity.")
+            if v is None or type(v).__name__ in ("NAType", "NaTType") or (
+                    isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v)):
+                raise ValueError(f"Input {name} contains a missing label ({v!r}).")
 
 
 def label_codes(labels, classes):
     """(each label's index among the sorted ``classes``, which labels are not among them): the
-    lookup of given labels (a TypeError where they do not compare with the classes)."""
-    codes = np.searchsorted(classes, labels)
+    lookup of given labels (a ValueError where they do not compare with the classes)."""
+    codes = _sorted_labels(np.searchsorted, classes, labels)
     last = len(classes) - 1
     return codes, (codes > last) | (classes[np.minimum(codes, last)] != labels)
 
@@ -425,7 +431,17 @@ def _distinct(y):
         n_classes = _counts.encode_compact(y, classes, codes, 4 * y.size + 1024)
         if n_classes >= 0:
             return classes[:n_classes].copy(), codes
-    return np.unique(y), None
+    return _sorted_labels(np.unique, y), None
+
+
+def _sorted_labels(sort, *args):
+    """``sort(*args)`` of labels, whose TypeError (labels that do not compare: strings beside
+    numbers) is the labels' fault, said as a ValueError."""
+    try:
+        return sort(*args)
+    except TypeError:
+        raise ValueError("Mix of label input types: the labels do not compare with each other "
+                         "(strings beside numbers?).") from None
 
 
 def check_sample_weight(sample_weight, n_samples):

@@ -257,6 +257,31 @@ def test_partial_fit_label_not_in_classes(Estimator):
                                 classes=["a", "b", "c"])
 
 
+def _missing_labels():
+    pd = pytest.importorskip("pandas")
+    return [
+        (np.array(["2020-01-01", "2021-01-01", "NaT"] * 2, dtype="M8[D]"), "NaT"),
+        (np.array([1, 2, "NaT"] * 2, dtype="m8[s]"), "NaT"),
+        (pd.Series(pd.array([True, False, None] * 2, dtype="boolean")), "missing label"),
+        (pd.Series(pd.array(["a", "b", None] * 2, dtype="string")), "missing label"),
+        (np.array(["a", "b", None] * 2, dtype=object), r"missing label \(None\)"),
+        (np.array([1, "b", 2] * 2, dtype=object), "Mix of label input types"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_missing_and_mixed_labels(Estimator, case):
+    """A missing label (NaT was a class, and predicted; pandas' NA and None raised pandas' and
+    Python's own TypeErrors) and strings beside numbers (NumPy's '<' not supported) are refused
+    by name, in fit and partial_fit."""
+    y, match = _missing_labels()[case]
+    with pytest.raises(ValueError, match=match):
+        Estimator().fit(valid_X(), y)
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        Estimator().partial_fit(valid_X(), valid_y(), classes=[0, 1, 2]).partial_fit(
+            valid_X(), np.array(["a", "b", "c"] * 2, dtype=object))
+
+
 def test_first_partial_fit_needs_classes(Estimator):
     with pytest.raises(ValueError, match="classes"):
         Estimator().partial_fit(valid_X(), valid_y())
