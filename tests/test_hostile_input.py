@@ -19,6 +19,7 @@ FASTGEN_HYPOTHESIS_EXAMPLES raises the example count for a deeper (slower) run.
 import faulthandler
 import functools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -723,6 +724,34 @@ def test_dataframes(case, frame):
     for where in X_POINTS + list(case.extra):
         check_entry(case, where, X, must_raise=must if where in FIT_POINTS else None,
                     what=f"DataFrame {frame}")
+
+
+@pytest.mark.skipif(pd is None, reason="pandas not installed")
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "boolean"])
+def test_pandas_na_is_a_missing_value(dtype):
+    """pandas' NA in a nullable number column is the missing value NaN is (float() of it
+    escaped as a TypeError in fit and predict), for every model that takes NaN; the others
+    refuse it as they refuse NaN."""
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    values = rng.integers(0, 2 if dtype == "boolean" else 5, (40, 3)).astype(np.float64) + y[:, None]
+    values[::7, 0] = np.nan
+    plain = pd.DataFrame(values > 0 if dtype == "boolean" else values, columns=list("abc"))
+    plain = plain.astype(np.float64)
+    plain[np.isnan(values)] = np.nan
+    nullable = plain.astype(dtype)
+    assert nullable.isna().to_numpy().sum() == np.isnan(values).sum()
+    for name in ("GaussianNB", "PoissonNB", "LinearDiscriminantAnalysis",
+                 "QuadraticDiscriminantAnalysis", "CategoricalNB", "BernoulliNB"):
+        model = getattr(fastgen, name)(**({"reg_param": 0.1} if name.startswith("Quad") else {}))
+        try:
+            want = model.fit(plain, y).predict_proba(plain)
+        except ValueError as exc:  # (NaN refused: pandas' NA must be too, the same way)
+            with pytest.raises(ValueError, match=re.escape(str(exc)[:20])):
+                getattr(fastgen, name)().fit(nullable, y)
+            continue
+        np.testing.assert_array_equal(model.fit(nullable, y).predict_proba(nullable), want,
+                                      err_msg=name)
 
 
 # ---------------------------------------------------------------------------------------
