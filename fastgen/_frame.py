@@ -64,9 +64,12 @@ def learn_categories(X, columns):
             categories[j] = np.asarray(column.dtype.categories)
         elif holds_labels(column.dtype):
             categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+        if j in categories and categories[j].dtype.kind == "O":  # NumPy's scalars as Python's
+            categories[j] = np.array([v.item() if isinstance(v, np.generic) else v
+                                      for v in categories[j].tolist()], dtype=object)
         if j in categories and not _json_scalars(categories[j]):
             raise ValueError(f"Column {X.columns[j]!r} holds labels other than strings, "
-                             "numbers and booleans (a model file could not hold them); "
+                             "finite numbers and booleans (a model file could not hold them); "
                              "convert them to strings.")
     return categories
 

@@ -718,3 +718,24 @@ def test_samples_of_a_dataframe_model_are_read_back_by_it():
         fastgen.CategoricalNB().fit(np.array([[0], [1], [0], [1]]), y).sample(True)
     with pytest.raises(ValueError, match="y must be labels"):
         fastgen.CategoricalNB().fit(np.array([[0], [1], [0], [1]]), y).sample(2, y=[None, 0])
+
+
+@pytest.mark.parametrize("values", [[np.int64(1), np.int64(2), np.int64(7)],
+                                    [np.bool_(True), np.bool_(False), np.bool_(True)],
+                                    [np.int64(1), "a", np.float64(2.5)]])
+def test_numpy_scalars_in_an_object_column_are_labels(values, tmp_path):
+    """NumPy's scalars in an object column are the numbers and booleans they hold (they were
+    refused as labels "other than strings, numbers and booleans"): the model equals the one
+    of Python's values, and its file holds them."""
+    pd = pytest.importorskip("pandas")
+    y = np.array([0, 1, 1, 0, 1, 0])
+    numpy_kind = pd.DataFrame({"c": pd.Series(values * 2, dtype=object)})
+    python_kind = pd.DataFrame({"c": pd.Series([v.item() if isinstance(v, np.generic) else v
+                                                for v in values] * 2, dtype=object)})
+    for cls in (fastgen.CategoricalNB, fastgen.MixedNB):
+        ours, reference = cls().fit(numpy_kind, y), cls().fit(python_kind, y)
+        np.testing.assert_array_equal(ours.predict_proba(numpy_kind),
+                                      reference.predict_proba(python_kind))
+        ours.save(tmp_path / "m.fastgen")
+        np.testing.assert_array_equal(fastgen.load(tmp_path / "m.fastgen").predict_proba(
+            numpy_kind), ours.predict_proba(numpy_kind))
