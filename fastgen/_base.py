@@ -463,11 +463,15 @@ class BaseClassifier(BaseEstimator):
       posteriors; ``_sample_X(fitted, y_idx, rng)``: features drawn given the classes.
 
     ``_lazy`` models (the text models) leave the parameters to be derived on first use after
-    ``partial_fit``, so that streaming many small batches costs counting only.
+    ``partial_fit``, so that streaming many small batches costs counting only. A dask
+    partition's model is ``_deferred`` (fastgen._dask): it derives nothing, in ``partial_fit``,
+    ``merge`` or unpickling, as only the merged statistics of all partitions need make a model
+    (LDA's on 8 rows of 10 features would be singular).
     """
 
     _X_constraints: dict = {}
     _lazy = False
+    _deferred = False
     # whether partial_fit adds to the statistics it owns in place (the text models; copying them
     # for every batch would cost as much as counting), so that reading them takes the lock
     _counts_in_place = False
@@ -765,7 +769,7 @@ class BaseClassifier(BaseEstimator):
                     raise
             self._check_moments(stats, hyper)
             fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
-            if not self._lazy:
+            if not (self._lazy or self._deferred):
                 fitted.params = self._derive(fitted)
             self._publish(fitted)
         return self
@@ -803,7 +807,8 @@ class BaseClassifier(BaseEstimator):
             raise ValueError("the statistics hold no sample weight")
         self._agree(stats, hyper)
         fitted = fitted.replace(stats=stats, hyper=hyper, lock=self._write_lock())
-        fitted.params = self._derive(fitted)
+        if not self._deferred:
+            fitted.params = self._derive(fitted)
         return fitted
 
     # ----------------------------------------------------------------- combining models

@@ -125,8 +125,10 @@ def _fit_part(kind, params, X, y, w, classes, dtypes):
     y = np.asarray(y)
     if classes is None:
         classes = distinct_labels(check_y(y, X.shape[0]))
-    return kind(**params).partial_fit(X, y, classes=classes,
-                                      sample_weight=None if w is None else np.asarray(w))
+    model = kind(**params)
+    model._deferred = True  # (parameters only for the merge of all partitions: BaseClassifier)
+    return model.partial_fit(X, y, classes=classes,
+                             sample_weight=None if w is None else np.asarray(w))
 
 
 def _merge_pair(a, b):

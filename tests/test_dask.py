@@ -331,3 +331,19 @@ def test_repeated_column_names_are_refused(client):
     with pytest.raises(ValueError, match=r"repeats the column name\(s\) \['a'\]"):
         fastgen.MixedNB().fit(dd.from_pandas(X, npartitions=3),
                               dd.from_pandas(pd.Series([0, 1] * 30), npartitions=3))
+
+
+@pytest.mark.parametrize("cls", [fastgen.LinearDiscriminantAnalysis,
+                                 fastgen.QuadraticDiscriminantAnalysis])
+def test_partitions_too_small_for_a_model_of_their_own(client, cls):
+    """Partitions of 8 rows of 10 features: each partition's model derived its parameters, so
+    a singular partition (or merge of two) refused the fit; only the merged statistics make a
+    model now, the in-memory fit's (the partitions' models go between worker processes)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 400)
+    X = rng.normal(size=(400, 10)) + y[:, None]
+    ours = cls().fit(da.from_array(X, chunks=(8, 10)), da.from_array(y, chunks=8))
+    reference = cls().fit(X, y)
+    assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9,
+                    atol=1e-9)
+    assert not ours._deferred and ours._fitted.params is not None
