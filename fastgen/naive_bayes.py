@@ -458,6 +458,7 @@ def _length_histogram(y_idx, lengths, weight, shape):
 LENGTH_FIELDS = ("length_class", "length", "length_weight")
 MAX_LENGTH_ENTRIES = 2**16
 MAX_LENGTH = 2**53  # longer documents are counted at this length (float64 integers end there)
+SAMPLE_BLOCK = 2**21  # sample draws the counts of this many (row, word) pairs at a time
 
 
 def length_counts(stats, n_classes):
@@ -703,28 +704,34 @@ class _BaseDiscreteNB(BaseClassifier):
         """Documents: a length from the class's length distribution, then that many words from
         the class's word distribution (a CSR document-term matrix). With ``predictive``, each
         document's word distribution is first drawn from the class's posterior Dirichlet, so
-        that the documents follow the Polya predictive the model scores with."""
+        that the documents follow the Polya predictive the model scores with. Drawn for blocks
+        of rows at once, each block's counts at most SAMPLE_BLOCK values before it is stored
+        sparse."""
         theta = self._word_probabilities(fitted)
         theta = theta / theta.sum(axis=1, keepdims=True)
         posterior = (self._dense_counts(fitted) + smoothing(self, fitted)
                      if fitted.hyper.get("predictive") else None)
         lengths = length_counts(fitted.stats, len(fitted.classes))
-        data, indices, indptr = [], [], [0]
-        for c in y_idx:
+        for c in np.unique(y_idx):
+            if not lengths.data[lengths.indptr[c]:lengths.indptr[c + 1]].sum() > 0:
+                raise ValueError(f"Class {label_repr(fitted.classes, c)} has no training "
+                                 "documents to draw lengths from.")
+        n_words = np.empty(len(y_idx), dtype=np.int64)
+        for c in np.unique(y_idx):
+            rows = np.flatnonzero(y_idx == c)
             start, stop = lengths.indptr[c], lengths.indptr[c + 1]
             weights = lengths.data[start:stop]
-            if not weights.sum() > 0:
-                raise ValueError(f"Class {label_repr(fitted.classes, c)} has no training documents to "
-                                 "draw lengths from.")
-            n_words = rng.choice(lengths.indices[start:stop], p=weights / weights.sum())
-            counts = rng.multinomial(n_words, theta[c] if posterior is None
-                                     else dirichlet_draws(posterior[c:c + 1], rng)[0])
-            nonzero = np.flatnonzero(counts)
-            data.append(counts[nonzero].astype(np.float64))
-            indices.append(nonzero)
-            indptr.append(indptr[-1] + len(nonzero))
-        return sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr),
-                             shape=(len(y_idx), fitted.n_features))
+            n_words[rows] = rng.choice(lengths.indices[start:stop], size=len(rows),
+                                       p=weights / weights.sum())
+        blocks, step = [], max(1, SAMPLE_BLOCK // max(fitted.n_features, 1))
+        for first in range(0, len(y_idx), step):
+            block = slice(first, first + step)
+            p = theta[y_idx[block]] if posterior is None else \
+                dirichlet_draws(posterior[y_idx[block]], rng)
+            blocks.append(sp.csr_matrix(rng.multinomial(n_words[block], p).astype(np.float64)))
+        if not blocks:
+            return sp.csr_matrix((0, fitted.n_features))
+        return sp.vstack(blocks, format="csr")
 
 
 def _list_csr(X, rows, class_ptr, weights, binarize, threshold, class_count, lengths, n_threads):
