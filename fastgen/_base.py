@@ -275,9 +275,9 @@ def prior_array(model, name, n_classes):
     value = getattr(model, name)
     if value is None:
         return None
-    try:
-        prior = np.array(value, dtype=np.float64)  # a copy: the model's, read-only below
-    except (TypeError, ValueError):
+    try:  # (a complex prior is not its real part; an int beyond float64 is not a number here)
+        prior = None if np.iscomplexobj(value) else np.array(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
         prior = None
     if prior is None or prior.ndim != 1:
         raise invalid_parameter(model, name, "an array-like of numbers or None")
@@ -1220,6 +1220,7 @@ class BaseClassifier(BaseEstimator):
         y = np.asarray(y)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y_pred.shape[0])
+            sample_weight = sample_weight / sample_weight.max()  # (their sum may pass 1e308)
         if y.shape != y_pred.shape:
             raise ValueError(
                 f"Found input variables with inconsistent numbers of samples: "

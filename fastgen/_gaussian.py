@@ -11,7 +11,6 @@ cancellation for data far from the origin).
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import NamedTuple
 
@@ -20,7 +19,7 @@ import numpy as np
 from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
-from ._validation import ConvergenceWarning, invalid_parameter
+from ._validation import ConvergenceWarning, invalid_parameter, real_in
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
@@ -782,7 +781,7 @@ def check_prior_strength(model, n_features):
         return value
 
     def real(v):
-        return isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v <= MAX_STRENGTH
+        return real_in(v, 0.0, MAX_STRENGTH, above=True) is not None
 
     if real(value):
         return float(value)

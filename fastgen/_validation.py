@@ -38,6 +38,20 @@ def invalid_parameter(estimator, name, allowed):
                                  f"{allowed}. Got {getattr(estimator, name)!r} instead.")
 
 
+def real_in(value, low, high, *, above=False):
+    """``value`` as a float if it is a real number (not a bool) in [low, high] (``above``: in
+    (low, high]), else None. Converted before it is compared, and a conversion that fails is
+    out of range: an int beyond float64 (10**400) is not an OverflowError, a complex number is
+    not its real part, a float32 beside a float64 bound casts no warning, NaN is in no range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return number if (low < number if above else low <= number) and number <= high else None
+
+
 def check_bool(estimator, name):
     """A boolean hyperparameter as a bool (a string such as "False" is an error, not true)."""
     value = getattr(estimator, name)
@@ -464,6 +478,8 @@ def check_sample_weight(sample_weight, n_samples):
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
     if isinstance(sample_weight, numbers.Number):
+        if not isinstance(sample_weight, numbers.Real):  # (complex: not its real part)
+            raise TypeError(f"sample_weight must be numeric, got {type(sample_weight).__name__}.")
         sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
     else:
         sample_weight = np.asarray(sample_weight)

@@ -10,7 +10,6 @@ marginalised in every kind, so a DataFrame with NaN/None in any column is used a
 from __future__ import annotations
 
 import copy
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -29,7 +28,7 @@ from ._frame import (
     sampled_frame,
 )
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
-from ._validation import check_bool, invalid_parameter
+from ._validation import check_bool, invalid_parameter, real_in
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -284,8 +283,7 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
             value = getattr(self, name)
             if name == "alpha" and isinstance(value, str) and value == "evidence":
                 continue  # (each part's own search)
-            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not (
-                    0 <= float(value) <= MAX_SMOOTHING):
+            if real_in(value, 0.0, MAX_SMOOTHING) is None:
                 raise invalid_parameter(self, name, f"a float in the range [0.0, "
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))

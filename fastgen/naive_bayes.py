@@ -82,7 +82,7 @@ from ._state import (
     statistic,
     zeros,
 )
-from ._validation import check_bool, invalid_parameter, label_repr, rechecked
+from ._validation import check_bool, invalid_parameter, label_repr, real_in, rechecked
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -180,10 +180,10 @@ def check_alpha(model, n_features, evidence=True):
             return alpha
         raise invalid_parameter(model, "alpha", allowed)
     if isinstance(alpha, numbers.Real):
-        alpha = float(alpha)
-        if not 0 <= alpha <= MAX_SMOOTHING:
+        alpha = real_in(alpha, 0.0, MAX_SMOOTHING)
+        if alpha is None:
             raise invalid_parameter(model, "alpha", allowed)
-    elif n_features is None:
+    elif n_features is None or np.iscomplexobj(alpha):
         raise invalid_parameter(model, "alpha", allowed)
     else:
         try:
@@ -1278,9 +1278,10 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
             return True, b
         if b is None:
             return False, 0.0
-        if isinstance(b, bool) or not isinstance(b, numbers.Real) or np.isnan(b):
+        b = real_in(b, -np.inf, np.inf)
+        if b is None:
             raise invalid_parameter(self, "binarize", "None or a float (not NaN)")
-        return True, float(b)
+        return True, b
 
     @staticmethod
     def _log_terms(fitted, alpha):
@@ -1593,13 +1594,12 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
                 Field("m2", (CLASSES, FEATURES), upper=np.inf))
 
     def _check_params(self, n_classes, X, fitted):
-        vs = self.var_smoothing
-        if not isinstance(vs, numbers.Real) or isinstance(vs, bool) or not (
-                0 <= float(vs) <= MAX_SMOOTHING):
+        vs = real_in(self.var_smoothing, 0.0, MAX_SMOOTHING)
+        if vs is None:
             raise invalid_parameter(self, "var_smoothing",
                                     f"a float in the range [0.0, {MAX_SMOOTHING:g}]")
         n_features = X.shape[1] if X is not None else fitted.n_features
-        return {"var_smoothing": float(vs),
+        return {"var_smoothing": vs,
                 "priors": check_priors(self, n_classes),
                 "prior_mean": check_prior_vector(self, "prior_mean", n_features, False),
                 "prior_var": check_prior_vector(self, "prior_var", n_features, True),
@@ -1914,8 +1914,7 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
     def _check_params(self, n_classes, X, fitted):
         evidence = isinstance(self.alpha, str) and self.alpha == "evidence"
         for name, value in (("alpha", 1.0 if evidence else self.alpha), ("beta", self.beta)):
-            if (not isinstance(value, numbers.Real) or isinstance(value, bool)
-                    or not (0.0 <= float(value) <= MAX_SMOOTHING)):
+            if real_in(value, 0.0, MAX_SMOOTHING) is None:
                 raise invalid_parameter(self, name, f"a float in the range [0.0, "
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))

@@ -26,6 +26,7 @@ import textwrap
 import traceback
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -1547,6 +1548,52 @@ def test_score_validates_sample_weight_like_fit(w):
     est = CASE["MultinomialNB"].fitted()
     assert_clean(lambda: est.score(COUNTS, Y, sample_weight=BAD_WEIGHTS[w]),
                  must_raise=ValueError, what=f"score(sample_weight={w})")
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda: fastgen.MultinomialNB(alpha=10**400), ValueError),
+    (lambda: fastgen.GaussianNB(var_smoothing=10**400), ValueError),
+    (lambda: fastgen.PoissonNB(beta=10**400), ValueError),
+    (lambda: fastgen.MixedNB(var_smoothing=10**400), ValueError),
+    (lambda: fastgen.MultinomialNB(class_prior=[10**400, 1, 1]), ValueError),
+    (lambda: fastgen.GaussianNB(priors=[10**400, 1, 1]), ValueError),
+    (lambda: fastgen.MultinomialNB(alpha=np.complex128(1 + 5j)), ValueError),
+    (lambda: fastgen.MultinomialNB(class_prior=np.array([0.5 + 1j, 0.25, 0.25])), ValueError),
+    (lambda: fastgen.BernoulliNB(binarize=float("nan")), ValueError),
+], ids=["alpha", "var_smoothing", "beta", "mixed", "class_prior", "priors", "complex-alpha",
+        "complex-prior", "binarize-nan"])
+def test_parameters_beyond_float64_or_complex(make, error):
+    """An int beyond float64 is out of range (float() of it escaped as an OverflowError), a
+    complex number is not its real part (dropped, with NumPy's ComplexWarning), a float32 strength
+    casts no warning, a Fraction is the number it is: one check of real parameters
+    (_validation.real_in)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match="parameter of"):
+            make().fit(COUNTS, Y)
+        X = COUNTS
+        with pytest.raises(TypeError, match="sample_weight must be numeric"):
+            fastgen.MultinomialNB().fit(X, Y, sample_weight=1 + 5j)
+        for strength in (np.float32(0.5), np.float16(2.0)):
+            for cls in (fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis):
+                cls(prior_strength=strength, predictive=True).fit(GAUSS, Y)
+        fraction = fastgen.BernoulliNB(binarize=Fraction(1, 3)).fit(X, Y)
+        np.testing.assert_array_equal(fraction.predict_proba(X), fastgen.BernoulliNB(
+            binarize=1 / 3).fit(X, Y).predict_proba(X))
+
+
+def test_score_of_weights_whose_sum_overflows():
+    """Weights each finite, as fit takes them, whose sum passes 1e308: the weighted accuracy
+    (NaN, with two NumPy warnings) is the ratio it always is; the caller's weights unchanged."""
+    est = CASE["MultinomialNB"].fitted()
+    plain = est.score(COUNTS, Y)
+    weight = np.full(N_ROWS, 1e308)
+    assert est.score(COUNTS, Y, sample_weight=weight) == pytest.approx(plain, rel=1e-12)
+    assert (weight == 1e308).all()
+    mixed = np.where(np.arange(N_ROWS) < 2, 1e308, 1.0)
+    right = est.predict(COUNTS) == Y
+    assert est.score(COUNTS, Y, sample_weight=mixed) == pytest.approx(
+        np.average(right, weights=mixed / 1e308), rel=1e-12)
 
 
 @pytest.mark.parametrize("scale", [1e20, 1e154, 1e307])
