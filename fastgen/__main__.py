@@ -23,7 +23,7 @@ import numpy as np
 
 import fastgen
 from fastgen import _input, io
-from fastgen._base import MAX_FEATURES
+from fastgen._validation import MAX_FEATURES
 from fastgen.text import CountVectorizer, HashingVectorizer
 
 DESCRIPTION = """\

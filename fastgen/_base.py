@@ -38,6 +38,7 @@ from ._state import (
     zeros,
 )
 from ._validation import (
+    MAX_FEATURES,
     check_is_fitted,
     check_label_values,
     check_sample_weight,
@@ -60,8 +61,6 @@ else:  # annotations are not evaluated at run time, and sparray needs scipy >= 1
 
 # The most samples one sample() call draws (more cannot be held in memory anyway).
 MAX_SAMPLES = 2**31 - 1
-# The most features (and classes) a model file may declare: an index of the kernels' int32 CSR.
-MAX_FEATURES = 2**31 - 1
 
 # Below this many multiply-adds a batch is scored on one thread: waking threads costs more.
 PARALLEL_MIN_WORK = 200_000

@@ -158,6 +158,10 @@ def _raise_for_values(status, estimator_name, dtype, max_abs=np.inf, domain=None
                          f"{estimator_name}'s likelihood would overflow; rescale X.")
 
 
+# The most features (and classes) a model may have: an index of the kernels' int32 CSR.
+MAX_FEATURES = 2**31 - 1
+
+
 def _check_min_shape(shape, estimator_name):
     if shape[0] < 1:
         raise ValueError(
@@ -169,6 +173,9 @@ def _check_min_shape(shape, estimator_name):
             f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required by "
             f"{estimator_name}."
         )
+    if shape[1] > MAX_FEATURES:
+        raise ValueError(f"Found array with {shape[1]} features: {estimator_name} takes at most "
+                         f"{MAX_FEATURES}.")
 
 
 def check_X(X, *, estimator_name, dtype=None, allow_nan=False, allow_negative=True,
@@ -260,6 +267,12 @@ def _check_sparse(X, dtype, accept_int):
         raise ValueError(
             f"CSR indptr has {indptr.shape[0]} entries, expected n_samples + 1 = {shape[0] + 1}"
         )
+    if data.ndim != 1 or indices.ndim != 1:
+        raise ValueError(f"CSR data and indices must be 1-D, got {data.ndim}-D and "
+                         f"{indices.ndim}-D arrays.")
+    if indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu":  # (not truncated)
+        raise ValueError(f"CSR indices and indptr must be integers, got {indices.dtype} and "
+                         f"{indptr.dtype}.")
     if indices.dtype != indptr.dtype or indptr.dtype not in INDEX_DTYPES:
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
     if data.shape[0] != indices.shape[0]:

@@ -66,7 +66,7 @@ from ._gaussian import (
 )
 from ._state import (CLASSES, FEATURES, Field, fitted_attribute, float64_parameter, parameter,
                      readonly)
-from ._validation import check_bool, check_is_fitted, invalid_parameter
+from ._validation import check_bool, check_is_fitted, invalid_parameter, real_in
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -687,9 +687,10 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         missing values. ``n_iter`` is the one entry ``_add`` writes (the hyperparameters of a
         snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
         and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+        if isinstance(self.max_iter, (bool, np.bool_)) or \
+                not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
-        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+        if real_in(self.tol, 0.0, np.inf) is None:
             raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
         return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}

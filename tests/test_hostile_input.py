@@ -1582,6 +1582,31 @@ def test_parameters_beyond_float64_or_complex(make, error):
             binarize=1 / 3).fit(X, Y).predict_proba(X))
 
 
+def test_array_forms_and_counts_said_by_name():
+    """CSR arrays that are 2-D or not integers (Cython's "No matching signature found"; a float
+    indptr was truncated and accepted), more columns than a model can have (a MemoryError of
+    32 GiB), bools for LDA's max_iter and tol (accepted), NumPy's ints for n_threads (refused,
+    though scikit-learn's grids are made of them)."""
+    X = sp.csr_matrix(COUNTS)
+    flat = sp.csr_matrix(COUNTS)
+    flat.indices = flat.indices.reshape(-1, 1)
+    floats = sp.csr_matrix(COUNTS)
+    floats.indptr = floats.indptr.astype(np.float64)
+    for bad, match in ((flat, "must be 1-D"), (floats, "must be integers")):
+        with pytest.raises(ValueError, match=match):
+            fastgen.MultinomialNB().fit(bad, Y)
+    wide = sp.csr_matrix((np.ones(2), np.array([0, 2**31 + 4]), np.array([0, 1, 2])),
+                         shape=(2, 2**31 + 5))
+    with pytest.raises(ValueError, match="2147483653 features: MultinomialNB takes at most"):
+        fastgen.MultinomialNB().fit(wide, [0, 1])
+    for name in ("max_iter", "tol"):
+        with pytest.raises(ValueError, match=f"'{name}' parameter"):
+            fastgen.LinearDiscriminantAnalysis(**{name: True}).fit(GAUSS, Y)
+    np.testing.assert_array_equal(
+        fastgen.MultinomialNB(n_threads=np.int64(2)).fit(X, Y).predict_proba(X),
+        fastgen.MultinomialNB(n_threads=2).fit(X, Y).predict_proba(X))
+
+
 def test_score_of_weights_whose_sum_overflows():
     """Weights each finite, as fit takes them, whose sum passes 1e308: the weighted accuracy
     (NaN, with two NumPy warnings) is the ratio it always is; the caller's weights unchanged."""

@@ -1,7 +1,10 @@
 # Design: the one place that knows whether the kernels were built with OpenMP and how many threads
 # a public ``n_threads`` parameter means. Policy (None = all cores, negative counts back) is here so
 # that every estimator resolves it the same way.
+import numbers
 import os
+
+import numpy as np
 
 from ._openmp cimport FASTGEN_OPENMP, omp_get_max_threads
 
@@ -25,8 +28,10 @@ def effective_n_threads(n_threads):
     there: asking for 10,000 threads must not make the OpenMP runtime abort the process when it
     cannot create them.
     """
-    if n_threads is not None and (isinstance(n_threads, bool) or not isinstance(n_threads, int)):
-        raise TypeError(f"n_threads must be None or an int, got {n_threads!r}")
+    if n_threads is not None:  # (NumPy's ints too: scikit-learn's grids are made of them)
+        if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, numbers.Integral):
+            raise TypeError(f"n_threads must be None or an int, got {n_threads!r}")
+        n_threads = int(n_threads)
     if n_threads == 0:
         raise ValueError("n_threads == 0 is invalid; use None for all cores or a positive count")
     if not FASTGEN_OPENMP:
