@@ -82,9 +82,9 @@ def _global_categories(X, estimator, fitted):
     each column it reads as labels, by position, so that every partition encodes them alike,
     as one in-memory fit does: a column's declared categories (a pandas CategoricalDtype whose
     categories dask knows), used or not and in their order, else the sorted labels of all the
-    partitions. For a batch added to the fitted snapshot ``fitted``, its categories come first
-    (a batch need not use them all, as in memory), then any new label (which the merge then
-    refuses by name)."""
+    partitions. A batch added to the fitted snapshot ``fitted`` is read through its categories,
+    as in memory: a label they lack is refused by name, and one it declares but does not use is
+    nothing."""
     import dask
     import pandas as pd
 
@@ -93,22 +93,27 @@ def _global_categories(X, estimator, fitted):
         raise ValueError(f"The dask DataFrame repeats the column name(s) "
                          f"{sorted(set(meta.columns[meta.columns.duplicated()]), key=str)}: "
                          "name its columns apart (or compute it and fit the pandas DataFrame).")
-    labels = {}
-    counted = []
-    for j in estimator._new_shell(meta).extra["categories"]:  # the columns read as labels
+    columns = list(estimator._new_shell(meta).extra["categories"])  # the columns read as labels
+    known = {} if fitted is None or fitted.extra is None else fitted.extra["categories"]
+    labels, counted = {}, []
+    for j in columns:
         dtype = meta.dtypes.iloc[j]
-        if isinstance(dtype, pd.CategoricalDtype) and X.iloc[:, j].cat.known:
+        if j not in known and isinstance(dtype, pd.CategoricalDtype) and X.iloc[:, j].cat.known:
             labels[j] = list(dtype.categories)
         else:
             counted.append(j)
     uniques = dask.compute(*[X.iloc[:, j].dropna().drop_duplicates() for j in counted])
     for j, values in zip(counted, uniques):
-        labels[j] = list(pd.Categorical(np.asarray(values)).categories)
-    if fitted is not None and fitted.extra is not None:
-        for j, known in fitted.extra["categories"].items():
-            if j in labels:
-                known = list(known)
-                labels[j] = known + [v for v in labels[j] if v not in set(known)]
+        if j not in known:
+            labels[j] = list(pd.Categorical(np.asarray(values)).categories)
+            continue
+        labels[j] = list(known[j])
+        new = set(values.tolist()) - set(labels[j])
+        if new:  # (the words of the in-memory partial_fit: _frame.FrameReader)
+            raise ValueError(f"Column {meta.columns[j]!r} has a label not among the categories "
+                             f"learned from the first batch ({sorted(new, key=str)[0]!r}); "
+                             "declare every category up front with a pandas CategoricalDtype "
+                             "(its categories are learned whether or not they occur).")
     return {j: pd.CategoricalDtype(values) for j, values in labels.items()}
 
 
