@@ -48,6 +48,7 @@ from ._validation import (
     get_feature_names,
     invalid_parameter,
     label_codes,
+    sorted_labels,
 )
 
 # Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
@@ -135,14 +136,16 @@ def _same_param(a, b):
 
 
 def _generator(random_state):
-    """A numpy Generator from None, a non-negative int, a Generator or a legacy RandomState
-    (anything else: an error naming random_state)."""
+    """A numpy Generator from None, a non-negative int, what ``np.random.default_rng`` takes
+    besides (a Generator, SeedSequence or BitGenerator) or a legacy RandomState (anything else:
+    an error naming random_state)."""
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, (bool, np.bool_)) or not (random_state is None or isinstance(
-            random_state, (numbers.Integral, np.random.Generator))):
-        raise TypeError("random_state must be None, an int, a numpy Generator or a "
-                        f"RandomState, got {type(random_state).__name__}")
+            random_state, (numbers.Integral, np.random.Generator, np.random.SeedSequence,
+                           np.random.BitGenerator))):
+        raise TypeError("random_state must be None, an int, a numpy Generator, SeedSequence, "
+                        f"BitGenerator or RandomState, got {type(random_state).__name__}")
     if isinstance(random_state, numbers.Integral) and random_state < 0:
         raise ValueError(f"random_state must be a non-negative int, got {random_state}")
     return np.random.default_rng(random_state)
@@ -219,12 +222,7 @@ def partial_fit_classes(classes):
         raise ValueError(f"Mix of label input types (string and number); Got "
                          f"{np.unique(labels.astype(str))}.")
     check_label_values(labels, "classes")
-    try:
-        unique = np.unique(labels)
-    except TypeError:  # object labels that do not compare with each other
-        raise ValueError(f"classes must be labels that can be ordered, got {classes!r}.") \
-            from None
-    return check_classes(unique)
+    return check_classes(sorted_labels(np.unique, labels))
 
 
 def class_prior(class_count, priors):
@@ -856,11 +854,7 @@ class BaseClassifier(BaseEstimator):
             if _label_kind(a.classes) != _label_kind(b.classes):
                 raise ValueError(f"Cannot merge models whose labels are of different kinds: "
                                  f"{a.classes[:3]!r} and {b.classes[:3]!r}.")
-            try:
-                classes = np.unique(np.concatenate([a.classes, b.classes]))
-            except TypeError:  # object labels that do not compare with each other
-                raise ValueError("Cannot merge models whose labels cannot be ordered "
-                                 "together.") from None
+            classes = sorted_labels(np.unique, np.concatenate([a.classes, b.classes]))
             rows_a, rows_b = (np.searchsorted(classes, f.classes) for f in (a, b))
             stats = self._combine(self._plain_stats(a), rows_a, b_stats, rows_b, len(classes),
                                   a.hyper)

@@ -437,7 +437,7 @@ def check_label_values(labels, name):
 def label_codes(labels, classes):
     """(each label's index among the sorted ``classes``, which labels are not among them): the
     lookup of given labels (a ValueError where they do not compare with the classes)."""
-    codes = _sorted_labels(np.searchsorted, classes, labels)
+    codes = sorted_labels(np.searchsorted, classes, labels)
     last = len(classes) - 1
     return codes, (codes > last) | (classes[np.minimum(codes, last)] != labels)
 
@@ -471,10 +471,10 @@ def _distinct(y):
         n_classes = _counts.encode_compact(y, classes, codes, 4 * y.size + 1024)
         if n_classes >= 0:
             return classes[:n_classes].copy(), codes
-    return _sorted_labels(np.unique, y), None
+    return sorted_labels(np.unique, y), None
 
 
-def _sorted_labels(sort, *args):
+def sorted_labels(sort, *args):
     """``sort(*args)`` of labels, whose TypeError (labels that do not compare: strings beside
     numbers) is the labels' fault, said as a ValueError."""
     try:

@@ -1171,10 +1171,10 @@ default=None
             if not higher:
                 raise ValueError("shrinkage='auto' needs statistics that this model did not "
                                  "keep (it was fitted without 'auto'); call fit to start again.")
-        elif shrinkage is not None and (isinstance(shrinkage, bool)
-                                        or not isinstance(shrinkage, numbers.Real)
-                                        or not 0 <= shrinkage <= 1):
-            raise invalid_parameter(self, "shrinkage", allowed)
+        elif shrinkage is not None:
+            shrinkage = real_in(shrinkage, 0.0, 1.0)
+            if shrinkage is None:
+                raise invalid_parameter(self, "shrinkage", allowed)
         self._check_classes(n_classes)
         n_features = fitted.n_features if X is None else X.shape[1]
         n_components, most = self.n_components, min(n_classes - 1, n_features)
@@ -1581,8 +1581,8 @@ default=None
         self.n_threads = n_threads
 
     def _check_params(self, n_classes, X, fitted):
-        r = self.reg_param
-        if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r <= 1:
+        r = real_in(self.reg_param, 0.0, 1.0)
+        if r is None:
             raise invalid_parameter(self, "reg_param", "a float in the range [0.0, 1.0]")
         iteration = self._iteration_params(fitted)
         self._check_classes(n_classes)

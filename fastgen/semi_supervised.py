@@ -41,6 +41,7 @@ from ._validation import (
     encode_labels,
     invalid_parameter,
     label_codes,
+    real_in,
     rechecked,
 )
 from .naive_bayes import ComplementNB
@@ -319,15 +320,16 @@ class SemiSupervised(BaseEstimator):
                              "chosen again at each M-step gives EM no fixed objective. Choose "
                              "alpha on the labelled rows first (the alpha_ of a model fitted "
                              "on them) and pass that number.")
-        lam, max_iter, tol = self.unlabeled_weight, self.max_iter, self.tol
-        if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 <= lam <= 1:
+        lam, max_iter = real_in(self.unlabeled_weight, 0.0, 1.0), self.max_iter
+        tol = real_in(self.tol, 0.0, np.inf)
+        if lam is None:
             raise invalid_parameter(self, "unlabeled_weight", "a float in the range [0, 1]")
         if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or \
                 not max_iter >= 1:
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
+        if tol is None or tol == np.inf:
             raise invalid_parameter(self, "tol", "a float in the range [0, inf)")
-        return {"unlabeled_weight": float(lam), "max_iter": int(max_iter), "tol": float(tol)}
+        return {"unlabeled_weight": lam, "max_iter": int(max_iter), "tol": tol}
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,

@@ -1571,15 +1571,21 @@ def test_parameters_beyond_float64_or_complex(make, error):
         warnings.simplefilter("error")
         with pytest.raises(error, match="parameter of"):
             make().fit(COUNTS, Y)
-        X = COUNTS
+
+
+def test_real_parameters_of_other_types():
+    """A complex sample_weight is not its real part; a float32 or float16 prior_strength casts
+    no NumPy warning; a Fraction is the number it is (NumPy's isnan refused it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with pytest.raises(TypeError, match="sample_weight must be numeric"):
-            fastgen.MultinomialNB().fit(X, Y, sample_weight=1 + 5j)
+            fastgen.MultinomialNB().fit(COUNTS, Y, sample_weight=1 + 5j)
         for strength in (np.float32(0.5), np.float16(2.0)):
             for cls in (fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis):
                 cls(prior_strength=strength, predictive=True).fit(GAUSS, Y)
-        fraction = fastgen.BernoulliNB(binarize=Fraction(1, 3)).fit(X, Y)
-        np.testing.assert_array_equal(fraction.predict_proba(X), fastgen.BernoulliNB(
-            binarize=1 / 3).fit(X, Y).predict_proba(X))
+        fraction = fastgen.BernoulliNB(binarize=Fraction(1, 3)).fit(COUNTS, Y)
+        np.testing.assert_array_equal(fraction.predict_proba(COUNTS), fastgen.BernoulliNB(
+            binarize=1 / 3).fit(COUNTS, Y).predict_proba(COUNTS))
 
 
 def test_array_forms_and_counts_said_by_name():

@@ -277,6 +277,11 @@ def test_missing_and_mixed_labels(Estimator, case):
     y, match = _missing_labels()[case]
     with pytest.raises(ValueError, match=match):
         Estimator().fit(valid_X(), y)
+    with pytest.raises(ValueError, match=match):
+        Estimator().partial_fit(valid_X(), y, classes=[0, 1, 2])
+
+
+def test_labels_that_do_not_compare_with_the_classes(Estimator):
     with pytest.raises(ValueError, match="Mix of label input types"):
         Estimator().partial_fit(valid_X(), valid_y(), classes=[0, 1, 2]).partial_fit(
             valid_X(), np.array(["a", "b", "c"] * 2, dtype=object))
