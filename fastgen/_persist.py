@@ -172,7 +172,7 @@ class _Reader:
                 nbytes != dtype.itemsize * int(np.prod(shape, dtype=object)) or \
                 offset + nbytes > len(self.data):
             raise self.bad("an array entry does not fit the data")
-        count = nbytes // dtype.itemsize if dtype.itemsize else 0
+        count = nbytes // dtype.itemsize
         return np.frombuffer(self.data, dtype=dtype, count=count,
                              offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
 
@@ -241,8 +241,6 @@ def _open(path):
         raise ValueError(f"{path}: model file format {version} (an earlier fastgen's, which also "
                          f"held derived state) is not supported; this fastgen reads format "
                          f"{FORMAT_VERSION}. Fit the model again and save it.")
-    if len(blob) < _PREFIX.size + _DIGEST:  # (shortened since its size was read)
-        raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")

@@ -32,6 +32,7 @@ from ._base import (
     BaseClassifier,
     check_priors,
     class_prior,
+    group_by_class,
     prior_array,
     spread,
 )
@@ -713,17 +714,17 @@ class _BaseDiscreteNB(BaseClassifier):
         posterior = (self._dense_counts(fitted) + smoothing(self, fitted)
                      if fitted.hyper.get("predictive") else None)
         lengths = length_counts(fitted.stats, len(fitted.classes))
-        for c in np.unique(y_idx):
-            if not lengths.data[lengths.indptr[c]:lengths.indptr[c + 1]].sum() > 0:
-                raise ValueError(f"Class {label_repr(fitted.classes, c)} has no training "
-                                 "documents to draw lengths from.")
+        order, class_ptr = group_by_class(y_idx, len(fitted.classes))
         n_words = np.empty(len(y_idx), dtype=np.int64)
-        for c in np.unique(y_idx):
-            rows = np.flatnonzero(y_idx == c)
+        for c in np.flatnonzero(np.diff(class_ptr)):  # the classes drawn
             start, stop = lengths.indptr[c], lengths.indptr[c + 1]
             weights = lengths.data[start:stop]
-            n_words[rows] = rng.choice(lengths.indices[start:stop], size=len(rows),
-                                       p=weights / weights.sum())
+            if not weights.sum() > 0:
+                raise ValueError(f"Class {label_repr(fitted.classes, c)} has no training "
+                                 "documents to draw lengths from.")
+            n_words[order[class_ptr[c]:class_ptr[c + 1]]] = rng.choice(
+                lengths.indices[start:stop], size=class_ptr[c + 1] - class_ptr[c],
+                p=weights / weights.sum())
         blocks, step = [], max(1, SAMPLE_BLOCK // max(fitted.n_features, 1))
         for first in range(0, len(y_idx), step):
             block = slice(first, first + step)

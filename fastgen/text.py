@@ -322,7 +322,7 @@ class _Vectorizer(BaseEstimator):
                 stop_table = cached[1]
             else:
                 stop_table = _text.Vocabulary.from_terms(
-                    [str.encode(w, "utf-8", "surrogatepass") for w in stop if isinstance(w, str)])
+                    [str.encode(w, "utf-8", "surrogatepass") for w in stop])
                 self._stop_table = (stop, stop_table)
         return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
                          dtype, bool(self.binary))

@@ -174,7 +174,7 @@ def test_many_distinct_lengths_are_not_sorted_at_every_batch(monkeypatch):
         most = max(most, len(stream._fitted.stats["length"]))
     distinct = length_counts(stream._fitted.stats, n_classes).nnz
     assert distinct > MAX_LENGTH_ENTRIES
-    assert len(calls) <= 4, calls  # the old rule: 95 of the 132 batches
+    assert len(calls) <= 4, calls  # (of 132 batches)
     assert most <= 2 * distinct + batch
     whole = fastgen.MultinomialNB().fit(X, y)
     assert_allclose(length_counts(stream._fitted.stats, n_classes).toarray(),

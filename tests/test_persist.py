@@ -158,7 +158,8 @@ def test_header_numbers_and_dtypes_python_cannot_take(saved):
     """An integer of more digits than Python converts, and a dtype of zero itemsize, are the
     file's fault, said as such (Python's and NumPy's own messages escaped)."""
     _rewrite(saved, mutate_header=lambda h: h["arrays"][0].update({"dtype": "<U0",
-                                                                    "shape": [3, 3]}))
+                                                                    "shape": [3, 3],
+                                                                    "nbytes": 0}))
     with pytest.raises(ValueError, match="not a valid fastgen model file"):
         fastgen.load(saved)
     blob = saved.read_bytes()[:-32]
