@@ -463,7 +463,8 @@ class BaseClassifier(BaseEstimator):
     ``partial_fit``, so that streaming many small batches costs counting only. A dask
     partition's model is ``_deferred`` (fastgen._dask): it derives nothing, in ``partial_fit``,
     ``merge`` or unpickling, as only the merged statistics of all partitions need make a model
-    (LDA's on 8 rows of 10 features would be singular).
+    (LDA's on 8 rows of 10 features would be singular). LDA and QDA with missing values still
+    need each partition's own model: their EM completes a partition's rows under it.
     """
 
     _X_constraints: dict = {}
