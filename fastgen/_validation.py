@@ -427,7 +427,7 @@ def check_label_values(labels, name):
                              "discrete labels (integers, strings or other hashables).")
     elif labels.dtype.kind == "O":
         for v in labels:
-            if isinstance(v, float) and not np.isfinite(v):
+            if isinstance(v, (float, np.floating)) and not np.isfinite(v):
                 raise ValueError(f"Input {name} contains NaN or infinity.")
             if v is None or type(v).__name__ in ("NAType", "NaTType") or (
                     isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v)):
@@ -479,7 +479,7 @@ def sorted_labels(sort, *args):
     numbers) is the labels' fault, said as a ValueError."""
     try:
         return sort(*args)
-    except TypeError:
+    except (TypeError, ArithmeticError):  # (Decimal('NaN') raises InvalidOperation)
         raise ValueError("Mix of label input types: the labels do not compare with each other "
                          "(strings beside numbers?).") from None
 

@@ -281,6 +281,19 @@ def test_missing_and_mixed_labels(Estimator, case):
         Estimator().partial_fit(valid_X(), y, classes=[0, 1, 2])
 
 
+def test_nan_of_numpy_and_decimal_labels(Estimator):
+    """NaN or infinity as NumPy's float32/float16 in an object y (taken as classes: only Python's
+    float was looked at) and Decimal's NaN (its InvalidOperation escaped from the sort)."""
+    from decimal import Decimal
+
+    for bad in (np.float32("nan"), np.float16("inf")):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            Estimator().fit(valid_X(), np.array([bad, 1, 2] * 2, dtype=object))
+    with pytest.raises(ValueError, match="do not compare"):
+        Estimator().fit(valid_X(), np.array([Decimal("NaN"), Decimal(1), Decimal(2)] * 2,
+                                            dtype=object))
+
+
 def test_labels_that_do_not_compare_with_the_classes(Estimator):
     with pytest.raises(ValueError, match="Mix of label input types"):
         Estimator().partial_fit(valid_X(), valid_y(), classes=[0, 1, 2]).partial_fit(
