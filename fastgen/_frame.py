@@ -206,6 +206,20 @@ def _columns(X):
     return columns
 
 
+def frame_numbers(X):
+    """A DataFrame as an array for the models of numbers (check_X): of float64, pandas' NA a
+    NaN (a missing value), where some column is of a nullable or Arrow number dtype (Int64,
+    Float64, boolean, ...) and all hold numbers, as ``_numbers`` reads such a column; else as
+    pandas gives it (object for anything else: refused, or converted, by the checks that
+    follow)."""
+    from pandas.api.types import is_numeric_dtype  # (X is pandas')
+
+    dtypes = list(X.dtypes)
+    if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(is_numeric_dtype, dtypes)):
+        return X.to_numpy(dtype=np.float64, na_value=np.nan)
+    return X.to_numpy()
+
+
 def _numbers(values, X, j):
     """Column j of X, which must hold numbers, as float64 (missing values NaN)."""
     import pandas as pd

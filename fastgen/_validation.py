@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ._core import _counts
 from ._core import checks as _checks
-from ._frame import is_frame
+from ._frame import frame_numbers, is_frame
 
 CsrStatus, ValuesStatus = _checks.CsrStatus, _checks.ValuesStatus
 
@@ -336,7 +336,7 @@ def rechecked(X):
 
 def _check_dense(X, dtype, accept_int, estimator_name):
     if is_frame(X):  # DataFrame: ask for a numeric array
-        X = _frame_numbers(X)
+        X = frame_numbers(X)
     X = np.asarray(X)
     kind = X.dtype.kind
     if kind == "c":
@@ -359,19 +359,6 @@ def _check_dense(X, dtype, accept_int, estimator_name):
     target = _target_dtype(X.dtype, dtype, accept_int)
     # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
     return _converted(X, target)
-
-
-def _frame_numbers(X):
-    """A pandas DataFrame as an array: of float64, pandas' NA a NaN (a missing value), where
-    some column is of a nullable or Arrow number dtype (Int64, Float64, boolean, ...) and all
-    hold numbers; else as pandas gives it (object for anything else: refused, or converted,
-    by the checks that follow)."""
-    from pandas.api.types import is_numeric_dtype  # (X is pandas')
-
-    dtypes = list(X.dtypes)
-    if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(is_numeric_dtype, dtypes)):
-        return X.to_numpy(dtype=np.float64, na_value=np.nan)
-    return X.to_numpy()
 
 
 def _converted(values, target):
