@@ -65,9 +65,9 @@ class Conjugate:
     with a conjugate prior (mixed into its class); the model supplies ``_log_evidence(fitted)``
     and ``_draw(fitted, rng)`` (see the module docstring)."""
 
-    log_evidence_ = float64_parameter(log_evidence, "float: the log marginal likelihood of the "
-                                            "training features given their labels under the "
-                                            "prior.")
+    log_evidence_ = float64_parameter(log_evidence, "float: the log marginal likelihood of "
+                                      "the training features given their labels under the "
+                                      "prior.")
 
     def sample_posterior(self, n_draws: int = 1, random_state: Any = None) -> list:
         """Draw models from the posterior over the parameters.

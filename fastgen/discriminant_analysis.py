@@ -666,8 +666,9 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
     n_iter_ = fitted_attribute(lambda model, fitted: fitted.hyper["n_iter"],
                                "int: EM iterations (E-step and M-step passes) of the last "
                                "batch with missing values.")
-    prior_strength_ = float64_parameter(prior_strength, "float or tuple: the prior strength the "
-                                "posterior uses (for prior_strength='evidence', the chosen n0).")
+    prior_strength_ = float64_parameter(prior_strength, "float or tuple: the prior strength "
+                                        "the posterior uses (for prior_strength='evidence', the "
+                                        "chosen n0).")
 
     def _fits_partitions_alone(self):
         return False  # a partition may hold a single class, which has no within-class scatter

@@ -348,8 +348,9 @@ class _Evidence(Conjugate):
 
     _evidence_range = EVIDENCE_ALPHA_RANGE
 
-    alpha_ = float64_parameter(smoothing, "float or ndarray of shape (n_features,): the smoothing "
-                              "the parameters use (for alpha='evidence', the chosen one).")
+    alpha_ = float64_parameter(smoothing, "float or ndarray of shape (n_features,): the "
+                               "smoothing the parameters use (for alpha='evidence', the chosen "
+                               "one).")
 
     def _log_evidence(self, fitted):
         alpha = smoothing(self, fitted)
@@ -389,8 +390,9 @@ def require_samples(model, fitted):
     if empty.any():
         name = type(model).__name__ if owner is None else owner["owner"]
         raise ValueError(f"{name}.sample_posterior: class "
-                         f"{label_repr(fitted.classes, int(np.argmax(empty)))} has no training samples but a "
-                         "positive prior; its drawn probabilities cannot be held as counts.")
+                         f"{label_repr(fitted.classes, int(np.argmax(empty)))} has no training "
+                         "samples but a positive prior; its drawn probabilities cannot be held "
+                         "as counts.")
     return class_count
 
 
@@ -1658,7 +1660,8 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
         if (var < MIN_GAUSSIAN_VARIANCE).any():
             c, j = np.argwhere(var < MIN_GAUSSIAN_VARIANCE)[0]
             raise ValueError(
-                f"Feature {j} has variance {var[c, j]:.3g} in class {label_repr(fitted.classes, c)} even "
+                f"Feature {j} has variance {var[c, j]:.3g} in class "
+                f"{label_repr(fitted.classes, c)} even "
                 f"after var_smoothing={hyper['var_smoothing']!r}: below {MIN_GAUSSIAN_VARIANCE:g} the "
                 "Gaussian density overflows (or, at zero, is undefined). Use a larger var_smoothing."
             )
@@ -1744,8 +1747,8 @@ class GaussianNB(Conjugate, _BaseDiagonalNB):
     class_prior_ = _named("class_prior_", "ndarray of shape (n_classes,): P(c).")
     epsilon_ = _named("epsilon_", "float: the absolute additive value to variances.")
     prior_strength_ = float64_parameter(lambda model, fitted: model._prior(fitted)[1],
-                                "float or tuple: the prior's weight in use (for "
-                                "prior_strength='evidence', the chosen n0).")
+                                        "float or tuple: the prior's weight in use (for "
+                                        "prior_strength='evidence', the chosen n0).")
 
     def _sample_X(self, fitted, y_idx, rng):
         """Normal draws, or with ``predictive`` draws from the predictive Student t."""
