@@ -29,9 +29,9 @@ Groups:
   the ratio. ``extra_info`` records each one's test accuracy, the labelled rows' alone, and
   fastgen's EM iterations.
 * ``MultinomialNB/semi-supervised-fit-equal-accuracy/ng20-10k-unlabelled``: the same, with EM
-  stopped after ``max_iter=2`` iterations (it warns that it did not converge), where it is
-  already as accurate as self-training on this split (checked after timing): the two compared
-  at equal accuracy.
+  stopped after ``max_iter=1`` iteration (it warns that it did not converge), the fewest that
+  can be asked for: on this split it is already as accurate as self-training (checked after
+  timing), so the two are compared at equal accuracy.
 
 Checks after timing: one iteration's model equals one M-step computed by NumPy (the labelled
 rows' counts plus ``X_u.T @ P(c | x)`` under the model of the labelled rows) to 1e-9; every
@@ -57,8 +57,9 @@ PER_CLASS = 20
 N_UNLABELLED = 10_000
 ALPHA = 0.1
 ITERATION_ROUNDS = 30
-# EM stopped after this many iterations is already as accurate as self-training on this split
-EQUAL_ACCURACY_MAX_ITER = 2
+# EM stopped after this many iterations (the fewest) is already as accurate as self-training on
+# this split
+EQUAL_ACCURACY_MAX_ITER = 1
 
 
 class Split(NamedTuple):
