@@ -14,6 +14,7 @@ gzip-compressed file is read through gzip.
 """
 from __future__ import annotations
 
+import codecs
 import gzip
 import math
 import os
@@ -81,7 +82,7 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
     indptr = np.zeros(labels.size + 1, dtype=np.int64)
     state = np.zeros(_svmlight.N_STATE, dtype=np.int64)
     state[_svmlight.LARGEST] = -1
-    block, final = b"", False
+    block, final, started = b"", False, False
     with _input.open_binary(path) as f:
         while True:
             status = _svmlight.parse_svmlight(block, final, zero_based, n_features, store, indptr,
@@ -89,6 +90,9 @@ def _svmlight_batches(path, zero_based, batch_size, n_features, dtype, store):
             if status == _svmlight.NEED_MORE and not final:
                 carry = block[state[_svmlight.POS]:]
                 chunk = _read(path, f, max(CHUNK_SIZE, len(carry)), state[_svmlight.LINE])
+                if not started:  # a byte-order mark first (Windows tools write one) is
+                    # skipped, as a CSV file's is
+                    chunk, started = chunk.removeprefix(codecs.BOM_UTF8), True
                 block, final, state[_svmlight.POS] = carry + chunk, not chunk, 0
             elif status == _svmlight.NEED_SPACE:
                 indices, data = (np.concatenate([a, np.empty_like(a)]) for a in (indices, data))
@@ -194,7 +198,7 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     ----------
     path : str or path-like
         Lines ``label index:value index:value ...`` (``qid:`` pairs and ``#`` comments ignored),
-        UTF-8; a gzip-compressed one is read through gzip.
+        UTF-8 (a byte-order mark first is skipped); a gzip-compressed one is read through gzip.
     n_features : int, default=None
         Columns of every batch. None reads the file once first to find them
         (``scan_svmlight``), so that it must be a file; with n_features it may be a pipe.

@@ -1,4 +1,5 @@
 """fastgen.io: svmlight and CSV files streamed in bounded batches, for partial_fit."""
+import codecs
 import gzip
 import os
 import re
@@ -334,6 +335,24 @@ def test_svmlight_lines_straddling_chunks(tmp_path, monkeypatch, chunk_size, cap
     bad.write_bytes((text + line_end + "1 3:1 3:2").encode())
     with pytest.raises(ValueError, match=r"c_bad.svm:7: index 3 is not in increasing order"):
         fio.scan_svmlight(bad)
+
+
+def test_svmlight_byte_order_mark_is_skipped(tmp_path, svm_file):
+    """A UTF-8 byte-order mark first (Windows tools write one) is not part of the first label,
+    plain or gzipped, as a CSV file's is not; one anywhere else is still refused."""
+    path, _, _ = svm_file
+    X_ref, y_ref, _ = _read_all(path)
+    marked = tmp_path / "marked.svm"
+    for content in (codecs.BOM_UTF8 + path.read_bytes(),
+                    gzip.compress(codecs.BOM_UTF8 + path.read_bytes())):
+        marked.write_bytes(content)
+        X, y, _ = _read_all(marked)
+        _assert_same_csr(X, X_ref)
+        assert_array_equal(y, y_ref)
+        assert fio.scan_svmlight(marked)[:2] == fio.scan_svmlight(path)[:2]
+    marked.write_bytes(b"1 1:1\n" + codecs.BOM_UTF8 + b"0 2:1\n")
+    with pytest.raises(ValueError, match=r"marked.svm:2: label '\\ufeff0' is not a finite"):
+        fio.scan_svmlight(marked)
 
 
 def test_svmlight_gzip(tmp_path, svm_file):
