@@ -708,15 +708,20 @@ class _BaseDiscreteNB(BaseClassifier):
         """Documents: a length from the class's length distribution, then that many words from
         the class's word distribution (a CSR document-term matrix). With ``predictive``, each
         document's word distribution is first drawn from the class's posterior Dirichlet, so
-        that the documents follow the Polya predictive the model scores with. Drawn for blocks
-        of rows at once, each block's counts at most SAMPLE_BLOCK values before it is stored
-        sparse."""
+        that the documents follow the Polya predictive the model scores with.
+
+        A document of fewer words than a quarter of the vocabulary draws them one by one
+        (``_draw_words``), a longer one its counts of every word at once (NumPy's multinomial,
+        after a Dirichlet draw for the predictive), so that none costs more than about its
+        length or the vocabulary's (a word drawn alone costs 2-4 counts drawn at once:
+        bench/README). Both work in blocks of at most about SAMPLE_BLOCK words or counts."""
         theta = self._word_probabilities(fitted)
         theta = theta / theta.sum(axis=1, keepdims=True)
         posterior = (self._dense_counts(fitted) + smoothing(self, fitted)
                      if fitted.hyper.get("predictive") else None)
         lengths = length_counts(fitted.stats, len(fitted.classes))
         order, class_ptr = group_by_class(y_idx, len(fitted.classes))
+        n_features = fitted.n_features
         n_words = np.empty(len(y_idx), dtype=np.int64)
         for c in np.flatnonzero(np.diff(class_ptr)):  # the classes drawn
             start, stop = lengths.indptr[c], lengths.indptr[c + 1]
@@ -727,15 +732,63 @@ class _BaseDiscreteNB(BaseClassifier):
             n_words[order[class_ptr[c]:class_ptr[c + 1]]] = rng.choice(
                 lengths.indices[start:stop], size=class_ptr[c + 1] - class_ptr[c],
                 p=weights / weights.sum())
-        blocks, step = [], max(1, SAMPLE_BLOCK // max(fitted.n_features, 1))
-        for first in range(0, len(y_idx), step):
-            block = slice(first, first + step)
-            p = theta[y_idx[block]] if posterior is None else \
-                dirichlet_draws(posterior[y_idx[block]], rng)
-            blocks.append(sp.csr_matrix(rng.multinomial(n_words[block], p).astype(np.float64)))
+        blocks, drawn = [], []  # CSR blocks of rows, and their row numbers
+        short = 4 * n_words[order] < n_features
+        for c in np.flatnonzero(np.diff(class_ptr)):  # short documents, word by word
+            rows = order[class_ptr[c]:class_ptr[c + 1]][short[class_ptr[c]:class_ptr[c + 1]]]
+            cdf = np.cumsum(theta[c])
+            cdf /= cdf[-1]
+            ends = np.cumsum(n_words[rows])
+            first = 0
+            while first < len(rows):
+                done = ends[first - 1] if first else 0
+                stop = max(first + 1, int(np.searchsorted(ends, done + SAMPLE_BLOCK, "right")))
+                block_rows = rows[first:stop]
+                blocks.append(_draw_words(cdf, n_words[block_rows], n_features, rng,
+                                          None if posterior is None else posterior[c].sum()))
+                drawn.append(block_rows)
+                first = stop
+        long_rows = np.sort(order[~short])  # long documents, every word's count at once
+        step = max(1, SAMPLE_BLOCK // max(n_features, 1))
+        for first in range(0, len(long_rows), step):
+            block_rows = long_rows[first:first + step]
+            p = theta[y_idx[block_rows]] if posterior is None else \
+                dirichlet_draws(posterior[y_idx[block_rows]], rng)
+            blocks.append(sp.csr_matrix(rng.multinomial(n_words[block_rows], p)
+                                        .astype(np.float64)))
+            drawn.append(block_rows)
         if not blocks:
-            return sp.csr_matrix((0, fitted.n_features))
-        return sp.vstack(blocks, format="csr")
+            return sp.csr_matrix((0, n_features))
+        X, drawn = sp.vstack(blocks, format="csr"), np.concatenate(drawn)
+        # (the rows are in order when every document is long: no copy to put them so)
+        return X if (drawn[1:] > drawn[:-1]).all() else X[np.argsort(drawn)]
+
+
+def _draw_words(cdf, n_words, n_features, rng, urn=None):
+    """CSR counts of documents of ``n_words`` words each, drawn one by one from the word
+    distribution whose cumulative sums are ``cdf``: a multinomial draw. With ``urn`` (the sum
+    A of a Dirichlet's parameters a, whose normalised a is the distribution), the words follow
+    the Polya urn instead (the Dirichlet-multinomial): a document's word t (from 0) is a new
+    draw from a / A with probability A / (A + t), else a copy of one of its t words before,
+    each as likely, so that word k comes with probability (a_k + n_k) / (A + t)."""
+    total = int(n_words.sum())
+    starts = np.repeat(np.cumsum(n_words) - n_words, n_words)  # each word's document's first
+    words = np.searchsorted(cdf, rng.random(total), side="right")
+    if urn is not None:
+        position = np.arange(total) - starts  # t, within its document
+        copy = rng.random(total) * (urn + position) >= urn  # (never at t = 0)
+        source = np.arange(total)
+        source[copy] = starts[copy] + rng.integers(position[copy])
+        while True:  # each copied word follows the words it copies to a new draw (doubling)
+            further = source[source]
+            if np.array_equal(further, source):
+                break
+            source = further
+        words = words[source]
+    documents = np.repeat(np.arange(len(n_words)), n_words)
+    X = sp.csr_matrix((np.ones(total), (documents, words)), shape=(len(n_words), n_features))
+    X.sum_duplicates()
+    return X
 
 
 def _list_csr(X, rows, class_ptr, weights, binarize, threshold, class_count, lengths, n_threads):

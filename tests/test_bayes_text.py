@@ -6,6 +6,7 @@ sequential product of one-step predictives (which is log_evidence_), numerical i
 the Beta posterior and scipy's Dirichlet-multinomial of one draw (BernoulliNB's and
 CategoricalNB's predictive, which is their plug-in), and the moments of the Dirichlet and Beta
 posteriors (the draws)."""
+import itertools
 import pickle
 
 import mpmath
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
 from scipy.integrate import quad
 from scipy.special import gammaln, logsumexp
 from scipy.stats import beta as beta_dist
@@ -517,6 +519,35 @@ def test_unsmoothed_bernoulli_with_a_class_not_seen_yet_is_quiet():
     with np.errstate(all="raise"):
         model = BernoulliNB(alpha=0.0).partial_fit(X, [0, 1, 2, 2], classes=[0, 1, 2, 3])
         assert_array_equal(model.predict(X), [0, 1, 2, 2])
+
+
+@pytest.mark.parametrize("predictive", [False, True])
+def test_sample_of_documents_shorter_than_the_vocabulary(predictive):
+    """Documents of fewer words than a quarter of the vocabulary are drawn word by word (the
+    Polya urn for the predictive): the counts of 2-word documents over 10 words follow the
+    multinomial's, or the Dirichlet-multinomial's, exact probabilities (chi-square over the 55
+    outcomes), and the predictive's refute the multinomial. Long documents of another class
+    (6 words, drawn all at once) come back in the rows asked for."""
+    X = np.zeros((5, 10))
+    np.add.at(X, ([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 9]), 1)  # class 0: 2 words a document
+    X[[3, 4], :6] = 1
+    y = np.array([0, 0, 0, 1, 1])
+    model = MultinomialNB(alpha=0.7, predictive=predictive).fit(X, y)
+    asked = np.tile([0, 0, 1], 30000)
+    docs, labels = model.sample(y=asked, random_state=5)
+    docs = docs.toarray().astype(np.int64)
+    assert_array_equal(labels, asked)
+    assert_array_equal(docs.sum(axis=1), np.where(asked == 0, 2, 6))
+    short = docs[asked == 0]
+    a = X[y == 0].sum(axis=0) + 0.7
+    outcomes = [o for o in itertools.product(range(3), repeat=10) if sum(o) == 2]
+    observed = [np.sum((short == o).all(axis=1)) for o in outcomes]
+    multinomial = [stats.multinomial.pmf(o, 2, a / a.sum()) for o in outcomes]
+    polya = [stats.dirichlet_multinomial.pmf(o, a, 2) for o in outcomes]
+    expected = polya if predictive else multinomial
+    assert stats.chisquare(observed, np.multiply(expected, len(short))).pvalue > 1e-4
+    if predictive:
+        assert stats.chisquare(observed, np.multiply(multinomial, len(short))).pvalue < 1e-9
 
 
 def test_sample_of_a_predictive_multinomial_nb_draws_polya_documents():
