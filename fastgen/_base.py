@@ -221,8 +221,7 @@ def partial_fit_classes(classes):
     if len({isinstance(c, str) for c in given}) > 1:
         raise ValueError(f"Mix of label input types (string and number); Got "
                          f"{np.unique(labels.astype(str))}.")
-    check_label_values(labels, "classes")
-    return check_classes(sorted_labels(np.unique, labels))
+    return check_classes(sorted_labels(np.unique, check_label_values(labels, "classes")))
 
 
 def class_prior(class_count, priors):

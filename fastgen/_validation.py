@@ -7,6 +7,9 @@ single-row call stays cheap.
 """
 from __future__ import annotations
 
+import datetime
+import decimal
+import fractions
 import numbers
 import sys
 import warnings
@@ -392,14 +395,35 @@ def check_y(y, n_samples, estimator_name=None):
             f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
             f"{y.shape[0]}]"
         )
-    check_label_values(y, "y")
-    return y
+    return check_label_values(y, "y")
+
+
+# Labels in an object array are of these types, NumPy's scalars, or times (pandas' among them);
+# a subclass of str, bytes, int or float is read as its value of the plain type, other types are
+# refused: sorting and looking up labels trusts their comparisons (encode_labels checks that no
+# code is beyond the classes, which the kernels index with).
+_PLAIN_LABELS = (str, bytes, int, float, bool, decimal.Decimal, fractions.Fraction)
+_BASE_VALUE = ((str, str.__str__), (bytes, lambda v: bytes.__getitem__(v, slice(None))),
+               (int, int.__int__), (float, float.__float__))
+
+
+def _plain_label(v, name):
+    kind = type(v)
+    if kind in _PLAIN_LABELS or (isinstance(v, np.generic) and kind.__module__ == "numpy") or \
+            isinstance(v, (datetime.date, datetime.timedelta)):
+        return v
+    for base, value in _BASE_VALUE:
+        if isinstance(v, base):
+            return value(v)
+    raise ValueError(f"Unknown label type in {name}: {kind.__name__}. Labels are strings, "
+                     "bytes, numbers, booleans or times.")
 
 
 def check_label_values(labels, name):
-    """Refuse what cannot be a class label in a 1-D array (``name`` says whose): complex
-    numbers, NaN, infinity, missing values (None, pandas' NA, NaT), and floats with a
-    fractional part (continuous targets)."""
+    """``labels`` (a 1-D array) checked as class labels (``name`` says whose), and returned:
+    refused are complex numbers, NaN, infinity, missing values (None, pandas' NA, NaT), floats
+    with a fractional part (continuous targets) and, in an object array, labels of other types
+    than _PLAIN_LABELS; their subclasses there are read as plain values (a copy)."""
     if labels.dtype.kind in "Mm" and np.isnat(labels).any():
         raise ValueError(f"Input {name} contains NaT (a missing label).")
     if labels.dtype.kind == "c":
@@ -413,12 +437,22 @@ def check_label_values(labels, name):
             raise ValueError("Unknown label type: continuous. Classification targets must be "
                              "discrete labels (integers, strings or other hashables).")
     elif labels.dtype.kind == "O":
-        for v in labels:
-            if isinstance(v, (float, np.floating)) and not np.isfinite(v):
-                raise ValueError(f"Input {name} contains NaN or infinity.")
+        plain = None
+        for i, v in enumerate(labels):
             if v is None or type(v).__name__ in ("NAType", "NaTType") or (
                     isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v)):
                 raise ValueError(f"Input {name} contains a missing label ({v!r}).")
+            if isinstance(v, (complex, np.complexfloating)):
+                raise ValueError(f"Complex data not supported in {name}")
+            value = _plain_label(v, name)
+            if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+                raise ValueError(f"Input {name} contains NaN or infinity.")
+            if value is not v:
+                if plain is None:
+                    plain = labels.copy()
+                plain[i] = value
+        return labels if plain is None else plain
+    return labels
 
 
 def label_codes(labels, classes):
@@ -440,9 +474,13 @@ def encode_labels(y):
     with few distinct values (0.4 ms for 10,000 labels). Integers of a compact range are counted
     (linear time); anything else is sorted once and looked up."""
     classes, codes = _distinct(y)
-    if codes is not None:
-        return classes, codes
-    return classes, np.searchsorted(classes, y).astype(np.intp, copy=False)
+    if codes is None:
+        codes = np.searchsorted(classes, y).astype(np.intp, copy=False)
+        # (labels whose comparisons are no order would give codes the kernels cannot index)
+        if codes.size and not codes.max() < len(classes):
+            raise ValueError("The labels do not compare as an order does (a label sorts after "
+                             "every class found).")
+    return classes, codes
 
 
 def distinct_labels(y):

@@ -16,6 +16,7 @@ subprocess (``run_isolated``) so that the rest of the file still reports.
 FASTGEN_HYPOTHESIS_EXAMPLES raises the example count for a deeper (slower) run.
 """
 
+import datetime
 import faulthandler
 import functools
 import os
@@ -992,6 +993,59 @@ def test_odd_classes_in_first_partial_fit(case, classes):
         check_model(est, [case.X], f"partial_fit(classes={classes!r})")
         # announced classes without data must not give NaN posteriors either
         raised, _ = assert_clean(lambda: est.sample(3, random_state=0), what="sample")
+
+
+class _AlwaysEqual(str):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+def _random_order(base):
+    """A subclass of ``base`` whose order comparisons answer at random (no order at all)."""
+    coin = np.random.default_rng(0)
+    answer = lambda self, other: bool(coin.random() < 0.5)  # noqa: E731
+    return type(f"Random{base.__name__.title()}", (base,),
+                {name: answer for name in ("__lt__", "__le__", "__gt__", "__ge__")} |
+                {"__hash__": base.__hash__})
+
+
+@by_case
+@pytest.mark.parametrize("kind", ["frozenset", "always_equal", "random_order_str",
+                                  "random_order_date"])
+def test_labels_that_do_not_compare_as_values_do(case, kind):
+    """Labels whose comparisons are no order gave codes beyond the classes, and the kernels
+    wrote past their arrays (an abort or a segfault), or dropped or repeated classes. A subclass
+    of str is read as its characters; a type that is no label (frozenset) is refused; a time
+    (kept as it is, as pandas' are) must at least never reach a kernel with such codes."""
+    names = np.array(["a", "b", "c"])[case.y]
+    plain = case.fitted() if kind == "random_order_date" else case.make().fit(case.X, names)
+    y = names.astype(object)
+    if kind == "frozenset":
+        y[:] = [frozenset({i % 3, 5}) if i % 2 else frozenset({i % 3}) for i in range(len(y))]
+    elif kind == "always_equal":
+        y[::2] = [_AlwaysEqual(v) for v in y[::2]]
+    elif kind == "random_order_str":
+        y[:] = [_random_order(str)(v) for v in y]
+    else:
+        day = _random_order(datetime.date)
+        y[:] = [day(2020, 1, 1 + int(v)) for v in case.y]
+    raised, model = assert_clean(lambda: case.make().fit(case.X, y), what=f"{kind} labels")
+    if kind == "frozenset":
+        assert raised is not None and "Unknown label type in y: frozenset" in str(raised)
+    elif kind != "random_order_date":
+        assert raised is None and type(model.classes_[0]) is str
+        np.testing.assert_array_equal(model.classes_, ["a", "b", "c"])
+        np.testing.assert_array_equal(model.predict_proba(case.X), plain.predict_proba(case.X))
+    for kind_of_call in ("partial_fit", "score"):
+        est = case.make().fit(case.X, names) if kind_of_call == "score" else case.make()
+        call = (lambda: est.score(case.X, y)) if kind_of_call == "score" else \
+            (lambda: est.partial_fit(case.X, y, classes=y))
+        assert_clean(call, what=f"{kind_of_call} with {kind} labels")
 
 
 # ---------------------------------------------------------------------------------------
