@@ -787,8 +787,13 @@ class BaseClassifier(BaseEstimator):
         """The validated hyperparameters (``_check_params``) and, as ``hyper["params"]``, the
         constructor parameters they come from: what the snapshot's files and pickles record, even
         after a ``set_params`` that the snapshot could not follow."""
+        given = self.get_params()
         hyper = self._check_params(n_classes, X, fitted)
-        hyper["params"] = {name: copy.copy(value) for name, value in self.get_params().items()}
+        if any(value is not given[name] for name, value in self.get_params().items()):
+            raise ValueError("A hyperparameter was changed while the hyperparameters were "
+                             "validated (set_params from another thread, or a value's own method "
+                             "calling it): the model would record other values than it uses.")
+        hyper["params"] = {name: copy.copy(value) for name, value in given.items()}
         return hyper
 
     def _rederived(self, fitted, **changes):

@@ -19,7 +19,7 @@ import numpy as np
 from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
-from ._validation import ConvergenceWarning, invalid_parameter, real_in
+from ._validation import ConvergenceWarning, invalid_parameter, plain_choice, real_in
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
@@ -776,9 +776,9 @@ def check_prior_strength(model, n_features):
     allowed = (f"a float in the range (0, {MAX_STRENGTH:g}], a pair (kappa0, nu0) of them or "
                '"evidence"')
     if isinstance(value, str):
-        if value != "evidence":
+        if plain_choice(value, ("evidence",)) is None:
             raise invalid_parameter(model, "prior_strength", allowed)
-        return value
+        return "evidence"
 
     def real(v):
         return real_in(v, 0.0, MAX_STRENGTH, above=True) is not None

@@ -38,7 +38,38 @@ def invalid_parameter(estimator, name, allowed):
     ``allowed``, in scikit-learn's words: "The 'alpha' parameter of MultinomialNB must be a
     float in the range [0.0, 1e+100]. Got -1 instead." """
     return InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
-                                 f"{allowed}. Got {getattr(estimator, name)!r} instead.")
+                                 f"{allowed}. Got {short_repr(getattr(estimator, name))} instead.")
+
+
+def short_repr(value, limit=80):
+    """repr of a user's value for an error message: shortened, and never the value's own error
+    (a hostile __repr__ must not hide the real one)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def plain_choice(value, options):
+    """``value`` as the exact str among ``options`` that it is, else None. A subclass of str
+    counts as its characters only if it also compares (==, !=) and hashes as they do against
+    every option: what reads the parameter later compares it again, and its methods may say
+    anything (an __eq__ always true passed as every option)."""
+    if not isinstance(value, str):
+        return None
+    plain = str.__str__(value)  # the characters (a subclass's own __str__ is not called)
+    if plain not in options:
+        return None
+    if type(value) is not str:
+        try:
+            if hash(value) != hash(plain) or any(
+                    bool(value == o) != (plain == o) or bool(value != o) != (plain != o)
+                    for o in options):
+                return None
+        except Exception:  # noqa: BLE001 -- a comparison that raises is no answer either
+            return None
+    return plain
 
 
 def real_in(value, low, high, *, above=False):

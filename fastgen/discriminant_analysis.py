@@ -66,7 +66,7 @@ from ._gaussian import (
 )
 from ._state import (CLASSES, FEATURES, Field, fitted_attribute, float64_parameter, parameter,
                      readonly)
-from ._validation import check_bool, check_is_fitted, invalid_parameter, real_in
+from ._validation import check_bool, check_is_fitted, invalid_parameter, plain_choice, real_in
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -1149,8 +1149,8 @@ default=None
         """The covariance kind is fixed by the first fit (it decides the statistics), and "auto"
         shrinkage needs the higher moments, which are kept from a first fit with "auto" on (as
         long as the statistics have them: a merge with a model without them drops them)."""
-        kind = self.covariance
-        if not isinstance(kind, str) or kind not in COVARIANCES:
+        kind = plain_choice(self.covariance, COVARIANCES)
+        if kind is None:
             raise invalid_parameter(self, "covariance",
                                     f"a str among {{{', '.join(map(repr, COVARIANCES))}}}")
         fitted_kind = None if fitted is None or fitted.hyper is None else \
@@ -1158,15 +1158,17 @@ default=None
         if fitted_kind is not None and kind != fitted_kind:
             raise ValueError(f"covariance was changed from {fitted_kind!r} to {kind!r} after "
                              "fitting; call fit to start again.")
-        if fitted is None:
-            higher = kind == "full" and self.shrinkage == "auto"
-        else:
-            higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
         shrinkage = self.shrinkage
         allowed = "a str among {'auto'}, a float in the range [0.0, 1.0] or None"
         if isinstance(shrinkage, str):
-            if shrinkage != "auto":
+            shrinkage = plain_choice(shrinkage, ("auto",))
+            if shrinkage is None:
                 raise invalid_parameter(self, "shrinkage", allowed)
+        if fitted is None:
+            higher = kind == "full" and isinstance(shrinkage, str)
+        else:
+            higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
+        if isinstance(shrinkage, str):  # "auto"
             if kind != "full":
                 raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
             if not higher:

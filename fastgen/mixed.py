@@ -28,7 +28,7 @@ from ._frame import (
     sampled_frame,
 )
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
-from ._validation import check_bool, invalid_parameter, real_in
+from ._validation import check_bool, invalid_parameter, plain_choice, real_in
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -172,9 +172,8 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
             if hasattr(X, "dtypes") and hasattr(X, "columns"):
                 return [_infer_kind(dtype) for dtype in X.dtypes]
             return ["gaussian"] * n_features
-        types = list(self.feature_types)
-        if len(types) != n_features or any(not isinstance(t, str) or t not in KINDS
-                                           for t in types):
+        types = [plain_choice(t, KINDS) for t in self.feature_types]
+        if len(types) != n_features or None in types:
             raise ValueError(f"feature_types must give one of {KINDS} for each of the "
                              f"{n_features} columns, got {self.feature_types!r}.")
         return types
@@ -281,7 +280,7 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         check_bool(self, "predictive")
         for name in ("alpha", "var_smoothing"):
             value = getattr(self, name)
-            if name == "alpha" and isinstance(value, str) and value == "evidence":
+            if name == "alpha" and plain_choice(value, ("evidence",)):
                 continue  # (each part's own search)
             if real_in(value, 0.0, MAX_SMOOTHING) is None:
                 raise invalid_parameter(self, name, f"a float in the range [0.0, "

@@ -83,7 +83,14 @@ from ._state import (
     statistic,
     zeros,
 )
-from ._validation import check_bool, invalid_parameter, label_repr, real_in, rechecked
+from ._validation import (
+    check_bool,
+    invalid_parameter,
+    label_repr,
+    plain_choice,
+    real_in,
+    rechecked,
+)
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
 
@@ -177,8 +184,8 @@ def check_alpha(model, n_features, evidence=True):
     allowed = f"a float in the range [0.0, {MAX_SMOOTHING:g}]" + (
         "" if n_features is None else " or an array-like") + (' or "evidence"' if evidence else "")
     if isinstance(alpha, (str, bool, np.bool_)):
-        if evidence and isinstance(alpha, str) and alpha == "evidence":
-            return alpha
+        if evidence and plain_choice(alpha, ("evidence",)):
+            return "evidence"
         raise invalid_parameter(model, "alpha", allowed)
     if isinstance(alpha, numbers.Real):
         alpha = real_in(alpha, 0.0, MAX_SMOOTHING)
@@ -426,8 +433,8 @@ def dirichlet_draws(shape, rng, starts=None):
 
 
 def check_handle_unknown(model):
-    value = model.handle_unknown
-    if not isinstance(value, str) or value not in ("error", "ignore"):
+    value = plain_choice(model.handle_unknown, ("error", "ignore"))
+    if value is None:
         raise invalid_parameter(model, "handle_unknown", "a str among {'error', 'ignore'}")
     return value
 
@@ -2496,7 +2503,10 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
             self._n_threads_for(X.size * out.shape[1]))
         if fractional or (unknown and params.handle_unknown == "error"):
             largest = self._scan(X)  # raises for fractional codes; names the unknown feature
-            j = np.flatnonzero(largest >= params.n_categories)[0]
+            unknown = np.flatnonzero(largest >= params.n_categories)
+            if not len(unknown):  # (another thread wrote the code the kernel read, and back)
+                _checks.raise_x_changed()
+            j = unknown[0]
             raise ValueError(
                 f"Feature {j} has a category ({largest[j]}) not seen in training (it has "
                 f"{params.n_categories[j]} categories). Use handle_unknown='ignore' to "

@@ -40,7 +40,7 @@ from ._base import BaseEstimator
 from ._core import _text
 from ._core._openmp import effective_n_threads
 from ._persist import _ESTIMATORS
-from ._validation import check_is_fitted
+from ._validation import check_is_fitted, plain_choice, short_repr
 
 __all__ = ["DEFAULT_TOKEN_PATTERN", "CountVectorizer", "HashingVectorizer"]
 
@@ -63,15 +63,7 @@ def _own_str(value, what):
         return value
     if isinstance(value, str):
         return str.__str__(value)  # the characters, as an exact str (a subclass's __str__ is not called)
-    raise TypeError(f"{what} returned {type(value).__name__} {_short_repr(value)}; expected str")
-
-
-def _short_repr(value, limit=80):
-    try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__ must not hide the real error
-        text = f"<{type(value).__name__} object>"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    raise TypeError(f"{what} returned {type(value).__name__} {short_repr(value)}; expected str")
 
 
 def _own_feature(value, mode):
@@ -150,7 +142,7 @@ def _check_ngram_range(ngram_range):
     bounds = tuple(_exact_int(n) for n in bounds)
     if len(bounds) != 2 or None in bounds:
         raise TypeError(f"ngram_range must be a tuple (min_n, max_n) of two ints, got "
-                        f"{_short_repr(ngram_range)}")
+                        f"{short_repr(ngram_range)}")
     min_n, max_n = bounds
     ngram_range = bounds
     if min_n < 1:
@@ -164,8 +156,8 @@ def _check_ngram_range(ngram_range):
 
 
 def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices!r}, got {value!r}")
+    if not (value is None and None in choices) and plain_choice(value, choices) is None:
+        raise ValueError(f"{name} must be one of {choices!r}, got {short_repr(value)}")
 
 
 def _check_stop_words(stop_words):
@@ -268,32 +260,33 @@ class _Vectorizer(BaseEstimator):
         _check_choice("input", self.input, ("content", "filename", "file"))
         _check_choice("decode_error", self.decode_error, ("strict", "ignore", "replace"))
         if not isinstance(self.encoding, str):
-            raise TypeError(f"encoding must be a str, got {_short_repr(self.encoding)}")
+            raise TypeError(f"encoding must be a str, got {short_repr(self.encoding)}")
         try:
             text_encoding = codecs.lookup(self.encoding)._is_text_encoding
         except (LookupError, ValueError, TypeError):  # ValueError: an embedded NUL
             text_encoding = None
         if not text_encoding:
-            raise ValueError(f"encoding={_short_repr(self.encoding)} is not a text encoding "
+            raise ValueError(f"encoding={short_repr(self.encoding)} is not a text encoding "
                              "known to Python's codecs")
-        if not (self.strip_accents in (None, "ascii", "unicode") or callable(self.strip_accents)):
+        if not (self.strip_accents is None or callable(self.strip_accents)
+                or plain_choice(self.strip_accents, ("ascii", "unicode"))):
             raise ValueError(f"strip_accents must be None, 'ascii', 'unicode' or a callable, got "
-                             f"{self.strip_accents!r}")
-        if not (self.analyzer in ("word", "char", "char_wb") or callable(self.analyzer)):
+                             f"{short_repr(self.strip_accents)}")
+        if not (callable(self.analyzer) or plain_choice(self.analyzer, ("word", "char", "char_wb"))):
             raise ValueError(f"analyzer must be 'word', 'char', 'char_wb' or a callable, got "
-                             f"{self.analyzer!r}")
+                             f"{short_repr(self.analyzer)}")
         for name in ("preprocessor", "tokenizer"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise TypeError(f"{name} must be None or a callable")
         if self.token_pattern is not None and not isinstance(self.token_pattern, str):
-            raise TypeError(f"token_pattern must be a str or None, got {_short_repr(self.token_pattern)}")
+            raise TypeError(f"token_pattern must be a str or None, got {short_repr(self.token_pattern)}")
         if self.analyzer == "word" and self.tokenizer is None:
             if self.token_pattern is None:
                 raise ValueError("token_pattern=None needs a tokenizer")
             try:
                 pattern = re.compile(self.token_pattern)
             except (re.error, RecursionError, OverflowError, MemoryError) as exc:
-                raise ValueError(f"token_pattern={_short_repr(self.token_pattern)} is not a valid "
+                raise ValueError(f"token_pattern={short_repr(self.token_pattern)} is not a valid "
                                  f"regular expression: {exc}") from None
             if pattern.groups > 1:
                 raise ValueError("More than 1 capturing group in token pattern. Only a single group "
@@ -541,7 +534,7 @@ class _Vectorizer(BaseEstimator):
         params = self.get_params()
         for name in ("analyzer", "preprocessor", "tokenizer", "strip_accents"):
             if callable(params[name]):
-                raise TypeError(f"{name}={_short_repr(params[name])} cannot be saved: a model file "
+                raise TypeError(f"{name}={short_repr(params[name])} cannot be saved: a model file "
                                 "holds no code (pickle the vectoriser instead)")
         if np.dtype(settings.dtype.name) != settings.dtype:
             raise TypeError(f"dtype={settings.dtype!r} cannot be saved: a model file holds a plain "
@@ -558,7 +551,7 @@ class _Vectorizer(BaseEstimator):
         (``transform`` would read the files its documents name)."""
         found = []
         if self.analyzer == "word" and self.token_pattern != DEFAULT_TOKEN_PATTERN:
-            found.append(f"token_pattern={_short_repr(self.token_pattern)} (a regular expression "
+            found.append(f"token_pattern={short_repr(self.token_pattern)} (a regular expression "
                          "can take time exponential in a document's length)")
         if self.input != "content":
             found.append(f"input={self.input!r} (transform would read the files its documents "
@@ -577,7 +570,7 @@ class _Vectorizer(BaseEstimator):
         except (TypeError, ValueError):
             dtype = None
         if dtype is None or dtype.name != name:
-            raise ValueError(f"dtype must name a NumPy dtype, got {_short_repr(name)}")
+            raise ValueError(f"dtype must name a NumPy dtype, got {short_repr(name)}")
         model = cls(**{**params, "dtype": dtype.type})
         model._settings()
         model._load_fitted(fitted)
@@ -790,14 +783,14 @@ def _fitted_vocabulary(vocabulary, what):
     for term, column in items:
         if not isinstance(term, str):
             raise TypeError(f"{what}: terms must be str, got {type(term).__name__} "
-                            f"{_short_repr(term)}")
+                            f"{short_repr(term)}")
         index = _exact_int(column)
         if index is None:
-            raise TypeError(f"{what}: the column of {_short_repr(term)} must be an int, got "
-                            f"{_short_repr(column)}")
+            raise TypeError(f"{what}: the column of {short_repr(term)} must be an int, got "
+                            f"{short_repr(column)}")
         term = str.__str__(term)
         if term in mapping:
-            raise ValueError(f"{what}: duplicate term {_short_repr(term)}")
+            raise ValueError(f"{what}: duplicate term {short_repr(term)}")
         mapping[term] = index
     if not mapping:
         raise ValueError(f"{what}: empty vocabulary passed to fit")
@@ -982,9 +975,9 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             for i, t in enumerate(terms):
                 if not isinstance(t, str):
                     raise TypeError(f"vocabulary terms must be str, got {type(t).__name__} "
-                                    f"{_short_repr(t)}")
+                                    f"{short_repr(t)}")
                 if vocab.setdefault(str.__str__(t), i) != i:
-                    raise ValueError(f"Duplicate term in vocabulary: {_short_repr(t)}")
+                    raise ValueError(f"Duplicate term in vocabulary: {short_repr(t)}")
             vocabulary = vocab
         fitted = _fitted_vocabulary(vocabulary, "vocabulary")
         self.fixed_vocabulary_ = True

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 import fastgen
+from fastgen.text import CountVectorizer, HashingVectorizer
 
 MAX_EXAMPLES = int(os.environ.get("FASTGEN_HYPOTHESIS_EXAMPLES", "15"))
 SETTINGS = settings(
@@ -1046,6 +1047,76 @@ def test_labels_that_do_not_compare_as_values_do(case, kind):
         call = (lambda: est.score(case.X, y)) if kind_of_call == "score" else \
             (lambda: est.partial_fit(case.X, y, classes=y))
         assert_clean(call, what=f"{kind_of_call} with {kind} labels")
+
+
+class _Named(str):
+    """A str subclass that behaves as its characters (as a StrEnum member does)."""
+
+
+_CODES3 = np.random.default_rng(3).integers(0, 3, (40, 3)).astype(np.float64)
+_CHOICES = {
+    "handle_unknown": (lambda v: fastgen.CategoricalNB(handle_unknown=v), "ignore"),
+    "covariance": (lambda v: fastgen.LinearDiscriminantAnalysis(covariance=v), "diagonal"),
+    "shrinkage": (lambda v: fastgen.LinearDiscriminantAnalysis(shrinkage=v), "auto"),
+    "alpha": (lambda v: fastgen.MultinomialNB(alpha=v), "evidence"),
+    "prior_strength": (lambda v: fastgen.GaussianNB(prior_strength=v), "evidence"),
+    "feature_types": (lambda v: fastgen.MixedNB(["gaussian", v, "gaussian"]), "categorical"),
+}
+
+
+@pytest.mark.parametrize("name", list(_CHOICES))
+def test_a_choice_is_the_characters_of_a_str_that_behaves_as_them(name):
+    """A str subclass is the option its characters are only if it also compares and hashes as
+    they do: one that says it equals everything passed every check and then acted as whichever
+    option the code compared it with first (LDA's covariance 'diagonal' fitted as 'full', and
+    its model file refused by load; a MixedNB column read by the wrong part), and such a 'bogus'
+    was accepted. One that behaves (as a StrEnum member does) is its option."""
+    make, value = _CHOICES[name]
+    y = np.arange(len(_CODES3)) % 2
+    expected = make(value).fit(_CODES3, y).predict_proba(_CODES3)
+    np.testing.assert_array_equal(make(_Named(value)).fit(_CODES3, y).predict_proba(_CODES3),
+                                  expected)
+    try:  # (refused where it equals more than one option; else it is the one there is)
+        got = make(_AlwaysEqual(value)).fit(_CODES3, y).predict_proba(_CODES3)
+    except ValueError:
+        assert name in ("handle_unknown", "covariance", "feature_types")
+    else:
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError):
+        make(_AlwaysEqual("bogus")).fit(_CODES3, y)
+
+
+@pytest.mark.parametrize("name, value", [("decode_error", "ignore"), ("strip_accents", "ascii"),
+                                         ("analyzer", "char"), ("input", "content")])
+@pytest.mark.parametrize("Vectorizer", [CountVectorizer, HashingVectorizer])
+def test_a_vectoriser_choice_is_the_characters_of_a_str_that_behaves_as_them(Vectorizer, name,
+                                                                            value):
+    """The vectorisers' choices as the models': 'bogus' in a str that equals everything raised
+    Python's LookupError or KeyError where it was used, and input='content' in one read each
+    document as a file name."""
+    docs = [b"caf\xc3\xa9 au lait \xff", b"th\xc3\xa9"]
+    params = {"decode_error": "ignore"} if name != "decode_error" else {}
+    expected = Vectorizer(**params, **{name: value}).fit_transform(docs)
+    got = Vectorizer(**params, **{name: _Named(value)}).fit_transform(docs)
+    assert (got != expected).nnz == 0
+    for hostile in (_AlwaysEqual(value), _AlwaysEqual("bogus")):
+        with pytest.raises(ValueError, match=name):
+            Vectorizer(**params, **{name: hostile}).fit_transform(docs)
+
+
+def test_a_parameter_changed_while_the_parameters_are_validated_is_refused():
+    """A value whose __float__ calls set_params: the model used the value it validated and
+    recorded the other, so that its model file and its pickle predicted differently."""
+    model = fastgen.MultinomialNB()
+
+    class Sneaky(float):
+        def __float__(self):
+            model.set_params(alpha=50.0)
+            return 1.0
+
+    model.set_params(alpha=Sneaky(1.0))
+    with pytest.raises(ValueError, match="changed while the hyperparameters were validated"):
+        model.fit(COUNTS, Y)
 
 
 # ---------------------------------------------------------------------------------------

@@ -227,6 +227,19 @@ def test_negative_binomial_table_never_read_below_a_feature(module):
     module.jll_diag_dense(bad, A, S, B, T, log_prior, bias, kind, 1, out, 1)
 
 
+def test_an_unknown_category_the_kernel_met_but_no_longer_there_is_x_changed(monkeypatch):
+    """CategoricalNB's kernel reports an unknown code, then names it by scanning X again; when
+    another thread had written the code back, the scan found none, and an IndexError escaped."""
+    from fastgen._core import jll as _jll
+
+    X = np.arange(12).reshape(6, 2) % 3
+    model = fastgen.CategoricalNB().fit(X, np.arange(6) % 2)
+    kernel = _jll.jll_categorical
+    monkeypatch.setattr(_jll, "jll_categorical", lambda *args: (kernel(*args)[0], 1, 0))
+    with pytest.raises(ValueError, match=CHANGED):
+        model.predict_proba(X)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_categorical_codes_are_read_once(dtype):
     """A negative integer code is skipped: the code is read once, so it cannot pass as missing
