@@ -295,13 +295,14 @@ class SemiSupervised(BaseEstimator):
             self.estimator.set_params(**nested)
         return self
 
-    def _checked(self, fitting=True):
+    def _checked(self, fitting=True, estimator=None):
         """The hyperparameters EM runs with, validated (after the estimator): a dict of
         unlabeled_weight, max_iter and tol, as model files hold them. Without ``fitting`` (a
         model file, whose estimator's parameters are ``estimator_``'s, which may have been set
         to predict with the posterior predictive after the fit), the estimator's parameters are
-        not held to what EM can fit with."""
-        estimator = self.estimator
+        not held to what EM can fit with. ``estimator``: the one to check, if not
+        ``self.estimator`` (fit checks the copy it fits, which no other thread can change)."""
+        estimator = self.estimator if estimator is None else estimator
         if not isinstance(estimator, BaseClassifier):
             raise TypeError("SemiSupervised's estimator must be a fastgen classifier (an "
                             "instance, such as MultinomialNB()); got "
@@ -354,13 +355,15 @@ class SemiSupervised(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        params = self._checked()
+        estimator = self.estimator
+        model = type(estimator)(**estimator.get_params(deep=False)) if \
+            isinstance(estimator, BaseClassifier) else estimator
+        params = self._checked(estimator=model)
         lam = params["unlabeled_weight"]
         if is_dask_collection(X) or is_dask_collection(y):
             raise TypeError("SemiSupervised.fit takes in-memory X and y, not dask collections: "
                             "each EM iteration scores and counts every unlabelled row. Compute "
                             "them first, or fit the model itself on dask's labelled rows.")
-        model = type(self.estimator)(**self.estimator.get_params(deep=False))
         effective_n_threads(model.n_threads)
         with self._write_lock(), model._write_lock():
             shell = model._new_shell(X)

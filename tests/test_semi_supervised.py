@@ -944,3 +944,26 @@ def test_set_params_reaches_the_inner_model():
     assert not np.allclose(after.predict_joint_log_proba(X), before)
     _, objective = reference_em([(ALL, _multinomial(0.1))], X, y, w, 0.5, after.n_iter_)
     _assert_rel_close(after.objective_, objective, 1e-9)
+
+
+def test_a_parameter_set_on_the_estimator_during_fit_does_not_reach_em(monkeypatch):
+    """fit checked the estimator's parameters, then copied them again to make the model it fits:
+    another thread's set_params between the two (alpha="evidence", predictive=True, which EM
+    refuses) reached EM. fit now checks the copy it fits (an outside attack forced the
+    interleaving as below)."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, (60, 8)).astype(np.float64)
+    y = np.where(np.arange(60) < 12, np.arange(60) % 2, -1)
+    inner = fastgen.MultinomialNB()
+    checked = fastgen.SemiSupervised._checked
+
+    def racing(self, *args, **kwargs):
+        result = checked(self, *args, **kwargs)
+        inner.set_params(alpha="evidence", predictive=True)  # what another thread may do
+        return result
+
+    monkeypatch.setattr(fastgen.SemiSupervised, "_checked", racing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
+        model = fastgen.SemiSupervised(inner, max_iter=3).fit(X, y)
+    assert model.estimator_.alpha == 1.0 and model.estimator_.predictive is False
