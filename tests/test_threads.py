@@ -368,3 +368,28 @@ def test_without_openmp_everything_is_one_thread():
         pytest.skip("built with OpenMP")
     assert fastgen.effective_n_threads(None) == 1
     assert fastgen.effective_n_threads(8) == 1
+
+
+@needs_openmp
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_runs_the_kernels_on_one_thread():
+    """GNU libgomp's thread pool does not survive a fork: a child of a process whose kernels
+    ran two threads hung forever in its first kernel of two threads (an outside attack; as
+    multiprocessing's "fork" Pool). A forked child now resolves every n_threads to 1, and
+    finishes with the parent's results; the parent keeps its threads."""
+    script = (
+        "import os, sys, faulthandler, numpy as np, fastgen\n"
+        "X = np.random.default_rng(0).normal(size=(20000, 50)); y = np.arange(20000) % 4\n"
+        "expected = fastgen.GaussianNB(n_threads=2).fit(X, y).predict_proba(X)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    faulthandler.dump_traceback_later(60, exit=True)\n"
+        "    got = fastgen.GaussianNB(n_threads=2).fit(X, y).predict_proba(X)\n"
+        "    os._exit(0 if fastgen.effective_n_threads(2) == 1 and np.array_equal(got, expected)"
+        " else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "print(os.waitstatus_to_exitcode(status), fastgen.effective_n_threads(2))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240, env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "2"]
