@@ -155,6 +155,21 @@ def _check_ngram_range(ngram_range):
     return int(min_n), int(max_n)
 
 
+def _decode(doc, input, encoding, decode_error):
+    """A document as str: read from a file for ``input`` 'filename' or 'file'; bytes decoded
+    with ``encoding`` and ``decode_error`` (scikit-learn's decode, of given settings)."""
+    if input == "filename":
+        with open(doc, "rb") as fh:
+            doc = fh.read()
+    elif input == "file":
+        doc = doc.read()
+    if isinstance(doc, bytes):
+        doc = doc.decode(encoding, decode_error)
+    if doc is np.nan:
+        raise ValueError("np.nan is an invalid document, expected byte or unicode string.")
+    return doc
+
+
 def _check_choice(name, value, choices):
     if not (value is None and None in choices) and plain_choice(value, choices) is None:
         raise ValueError(f"{name} must be one of {choices!r}, got {short_repr(value)}")
@@ -247,6 +262,10 @@ class _Settings(NamedTuple):
     n_threads: int
     dtype: np.dtype
     binary: bool
+    lowercase: bool
+    input: str                                 # decode's (exact str): one value for a call,
+    encoding: str                              # whatever set_params another thread calls
+    decode_error: str
     n_columns: int = 0                         # hashing: n_features
     signed: bool = False                       # hashing: alternate_sign
 
@@ -318,22 +337,16 @@ class _Vectorizer(BaseEstimator):
                     [str.encode(w, "utf-8", "surrogatepass") for w in stop])
                 self._stop_table = (stop, stop_table)
         return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
-                         dtype, bool(self.binary))
+                         dtype, bool(self.binary), bool(self.lowercase),
+                         plain_choice(self.input, ("content", "filename", "file")),
+                         str.__str__(self.encoding),
+                         plain_choice(self.decode_error, ("strict", "ignore", "replace")))
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --
     def decode(self, doc):
         """Return the document as str (read from a file for ``input`` 'filename' or 'file';
         bytes decoded with ``encoding`` and ``decode_error``)."""
-        if self.input == "filename":
-            with open(doc, "rb") as fh:
-                doc = fh.read()
-        elif self.input == "file":
-            doc = doc.read()
-        if isinstance(doc, bytes):
-            doc = doc.decode(self.encoding, self.decode_error)
-        if doc is np.nan:
-            raise ValueError("np.nan is an invalid document, expected byte or unicode string.")
-        return doc
+        return _decode(doc, self.input, self.encoding, self.decode_error)
 
     def build_preprocessor(self) -> Callable[[str], str]:
         """Return the function that lowercases and strips accents (or ``preprocessor``)."""
@@ -413,7 +426,8 @@ class _Vectorizer(BaseEstimator):
         return self._analyzer(self._settings())
 
     def _analyzer(self, settings):
-        decode = self.decode
+        def decode(doc):
+            return _decode(doc, settings.input, settings.encoding, settings.decode_error)
         if callable(self.analyzer):
             analyzer = self.analyzer
             return lambda doc: analyzer(decode(doc))
@@ -431,16 +445,18 @@ class _Vectorizer(BaseEstimator):
         return lambda doc: self._word_ngrams(tokenize(preprocess(decode(doc))), stop)
 
     # -- batches for the kernels -----------------------------------------------------------------
-    def _document(self, doc, i):
+    @staticmethod
+    def _document(doc, i, settings):
         """One raw document as str, or a clear error naming it."""
         try:
-            doc = self.decode(doc)
+            doc = _decode(doc, settings.input, settings.encoding, settings.decode_error)
         except UnicodeDecodeError as exc:
-            raise ValueError(f"document {i} cannot be decoded with encoding={self.encoding!r} "
-                             f"(decode_error={self.decode_error!r}): {exc}") from None
+            raise ValueError(f"document {i} cannot be decoded with encoding={settings.encoding!r} "
+                             f"(decode_error={settings.decode_error!r}): {exc}") from None
         if not isinstance(doc, str):
             raise TypeError(f"document {i} is {type(doc).__name__}; documents must be str or bytes"
-                            + (" (or files, with input='file')" if self.input == "content" else ""))
+                            + (" (or files, with input='file')" if settings.input == "content"
+                               else ""))
         return doc
 
     def _batches(self, raw_documents, settings, mode, vocab):
@@ -456,8 +472,7 @@ class _Vectorizer(BaseEstimator):
         call = self._count_batch if fast else self._count_analyzed
         analyze = None if fast else self._analyzer(settings)
         parts, n_docs, batch, chars = [], 0, [], 0
-        content = self.input == "content"
-        lower = self.lowercase
+        content, lower = settings.input == "content", settings.lowercase
 
         def flush():  # the batch so far, counted
             nonlocal n_docs, batch, chars
@@ -466,7 +481,7 @@ class _Vectorizer(BaseEstimator):
 
         for i, doc in enumerate(documents):
             if not (content and type(doc) is str):
-                doc = self._document(doc, i)
+                doc = self._document(doc, i, settings)
             if fast:
                 # the kernel reads exact str only (see _own_str); a subclass's own lower() is
                 # called, as scikit-learn calls it, and only it: a result it left in upper case
@@ -502,7 +517,7 @@ class _Vectorizer(BaseEstimator):
         return n_docs, parts
 
     def _count_batch(self, docs, settings, mode, vocab, lowercase=None):
-        lowercase = bool(self.lowercase) if lowercase is None else lowercase
+        lowercase = settings.lowercase if lowercase is None else lowercase
         counts = _text.count_documents(docs, lowercase, settings.stop_table,
                                        settings.min_n, settings.max_n, _text.MODES[mode], vocab,
                                        settings.n_columns, settings.signed, settings.n_threads)
@@ -735,7 +750,7 @@ class HashingVectorizer(_Vectorizer):
         settings = self._settings()
         n_docs, parts = self._batches(X, settings, "hash", None)
         out = _assemble(parts, n_docs, settings.n_columns, settings.dtype)
-        if self.binary:
+        if settings.binary:
             out.data.fill(1)
         if self.norm is not None:
             if out.dtype not in (np.float32, np.float64):
@@ -1020,7 +1035,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         self._validate_vocabulary()
         if self.fixed_vocabulary_:
             fitted = self._vocabulary
-            if self.lowercase and any(any(map(str.isupper, t)) for t in fitted.mapping):
+            if settings.lowercase and any(any(map(str.isupper, t)) for t in fitted.mapping):
                 warnings.warn("Upper case characters found in vocabulary while 'lowercase' is True. "
                               "These entries will not be matched with any documents", stacklevel=2)
             return self._transform(raw_documents, settings, fitted)
@@ -1029,7 +1044,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         if not len(vocab):
             raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
         X = _assemble(parts, n_docs, len(vocab), settings.dtype)  # columns: first appearance
-        if self.binary:
+        if settings.binary:
             X.data.fill(1)
         high = self.max_df if isinstance(self.max_df, numbers.Integral) else self.max_df * n_docs
         low = self.min_df if isinstance(self.min_df, numbers.Integral) else self.min_df * n_docs
@@ -1098,7 +1113,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         # one state for the whole call: a concurrent fit or assignment publishes a new one
         n_docs, parts = self._batches(raw_documents, settings, "lookup", fitted.table)
         X = _assemble(parts, n_docs, len(fitted.mapping), settings.dtype)
-        if self.binary:
+        if settings.binary:
             X.data.fill(1)
         return X
 

@@ -482,3 +482,25 @@ def test_a_str_subclass_is_lowercased_by_its_own_lower_only():
     assert dict(ours.vocabulary_) == theirs.vocabulary_
     np.testing.assert_array_equal(ours.transform(docs).toarray(),
                                   theirs.transform(docs).toarray())
+
+
+@pytest.mark.parametrize("name, value", [("lowercase", False), ("binary", True),
+                                         ("input", "filename"), ("decode_error", "strict")])
+def test_one_transform_uses_the_parameters_it_started_with(monkeypatch, name, value):
+    """A set_params while transform reads its documents (another thread's, made here by the
+    documents' iterator) mixed two settings in one matrix: the kernel read lowercase again for
+    each batch, and binary, input and the decoding were read live (an outside attack)."""
+    monkeypatch.setattr(ft, "BATCH_DOCS", 8)
+    docs = [b"Hello World hello \xff"] * 40
+    for Vectorizer in (ft.CountVectorizer, ft.HashingVectorizer):
+        vectoriser = Vectorizer(decode_error="ignore").fit(docs)
+        expected = vectoriser.transform(docs)
+
+        def changing():
+            for i, doc in enumerate(docs):
+                if i == 20:
+                    vectoriser.set_params(**{name: value})
+                yield doc
+
+        got = vectoriser.transform(changing())
+        assert (got != expected).nnz == 0, (Vectorizer, name)
