@@ -390,8 +390,7 @@ def jll_linear_csr(
             else:
                 bad_row = _accumulate_csr(acc, X_data, X_indices, start, stop, nnz, table,
                                           n_classes, binarize, threshold, skip_zeros)
-            bad += bad_row
-            _finish_row(acc, &out[i, 0], n_classes, kind)
+            bad += bad_row + _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     changed_during_call(bad)
     return failed
@@ -443,7 +442,7 @@ def jll_linear_dense(
             else:
                 _accumulate_dense(acc, &X[i, 0], n_features, table, n_classes, binarize,
                                   threshold)
-            _finish_row(acc, &out[i, 0], n_classes, kind)
+            bad += _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     changed_during_call(bad)
     return failed
@@ -534,7 +533,7 @@ def jll_categorical(
     cdef intp_t n_samples = X.shape[0], n_features = X.shape[1]
     cdef intp_t n_classes = table.shape[1]
     cdef intp_t i, c
-    cdef intp_t failed = 0, unknown = 0, fractional = 0
+    cdef intp_t failed = 0, unknown = 0, fractional = 0, bad = 0
     cdef intp_t unknown_row, fractional_row
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
@@ -550,8 +549,9 @@ def jll_categorical(
                               &unknown_row, &fractional_row)
             unknown += unknown_row
             fractional += fractional_row
-            _finish_row(acc, &out[i, 0], n_classes, kind)
+            bad += _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(bad)
     return failed, unknown, fractional
 
 

@@ -255,7 +255,7 @@ def jll_diag_dense(
     cdef intp_t n_features = X.shape[1]
     cdef intp_t n_classes = A.shape[1]
     cdef intp_t i, j, c
-    cdef intp_t failed = 0
+    cdef intp_t failed = 0, bad = 0
     cdef double row_const
     cdef double *acc = NULL
     cdef double *xrow = NULL
@@ -297,8 +297,9 @@ def jll_diag_dense(
                     row_const = row_const - lgamma(xrow[j] + 1.0)
                 for c in range(n_classes):
                     acc[c] = acc[c] + row_const
-            _finish_row(acc, &out[i, 0], n_classes, kind)
+            bad += _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(bad)
     return failed
 
 
@@ -370,7 +371,7 @@ def jll_negbin_csr(
             stop = clamped(X_indptr[i + 1], start, nnz)
             bad += _negbin_csr_terms(acc, X_data, X_indices, start, stop, A, S, T,
                                      kind == OUT_JLL, n_classes)
-            _finish_row(acc, &out[i, 0], n_classes, kind)
+            bad += _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
     changed_during_call(bad)
     return failed

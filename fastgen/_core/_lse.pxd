@@ -13,8 +13,12 @@ cdef enum:
     OUT_PROBA = 2      # P(y=c | x)
 
 
-cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int kind) noexcept nogil:
-    """Write acc (jll of one row) to out as jll, log-posterior or posterior.
+cdef inline int _finish_row(double *acc, floating *out, intp_t n_classes, int kind) noexcept nogil:
+    """Write acc (jll of one row) to out as jll, log-posterior or posterior. Returns 1 for a row
+    to normalise that holds NaN, else 0: the kernels that score X itself count those and raise
+    (a NaN there means X changed during the call: _guard.pxd); the kernels that finish what
+    NumPy computed (LDA, QDA) ignore it, their rows with missing values being NaN until they are
+    scored apart.
 
     A row whose every entry is -inf (no class can produce it) gets the uniform posterior; a row with
     +inf entries shares the mass equally among them. Neither happens with smoothing alpha > 0.
@@ -22,11 +26,13 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
     cdef intp_t c
     cdef double m = -INFINITY, s = 0.0, log_s
     cdef intp_t n_top = 0
+    cdef bint nan = False
     if kind == OUT_JLL:
         for c in range(n_classes):
             out[c] = <floating> acc[c]
-        return
+        return 0
     for c in range(n_classes):
+        nan |= acc[c] != acc[c]
         if acc[c] > m:
             m = acc[c]
     if m == -INFINITY or m == INFINITY:
@@ -45,7 +51,7 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
             s += acc[c]
         for c in range(n_classes):
             out[c] = <floating> (acc[c] / s)
-        return
+        return nan
     else:
         for c in range(n_classes):
             s += exp(acc[c] - m)
@@ -58,3 +64,4 @@ cdef inline void _finish_row(double *acc, floating *out, intp_t n_classes, int k
     else:
         for c in range(n_classes):
             out[c] = <floating> exp(acc[c])
+    return nan

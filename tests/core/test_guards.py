@@ -227,6 +227,27 @@ def test_negative_binomial_table_never_read_below_a_feature(module):
     module.jll_diag_dense(bad, A, S, B, T, log_prior, bias, kind, 1, out, 1)
 
 
+@pytest.mark.parametrize("module", JLL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("kind", [1, 2], ids=["log_proba", "proba"])
+def test_a_nan_written_into_x_after_its_check_is_never_a_posterior(module, kind):
+    """NaN written by another thread into a dense row that was checked (an outside attack):
+    a row of NaN joint log-likelihoods became the posterior 0 for every class, a row with one
+    a NaN posterior. The kernels that score X itself count a row they normalise holding NaN
+    and raise (the joint log-likelihoods are written as they are)."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, (30, 6)).astype(np.float64)
+    model = fastgen.MultinomialNB().fit(X, np.arange(30) % 3)
+    params = model._params_of(model._fitted)
+    for rows, cols in [(3, slice(None)), (5, 2)]:
+        bad = X.copy()
+        bad[rows, cols] = np.nan
+        out = np.empty((30, 3))
+        with pytest.raises(ValueError, match=CHANGED):
+            module.jll_linear_dense(bad, params.table, params.bias, False, 0.0, kind, out, 1)
+        module.jll_linear_dense(bad, params.table, params.bias, False, 0.0, 0, out, 1)
+        assert np.isnan(out[rows]).any()
+
+
 def test_an_unknown_category_the_kernel_met_but_no_longer_there_is_x_changed(monkeypatch):
     """CategoricalNB's kernel reports an unknown code, then names it by scanning X again; when
     another thread had written the code back, the scan found none, and an IndexError escaped."""
