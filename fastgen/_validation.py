@@ -7,9 +7,8 @@ single-row call stays cheap.
 """
 from __future__ import annotations
 
-import datetime
 import decimal
-import fractions
+import math
 import numbers
 import sys
 import warnings
@@ -429,32 +428,43 @@ def check_y(y, n_samples, estimator_name=None):
     return check_label_values(y, "y")
 
 
-# Labels in an object array are of these types, NumPy's scalars, or times (pandas' among them);
-# a subclass of str, bytes, int or float is read as its value of the plain type, other types are
-# refused: sorting and looking up labels trusts their comparisons (encode_labels checks that no
-# code is beyond the classes, which the kernels index with).
-_PLAIN_LABELS = (str, bytes, int, float, bool, decimal.Decimal, fractions.Fraction)
+# Labels in an object array are of these types, or of a type that NumPy, pandas or the standard
+# library's datetime, decimal, fractions and uuid modules define (times, periods, intervals,
+# UUIDs: ordered as values are); a subclass of str, bytes, int or float is read as its value of
+# the plain type, and other types are refused. Sorting and looking up labels trusts their
+# comparisons; encode_labels also checks that no code is beyond the classes, which the kernels
+# index with.
+_PLAIN_LABELS = frozenset((str, bytes, int, float, bool))
+_LABEL_MODULES = frozenset(("numpy", "pandas", "datetime", "decimal", "fractions", "uuid"))
+_CHECKED_AT_ONCE = frozenset((str, bytes, int, bool))  # none is missing, NaN or a subclass
 _BASE_VALUE = ((str, str.__str__), (bytes, lambda v: bytes.__getitem__(v, slice(None))),
                (int, int.__int__), (float, float.__float__))
+_VALUED = (float, np.floating, decimal.Decimal, np.datetime64, np.timedelta64)  # NaN, NaT
 
 
-def _plain_label(v, name):
-    kind = type(v)
-    if kind in _PLAIN_LABELS or (isinstance(v, np.generic) and kind.__module__ == "numpy") or \
-            isinstance(v, (datetime.date, datetime.timedelta)):
-        return v
+def _plain_kind(kind, name):
+    """How labels of type ``kind`` are read: None (as they are) or the function giving their
+    plain value; a ValueError for a type that is no label (a missing value among them)."""
+    if kind is type(None) or kind.__name__ in ("NAType", "NaTType"):
+        raise ValueError(f"Input {name} contains a missing label "
+                         f"({'None' if kind is type(None) else kind.__name__[:-4]}).")
+    if issubclass(kind, (complex, np.complexfloating)):
+        raise ValueError(f"Complex data not supported in {name}")
+    if kind in _PLAIN_LABELS or kind.__module__.partition(".")[0] in _LABEL_MODULES:
+        return None
     for base, value in _BASE_VALUE:
-        if isinstance(v, base):
-            return value(v)
+        if issubclass(kind, base):
+            return value
     raise ValueError(f"Unknown label type in {name}: {kind.__name__}. Labels are strings, "
-                     "bytes, numbers, booleans or times.")
+                     "bytes, numbers, booleans, times or other values NumPy and pandas order.")
 
 
 def check_label_values(labels, name):
     """``labels`` (a 1-D array) checked as class labels (``name`` says whose), and returned:
-    refused are complex numbers, NaN, infinity, missing values (None, pandas' NA, NaT), floats
-    with a fractional part (continuous targets) and, in an object array, labels of other types
-    than _PLAIN_LABELS; their subclasses there are read as plain values (a copy)."""
+    refused are complex numbers, NaN and infinity (also Decimal's), missing values (None,
+    pandas' NA, NaT), floats with a fractional part (continuous targets) and, in an object
+    array, labels of other types than _PLAIN_LABELS and _LABEL_MODULES' (judged once a type);
+    a subclass of str, bytes, int or float there is read as its plain value (in a copy)."""
     if labels.dtype.kind in "Mm" and np.isnat(labels).any():
         raise ValueError(f"Input {name} contains NaT (a missing label).")
     if labels.dtype.kind == "c":
@@ -468,21 +478,23 @@ def check_label_values(labels, name):
             raise ValueError("Unknown label type: continuous. Classification targets must be "
                              "discrete labels (integers, strings or other hashables).")
     elif labels.dtype.kind == "O":
-        plain = None
-        for i, v in enumerate(labels):
-            if v is None or type(v).__name__ in ("NAType", "NaTType") or (
-                    isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v)):
-                raise ValueError(f"Input {name} contains a missing label ({v!r}).")
-            if isinstance(v, (complex, np.complexfloating)):
-                raise ValueError(f"Complex data not supported in {name}")
-            value = _plain_label(v, name)
-            if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        kinds = set(map(type, labels))
+        if kinds <= _CHECKED_AT_ONCE:  # (the common case: one pass in C)
+            return labels
+        read = {kind: _plain_kind(kind, name) for kind in kinds}
+        if any(read.values()):
+            plain = np.empty(len(labels), dtype=object)
+            plain[:] = [v if read[type(v)] is None else read[type(v)](v) for v in labels]
+            labels, kinds = plain, set(map(type, plain))
+        valued = tuple(kind for kind in kinds if issubclass(kind, _VALUED))
+        for v in (labels if valued else ()):
+            if not isinstance(v, valued):
+                continue
+            if isinstance(v, (np.datetime64, np.timedelta64)):
+                if np.isnat(v):
+                    raise ValueError(f"Input {name} contains a missing label ({v!r}).")
+            elif not math.isfinite(v):
                 raise ValueError(f"Input {name} contains NaN or infinity.")
-            if value is not v:
-                if plain is None:
-                    plain = labels.copy()
-                plain[i] = value
-        return labels if plain is None else plain
     return labels
 
 

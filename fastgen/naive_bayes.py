@@ -469,6 +469,9 @@ LENGTH_FIELDS = ("length_class", "length", "length_weight")
 MAX_LENGTH_ENTRIES = 2**16
 MAX_LENGTH = 2**53  # longer documents are counted at this length (float64 integers end there)
 SAMPLE_BLOCK = 2**21  # sample draws the counts of this many (row, word) pairs at a time
+# sample draws short documents word by word from vocabularies of this many words: in smaller
+# ones, putting the rows back in the order asked for costs what drawing words saves
+SAMPLE_WORDS_FROM = 512
 
 
 def length_counts(stats, n_classes):
@@ -717,11 +720,13 @@ class _BaseDiscreteNB(BaseClassifier):
         document's word distribution is first drawn from the class's posterior Dirichlet, so
         that the documents follow the Polya predictive the model scores with.
 
-        A document of fewer words than a quarter of the vocabulary draws them one by one
+        A document of fewer words than an eighth of the vocabulary (of SAMPLE_WORDS_FROM words
+        or more) draws them one by one
         (``_draw_words``), a longer one its counts of every word at once (NumPy's multinomial,
         after a Dirichlet draw for the predictive), so that none costs more than about its
-        length or the vocabulary's (a word drawn alone costs 2-4 counts drawn at once:
-        bench/README). Both work in blocks of at most about SAMPLE_BLOCK words or counts."""
+        length or the vocabulary's (a word drawn alone costs 2-8 counts drawn at once, more in
+        larger vocabularies: bench/README). Both work in blocks of about SAMPLE_BLOCK words or
+        counts (a longer document is a block of its own)."""
         theta = self._word_probabilities(fitted)
         theta = theta / theta.sum(axis=1, keepdims=True)
         posterior = (self._dense_counts(fitted) + smoothing(self, fitted)
@@ -740,7 +745,7 @@ class _BaseDiscreteNB(BaseClassifier):
                 lengths.indices[start:stop], size=class_ptr[c + 1] - class_ptr[c],
                 p=weights / weights.sum())
         blocks, drawn = [], []  # CSR blocks of rows, and their row numbers
-        short = 4 * n_words[order] < n_features
+        short = (8 * n_words[order] < n_features) & (n_features >= SAMPLE_WORDS_FROM)
         for c in np.flatnonzero(np.diff(class_ptr)):  # short documents, word by word
             rows = order[class_ptr[c]:class_ptr[c + 1]][short[class_ptr[c]:class_ptr[c + 1]]]
             cdf = np.cumsum(theta[c])
@@ -767,6 +772,7 @@ class _BaseDiscreteNB(BaseClassifier):
         if not blocks:
             return sp.csr_matrix((0, n_features))
         X, drawn = sp.vstack(blocks, format="csr"), np.concatenate(drawn)
+        blocks.clear()  # (freed before the rows are put in order)
         # (the rows are in order when every document is long: no copy to put them so)
         return X if (drawn[1:] > drawn[:-1]).all() else X[np.argsort(drawn)]
 
@@ -1977,17 +1983,18 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                 Field("feature_count_", (CLASSES, FEATURES)))
 
     def _check_params(self, n_classes, X, fitted):
-        evidence = isinstance(self.alpha, str) and self.alpha == "evidence"
-        for name, value in (("alpha", 1.0 if evidence else self.alpha), ("beta", self.beta)):
-            if real_in(value, 0.0, MAX_SMOOTHING) is None:
+        evidence = plain_choice(self.alpha, ("evidence",)) is not None
+        alpha = "evidence" if evidence else real_in(self.alpha, 0.0, MAX_SMOOTHING)
+        beta = real_in(self.beta, 0.0, MAX_SMOOTHING)
+        for name, value in (("alpha", alpha), ("beta", beta)):
+            if value is None:
                 raise invalid_parameter(self, name, f"a float in the range [0.0, "
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))
-        if evidence and self.beta == 0:
+        if evidence and beta == 0:
             raise ValueError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 is an '
                              "improper prior, without a marginal likelihood).")
-        alpha = "evidence" if evidence else float(self.alpha)
-        return {"alpha": alpha, "beta": float(self.beta),
+        return {"alpha": alpha, "beta": beta,
                 "predictive": check_predictive(self, alpha),
                 "class_prior": check_class_prior(self, n_classes),
                 "fit_prior": check_bool(self, "fit_prior")}

@@ -171,8 +171,13 @@ def _decode(doc, input, encoding, decode_error):
 
 
 def _check_choice(name, value, choices):
-    if not (value is None and None in choices) and plain_choice(value, choices) is None:
+    """``value`` among ``choices`` (None, or an exact str: ``plain_choice``), else a ValueError."""
+    if value is None and None in choices:
+        return None
+    plain = plain_choice(value, choices)
+    if plain is None:
         raise ValueError(f"{name} must be one of {choices!r}, got {short_repr(value)}")
+    return plain
 
 
 def _check_stop_words(stop_words):
@@ -180,7 +185,7 @@ def _check_stop_words(stop_words):
     if stop_words is None:
         return None
     if isinstance(stop_words, str):
-        if stop_words != "english":
+        if plain_choice(stop_words, ("english",)) is None:
             raise ValueError(f"not a built-in stop list: {stop_words}")
         try:
             from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -276,17 +281,22 @@ class _Vectorizer(BaseEstimator):
     # -- parameters ------------------------------------------------------------------------------
     def _settings(self) -> _Settings:
         """Check every parameter (a ValueError/TypeError naming it); the kernels' settings."""
-        _check_choice("input", self.input, ("content", "filename", "file"))
-        _check_choice("decode_error", self.decode_error, ("strict", "ignore", "replace"))
-        if not isinstance(self.encoding, str):
-            raise TypeError(f"encoding must be a str, got {short_repr(self.encoding)}")
+        # (each parameter the settings hold is read once: another thread's set_params cannot
+        # slip an unchecked value between the check and the settings)
+        input_ = _check_choice("input", self.input, ("content", "filename", "file"))
+        decode_error = _check_choice("decode_error", self.decode_error,
+                                     ("strict", "ignore", "replace"))
+        encoding = self.encoding
+        if not isinstance(encoding, str):
+            raise TypeError(f"encoding must be a str, got {short_repr(encoding)}")
+        encoding = str.__str__(encoding)
         try:
-            text_encoding = codecs.lookup(self.encoding)._is_text_encoding
+            text_encoding = codecs.lookup(encoding)._is_text_encoding
         except (LookupError, ValueError, TypeError):  # ValueError: an embedded NUL
             text_encoding = None
         if not text_encoding:
-            raise ValueError(f"encoding={short_repr(self.encoding)} is not a text encoding "
-                             "known to Python's codecs")
+            raise ValueError(f"encoding={short_repr(encoding)} is not a text encoding known to "
+                             "Python's codecs")
         if not (self.strip_accents is None or callable(self.strip_accents)
                 or plain_choice(self.strip_accents, ("ascii", "unicode"))):
             raise ValueError(f"strip_accents must be None, 'ascii', 'unicode' or a callable, got "
@@ -310,9 +320,10 @@ class _Vectorizer(BaseEstimator):
             if pattern.groups > 1:
                 raise ValueError("More than 1 capturing group in token pattern. Only a single group "
                                  "should be captured.")
-        for name in ("lowercase", "binary"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        lowercase, binary = self.lowercase, self.binary
+        for name, value in (("lowercase", lowercase), ("binary", binary)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {short_repr(value)}")
         min_n, max_n = _check_ngram_range(self.ngram_range)
         stop = _check_stop_words(self.stop_words)
         try:
@@ -337,10 +348,7 @@ class _Vectorizer(BaseEstimator):
                     [str.encode(w, "utf-8", "surrogatepass") for w in stop])
                 self._stop_table = (stop, stop_table)
         return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
-                         dtype, bool(self.binary), bool(self.lowercase),
-                         plain_choice(self.input, ("content", "filename", "file")),
-                         str.__str__(self.encoding),
-                         plain_choice(self.decode_error, ("strict", "ignore", "replace")))
+                         dtype, bool(binary), bool(lowercase), input_, encoding, decode_error)
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --
     def decode(self, doc):
@@ -373,10 +381,10 @@ class _Vectorizer(BaseEstimator):
             return self.tokenizer
         return re.compile(self.token_pattern).findall
 
-    def _word_ngrams(self, tokens, stop_words=None):
+    @staticmethod
+    def _word_ngrams(tokens, stop_words, min_n, max_n):
         if stop_words is not None:
             tokens = [w for w in tokens if w not in stop_words]
-        min_n, max_n = _check_ngram_range(self.ngram_range)
         if max_n != 1:
             original_tokens = tokens
             if min_n == 1:
@@ -390,10 +398,10 @@ class _Vectorizer(BaseEstimator):
                     tokens.append(" ".join(original_tokens[i:i + n]))
         return tokens
 
-    def _char_ngrams(self, text_document):
+    @staticmethod
+    def _char_ngrams(text_document, min_n, max_n):
         text_document = _WHITE_SPACES.sub(" ", text_document)
         text_len = len(text_document)
-        min_n, max_n = _check_ngram_range(self.ngram_range)
         if min_n == 1:
             ngrams = list(text_document)
             min_n += 1
@@ -404,9 +412,9 @@ class _Vectorizer(BaseEstimator):
                 ngrams.append(text_document[i:i + n])
         return ngrams
 
-    def _char_wb_ngrams(self, text_document):
+    @staticmethod
+    def _char_wb_ngrams(text_document, min_n, max_n):
         text_document = _WHITE_SPACES.sub(" ", text_document)
-        min_n, max_n = _check_ngram_range(self.ngram_range)
         ngrams = []
         for w in text_document.split():
             w = " " + w + " "
@@ -437,12 +445,13 @@ class _Vectorizer(BaseEstimator):
 
             def preprocess(doc):
                 return _own_str(user_preprocess(doc), "preprocessor")
+        n = settings.min_n, settings.max_n  # (ngram_range as the call checked it)
         if self.analyzer == "char":
-            return lambda doc: self._char_ngrams(preprocess(decode(doc)))
+            return lambda doc: self._char_ngrams(preprocess(decode(doc)), *n)
         if self.analyzer == "char_wb":
-            return lambda doc: self._char_wb_ngrams(preprocess(decode(doc)))
+            return lambda doc: self._char_wb_ngrams(preprocess(decode(doc)), *n)
         tokenize, stop = self.build_tokenizer(), settings.stop
-        return lambda doc: self._word_ngrams(tokenize(preprocess(decode(doc))), stop)
+        return lambda doc: self._word_ngrams(tokenize(preprocess(decode(doc))), stop, *n)
 
     # -- batches for the kernels -----------------------------------------------------------------
     @staticmethod

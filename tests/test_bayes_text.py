@@ -523,13 +523,13 @@ def test_unsmoothed_bernoulli_with_a_class_not_seen_yet_is_quiet():
 
 @pytest.mark.parametrize("predictive", [False, True])
 def test_sample_of_documents_shorter_than_the_vocabulary(predictive):
-    """Documents of fewer words than a quarter of the vocabulary are drawn word by word (the
-    Polya urn for the predictive): the counts of 2-word documents over 10 words follow the
-    multinomial's, or the Dirichlet-multinomial's, exact probabilities (chi-square over the 55
+    """Documents of fewer words than an eighth of the vocabulary are drawn word by word (the
+    Polya urn for the predictive): the counts of 2-word documents over 20 words follow the
+    multinomial's, or the Dirichlet-multinomial's, exact probabilities (chi-square over the 210
     outcomes), and the predictive's refute the multinomial. Long documents of another class
     (6 words, drawn all at once) come back in the rows asked for."""
-    X = np.zeros((5, 10))
-    np.add.at(X, ([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 9]), 1)  # class 0: 2 words a document
+    X = np.zeros((5, 20))
+    np.add.at(X, ([0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 19]), 1)  # class 0: 2 words a document
     X[[3, 4], :6] = 1
     y = np.array([0, 0, 0, 1, 1])
     model = MultinomialNB(alpha=0.7, predictive=predictive).fit(X, y)
@@ -540,7 +540,8 @@ def test_sample_of_documents_shorter_than_the_vocabulary(predictive):
     assert_array_equal(docs.sum(axis=1), np.where(asked == 0, 2, 6))
     short = docs[asked == 0]
     a = X[y == 0].sum(axis=0) + 0.7
-    outcomes = [o for o in itertools.product(range(3), repeat=10) if sum(o) == 2]
+    outcomes = [np.bincount([i, j], minlength=20)
+                for i, j in itertools.combinations_with_replacement(range(20), 2)]
     observed = [np.sum((short == o).all(axis=1)) for o in outcomes]
     multinomial = [stats.multinomial.pmf(o, 2, a / a.sum()) for o in outcomes]
     polya = [stats.dirichlet_multinomial.pmf(o, a, 2) for o in outcomes]

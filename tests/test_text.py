@@ -485,15 +485,18 @@ def test_a_str_subclass_is_lowercased_by_its_own_lower_only():
 
 
 @pytest.mark.parametrize("name, value", [("lowercase", False), ("binary", True),
-                                         ("input", "filename"), ("decode_error", "strict")])
-def test_one_transform_uses_the_parameters_it_started_with(monkeypatch, name, value):
+                                         ("input", "filename"), ("decode_error", "strict"),
+                                         ("ngram_range", (2, 2))])
+@pytest.mark.parametrize("analyzer", ["word", "char"])
+def test_one_transform_uses_the_parameters_it_started_with(monkeypatch, name, value, analyzer):
     """A set_params while transform reads its documents (another thread's, made here by the
     documents' iterator) mixed two settings in one matrix: the kernel read lowercase again for
-    each batch, and binary, input and the decoding were read live (an outside attack)."""
+    each batch, binary, input and the decoding were read live, and the Python analyzers read
+    ngram_range for each document (outside attacks)."""
     monkeypatch.setattr(ft, "BATCH_DOCS", 8)
     docs = [b"Hello World hello \xff"] * 40
     for Vectorizer in (ft.CountVectorizer, ft.HashingVectorizer):
-        vectoriser = Vectorizer(decode_error="ignore").fit(docs)
+        vectoriser = Vectorizer(decode_error="ignore", analyzer=analyzer).fit(docs)
         expected = vectoriser.transform(docs)
 
         def changing():
