@@ -390,6 +390,7 @@ def test_a_forked_child_runs_the_kernels_on_one_thread():
         "_, status = os.waitpid(pid, 0)\n"
         "print(os.waitstatus_to_exitcode(status), fastgen.effective_n_threads(2))\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, "OMP_NUM_THREADS": "2"})
+                          timeout=240, env={**os.environ, "OMP_NUM_THREADS": "2"},
+                          cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "2"]
