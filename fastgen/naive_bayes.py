@@ -721,12 +721,11 @@ class _BaseDiscreteNB(BaseClassifier):
         that the documents follow the Polya predictive the model scores with.
 
         A document of fewer words than an eighth of the vocabulary (of SAMPLE_WORDS_FROM words
-        or more) draws them one by one
-        (``_draw_words``), a longer one its counts of every word at once (NumPy's multinomial,
-        after a Dirichlet draw for the predictive), so that none costs more than about its
-        length or the vocabulary's (a word drawn alone costs 2-8 counts drawn at once, more in
-        larger vocabularies: bench/README). Both work in blocks of about SAMPLE_BLOCK words or
-        counts (a longer document is a block of its own)."""
+        or more) draws them one by one (``_draw_words``), a longer one its counts of every word
+        at once (NumPy's multinomial, after a Dirichlet draw for the predictive), so that none
+        costs more than about its length or the vocabulary's (a word drawn alone costs 2-8
+        counts drawn at once, more in larger vocabularies: bench/README). Both work in blocks of
+        about SAMPLE_BLOCK words or counts (a longer document is a block of its own)."""
         theta = self._word_probabilities(fitted)
         theta = theta / theta.sum(axis=1, keepdims=True)
         posterior = (self._dense_counts(fitted) + smoothing(self, fitted)

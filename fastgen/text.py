@@ -186,7 +186,7 @@ def _check_stop_words(stop_words):
         return None
     if isinstance(stop_words, str):
         if plain_choice(stop_words, ("english",)) is None:
-            raise ValueError(f"not a built-in stop list: {stop_words}")
+            raise ValueError(f"not a built-in stop list: {short_repr(stop_words)}")
         try:
             from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
         except ImportError:
