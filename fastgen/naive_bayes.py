@@ -745,7 +745,7 @@ class _BaseDiscreteNB(BaseClassifier):
                 p=weights / weights.sum())
         blocks, drawn = [], []  # CSR blocks of rows, and their row numbers
         short = (8 * n_words[order] < n_features) & (n_features >= SAMPLE_WORDS_FROM)
-        for c in np.flatnonzero(np.diff(class_ptr)):  # short documents, word by word
+        for c in np.unique(y_idx[order[short]]):  # short documents, word by word, by class
             rows = order[class_ptr[c]:class_ptr[c + 1]][short[class_ptr[c]:class_ptr[c + 1]]]
             cdf = np.cumsum(theta[c])
             cdf /= cdf[-1]
