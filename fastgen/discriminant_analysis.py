@@ -688,13 +688,14 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         missing values. ``n_iter`` is the one entry ``_add`` writes (the hyperparameters of a
         snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
         and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
-        if isinstance(self.max_iter, (bool, np.bool_)) or \
-                not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+        max_iter, tol = self.max_iter, real_in(self.tol, 0.0, np.inf)
+        if isinstance(max_iter, (bool, np.bool_)) or \
+                not isinstance(max_iter, numbers.Integral) or max_iter < 1:
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
-        if real_in(self.tol, 0.0, np.inf) is None:
+        if tol is None:
             raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
-        return {"max_iter": self.max_iter, "tol": self.tol, "n_iter": last or 1}
+        return {"max_iter": int(max_iter), "tol": tol, "n_iter": last or 1}
 
     def _prior_params(self, n_features, regularised):
         """The prior's hyperparameters and ``predictive``, validated; the predictive takes no
