@@ -493,7 +493,8 @@ def check_label_values(labels, name):
             if isinstance(v, (np.datetime64, np.timedelta64)):
                 if np.isnat(v):
                     raise ValueError(f"Input {name} contains a missing label ({v!r}).")
-            elif not math.isfinite(v):
+            elif not (v.is_finite() if isinstance(v, decimal.Decimal) else math.isfinite(v)):
+                # (Decimal's own test: math.isfinite cannot convert a signalling NaN)
                 raise ValueError(f"Input {name} contains NaN or infinity.")
     return labels
 

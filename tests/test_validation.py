@@ -284,10 +284,12 @@ def test_missing_and_mixed_labels(Estimator, case):
 def test_nan_of_numpy_and_decimal_labels(Estimator):
     """NaN or infinity as NumPy's float32/float16 in an object y (taken as classes: only Python's
     float was looked at) and Decimal's NaN (its InvalidOperation escaped from the sort) and
-    infinity (a class)."""
+    infinity (a class); Decimal's signalling NaN (math.isfinite's "cannot convert signaling NaN
+    to float" escaped, naming no label)."""
     from decimal import Decimal
 
-    for bad in (np.float32("nan"), np.float16("inf"), Decimal("NaN"), Decimal("-Infinity")):
+    for bad in (np.float32("nan"), np.float16("inf"), Decimal("NaN"), Decimal("-Infinity"),
+                Decimal("sNaN")):
         with pytest.raises(ValueError, match="NaN or infinity"):
             Estimator().fit(valid_X(), np.array([bad, 1, 2] * 2, dtype=object))
 
