@@ -5,11 +5,11 @@ sampling, and the predict/score paths. A model class holds only its mathematics 
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
 import numbers
-import threading
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
@@ -31,7 +31,9 @@ from ._state import (
     MAX_CLASS_WEIGHT,
     STATS_SHOWN,
     Fitted,
+    counting_in_place,
     fitted_attribute,
+    new_lock,
     readonly,
     statistic,
     validate,
@@ -355,7 +357,7 @@ class BaseEstimator:
         one at a time, and statistics this model owns are changed only under it."""
         lock = self.__dict__.get("_lock")
         if lock is None:
-            lock = self.__dict__.setdefault("_lock", threading.RLock())
+            lock = self.__dict__.setdefault("_lock", new_lock())
         return lock
 
     def __repr__(self):
@@ -754,7 +756,8 @@ class BaseClassifier(BaseEstimator):
                     stats = fitted.stats if in_place else \
                         {k: v.copy() for k, v in fitted.stats.items()}
                 try:
-                    stats = self._add(stats, X_valid, members, has_nan, hyper)
+                    with counting_in_place(self) if in_place else contextlib.nullcontext():
+                        stats = self._add(stats, X_valid, members, has_nan, hyper)
                     if in_place:  # what the memo holds was computed from the counts before
                         fitted.memo.clear()
                 except XChangedError as error:  # a counting kernel may have counted part of it

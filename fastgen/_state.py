@@ -45,7 +45,11 @@ derived lazily from such statistics are derived under the same lock, and whateve
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
+import warnings
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -158,6 +162,50 @@ def readonly(array):
     return view
 
 
+# A process forked while another thread held one of fastgen's locks would keep it held forever:
+# that thread does not exist in the child, whose first fit, or read of a statistic, would wait
+# for it. Every lock fastgen makes comes from new_lock, and the child frees those it cannot take,
+# as CPython's logging does its handlers'. A model that was counting a batch into its own
+# statistics in place (counting_in_place) holds part of that batch: the child unfits it, warning.
+_LOCKS: weakref.WeakSet = weakref.WeakSet()
+_COUNTING: dict[int, Any] = {}  # id(model) -> model, while its partial_fit counts in place
+
+
+def new_lock():
+    """A reentrant lock that a forked child does not inherit held by another thread."""
+    lock = threading.RLock()
+    _LOCKS.add(lock)
+    return lock
+
+
+@contextlib.contextmanager
+def counting_in_place(model):
+    """Marks ``model`` as counting into its statistics in place (for a fork meanwhile)."""
+    _COUNTING[id(model)] = model
+    try:
+        yield
+    finally:
+        _COUNTING.pop(id(model), None)
+
+
+def _after_fork_in_child():
+    for lock in list(_LOCKS):
+        if lock.acquire(blocking=False):  # (free, or held by the thread that forked)
+            lock.release()
+        else:
+            lock._at_fork_reinit()
+    for model in list(_COUNTING.values()):
+        model.__dict__.pop("_fitted", None)
+        warnings.warn(f"This process was forked while another thread was adding a batch to "
+                      f"{type(model).__name__}'s statistics: here it holds part of that batch, "
+                      "so it is no longer fitted (fit it again).", RuntimeWarning)
+    _COUNTING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Fitted:
     """One fitted model as prediction sees it (see the module docstring).
 
@@ -183,7 +231,7 @@ class Fitted:
         self.stats = stats
         self.hyper = hyper
         self.params = params
-        self.lock = threading.RLock() if lock is None else lock
+        self.lock = new_lock() if lock is None else lock
         self.extra = extra
         self.memo = {}
 

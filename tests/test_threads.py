@@ -394,3 +394,58 @@ def test_a_forked_child_runs_the_kernels_on_one_thread():
                           cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "2"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_frees_the_locks_another_thread_held():
+    """A fork while another thread held a model's write lock (a refit in a background thread)
+    left it held forever in the child, whose fit and reads of statistics waited for a thread
+    that does not exist there. The child now frees it; a model that was counting a batch into
+    its statistics in place holds part of it there, and is unfitted, with a warning."""
+    script = (
+        "import os, threading, warnings, faulthandler, numpy as np, fastgen\n"
+        "from sklearn.exceptions import NotFittedError\n"
+        "X = np.random.default_rng(0).poisson(1.0, size=(60, 8)); y = np.arange(60) % 3\n"
+        "class Slow(fastgen.MultinomialNB):\n"
+        "    def _add(self, *args):\n"
+        "        inside.set(); leave.wait()\n"
+        "        return super()._add(*args)\n"
+        "inside, leave, release, holding = (threading.Event() for _ in range(4))\n"
+        "leave.set()  # (the first fit goes through)\n"
+        "held, counting = fastgen.MultinomialNB().fit(X, y), Slow().fit(X, y)\n"
+        "expected = held.predict_proba(X)\n"
+        "inside.clear(); leave.clear()\n"
+        "def hold():\n"
+        "    with held._write_lock():\n"
+        "        holding.set(); release.wait()\n"
+        "threads = [threading.Thread(target=hold),\n"
+        "           threading.Thread(target=counting.partial_fit, args=(X, y))]\n"
+        "for t in threads: t.start()\n"
+        "inside.wait(); holding.wait()\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    faulthandler.dump_traceback_later(60, exit=True)\n"
+        "    ok = np.array_equal(held.predict_proba(X), expected)\n"
+        "    ok &= held.feature_count_.sum() == X.sum()\n"
+        "    ok &= held.partial_fit(X, y).feature_count_.sum() == 2 * X.sum()\n"
+        "    try:\n"
+        "        counting.predict(X); ok = False\n"
+        "    except NotFittedError:\n"
+        "        pass\n"
+        "    ok &= [str(w.message).split(':')[0] for w in caught] == [\n"
+        "        'This process was forked while another thread was adding a batch to Slow\\'s'\n"
+        "        ' statistics']\n"
+        "    leave.set()\n"
+        "    ok &= counting.fit(X, y).feature_count_.sum() == X.sum()\n"
+        "    os._exit(0 if ok else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "release.set(); leave.set()\n"
+        "for t in threads: t.join()\n"
+        "print(os.waitstatus_to_exitcode(status), counting.feature_count_.sum() == 2 * X.sum(),\n"
+        "      not caught)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240, cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "True", "True"]
