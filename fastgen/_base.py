@@ -396,18 +396,20 @@ class BaseEstimator:
             input_tags=InputTags(**self._more_input_tags()),
         )
 
-    def _check_feature_names(self, X, fitted):
-        """Compare DataFrame column names with the fitted ones (scikit-learn's messages)."""
+    def _check_feature_names(self, X, fitted, stacklevel=6):
+        """Compare DataFrame column names with the fitted ones (scikit-learn's messages). X may
+        be a dask collection (fastgen._dask checks it here, once, before its partitions are
+        read); ``stacklevel`` points the warnings at the caller's line."""
         names = get_feature_names(X)
         if fitted is None and names is None:
             return
         if fitted is None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", stacklevel=6)
+                          "feature names", stacklevel=stacklevel)
             return
         if names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", stacklevel=6)
+                          "fitted with feature names", stacklevel=stacklevel)
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._frame import LabelColumns
-from ._validation import check_y, distinct_labels
+from ._validation import check_y, distinct_labels, get_feature_names
 
 
 def is_dask_collection(obj) -> bool:
@@ -115,6 +115,22 @@ def _global_categories(X, estimator, fitted):
                              "declare every category up front with a pandas CategoricalDtype "
                              "(its categories are learned whether or not they occur).")
     return {j: pd.CategoricalDtype(values) for j, values in labels.items()}
+
+
+def _named_as(estimator, X, fitted, stacklevel=1):
+    """The snapshot ``fitted`` under the feature names of the dask collection X, once they have
+    passed the in-memory check against its own (``_check_feature_names``, scikit-learn's rule:
+    a model fitted without names takes a DataFrame with a warning, one fitted with names takes
+    an array with a warning and refuses other names). X is checked here, once, at the call, as
+    in memory: checked by each partition on the workers, a warning was lost (or given once per
+    partition) and other names were refused only at compute. Each partition bears X's names,
+    so under them it passes the same check silently and is read as in memory. ``stacklevel``:
+    the warnings', as the caller would give it."""
+    estimator._check_feature_names(X, fitted.feature_names, stacklevel=stacklevel + 2)
+    names = get_feature_names(X)
+    if (names is None) == (fitted.feature_names is None):  # (then the same names: checked)
+        return fitted
+    return fitted.replace(feature_names=names, params=fitted.params)
 
 
 def _fit_part(kind, params, X, y, w, classes, dtypes):
@@ -218,6 +234,8 @@ def predict(estimator, method, X, *args, **kwargs):
     from dask import delayed
 
     frozen = estimator._frozen()  # one snapshot for every block, whatever refits meanwhile
+    # (the caller's line: user -> maps_dask's wrapper -> here)
+    frozen._fitted = _named_as(estimator, X, frozen._fitted, stacklevel=3)
 
     def block(part):
         if part.shape[0] == 0:  # (a filtered collection's empty partitions)

@@ -1,6 +1,7 @@
 """Dask collections: fit / partial_fit over partitions merged in a tree, lazy predictions; run on
 a real dask.distributed LocalCluster with worker processes on loopback."""
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -359,3 +360,60 @@ def test_partitions_too_small_for_a_model_of_their_own(client, cls):
     assert_allclose(ours.predict_log_proba(X), reference.predict_log_proba(X), rtol=1e-9,
                     atol=1e-9)
     assert ours._fitted.params is not None  # (derived once, from the merged statistics)
+
+
+def _outcome(call):
+    """(result, warnings' messages, error message) of ``call()``: what a dask call must share
+    with the in-memory one. Its warnings and errors are caught at the call, where in-memory
+    input gives them; a lazy result is computed afterwards."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = call()
+        except ValueError as error:
+            return None, [str(w.message) for w in caught], str(error)
+    if fastgen._dask.is_dask_collection(result):
+        result = result.compute()
+    return result, [str(w.message) for w in caught], None
+
+
+def _named_cases():
+    """(model fitted in memory, in-memory X, the same X as a dask collection) for each case of
+    scikit-learn's feature-name rule, on the models that read arrays (GaussianNB) and
+    DataFrames' columns of labels (CategoricalNB, MixedNB)."""
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, 240)
+    codes = np.minimum(rng.poisson(1.0 + y[:, None], size=(240, 3)), 4).astype(np.float64)
+    for cls in (fastgen.GaussianNB, fastgen.CategoricalNB, fastgen.MixedNB):
+        X = rng.normal(size=(240, 3)) + y[:, None] if cls is fastgen.GaussianNB else codes
+        named = pd.DataFrame(X, columns=["a", "b", "c"])
+        renamed = named.rename(columns={"b": "z"})
+        yield (cls, "fitted without names, given names"), cls().fit(X, y), named, \
+            dd.from_pandas(named, npartitions=3), y
+        yield (cls, "fitted with names, given none"), cls().fit(named, y), X, \
+            da.from_array(X, chunks=(80, 3)), y
+        yield (cls, "fitted with names, given others"), cls().fit(named, y), renamed, \
+            dd.from_pandas(renamed, npartitions=3), y
+        yield (cls, "fitted with names, given them"), cls().fit(named, y), named, \
+            dd.from_pandas(named, npartitions=3), y
+        yield (cls, "fitted on integer columns"), cls().fit(pd.DataFrame(X), y), X, \
+            dd.from_pandas(pd.DataFrame(X), npartitions=3), y
+
+
+NAMED_CASES = list(_named_cases())
+
+
+@pytest.mark.parametrize("model, X, dX, y", [case[1:] for case in NAMED_CASES],
+                         ids=[f"{cls.__name__}-{case}" for (cls, case), *_ in NAMED_CASES])
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "predict_log_proba",
+                                    "predict_joint_log_proba", "decision_function"])
+def test_feature_names_of_dask_predictions_as_in_memory(client, model, X, dX, y, method):
+    """A dask collection's feature names are checked as in-memory X's are, by the same check,
+    once, at the call: each partition checked them on the workers, so a model fitted on an
+    array warned once per partition given a dask DataFrame (on a cluster, the warnings were
+    lost), one fitted on a DataFrame likewise given a dask array, and other names were refused
+    only at compute."""
+    ours, reference = (_outcome(lambda: getattr(model, method)(data)) for data in (dX, X))
+    assert ours[1:] == reference[1:]
+    if reference[2] is None:
+        assert_array_equal(ours[0], reference[0])
