@@ -8,13 +8,16 @@ in-memory fitted model comes back: the statistics are additive, so it equals the
 to the order of floating-point sums. A partition is fitted with the classes it sees, and merge
 unites them, unless the model cannot fit a partition alone (priors given per class; LDA and QDA,
 which a partition of one class cannot fit): then the classes are found first, in a pass over the
-labels.
+labels. A batch added to a fitted model is taken as an in-memory batch is: its feature names are
+checked once, at the call, and each partition is read into the model's structure (its dtype,
+column kinds and categories) by the in-memory partial_fit.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ._frame import LabelColumns
+from ._state import Fitted
 from ._validation import check_y, distinct_labels, get_feature_names
 
 
@@ -77,14 +80,13 @@ def _label_parts(y, n_parts, row_chunks, what):
     return [y[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _global_categories(X, estimator, fitted):
-    """For a DataFrame given to a model of label columns (MixedNB, CategoricalNB): the dtype of
-    each column it reads as labels, by position, so that every partition encodes them alike,
+def _global_categories(X, estimator):
+    """For a DataFrame given to a new model of label columns (MixedNB, CategoricalNB): the dtype
+    of each column it reads as labels, by position, so that every partition encodes them alike,
     as one in-memory fit does: a column's declared categories (a pandas CategoricalDtype whose
     categories dask knows), used or not and in their order, else the sorted labels of all the
-    partitions. A batch added to the fitted snapshot ``fitted`` is read through its categories,
-    as in memory: a label they lack is refused by name, and one it declares but does not use is
-    nothing."""
+    partitions. (A batch added to a fitted model is read through the model's categories, as in
+    memory: see ``_structure``.)"""
     import dask
     import pandas as pd
 
@@ -94,26 +96,16 @@ def _global_categories(X, estimator, fitted):
                          f"{sorted(set(meta.columns[meta.columns.duplicated()]), key=str)}: "
                          "name its columns apart (or compute it and fit the pandas DataFrame).")
     columns = list(estimator._new_shell(meta).extra["categories"])  # the columns read as labels
-    known = {} if fitted is None or fitted.extra is None else fitted.extra["categories"]
     labels, counted = {}, []
     for j in columns:
         dtype = meta.dtypes.iloc[j]
-        if j not in known and isinstance(dtype, pd.CategoricalDtype) and X.iloc[:, j].cat.known:
+        if isinstance(dtype, pd.CategoricalDtype) and X.iloc[:, j].cat.known:
             labels[j] = list(dtype.categories)
         else:
             counted.append(j)
     uniques = dask.compute(*[X.iloc[:, j].dropna().drop_duplicates() for j in counted])
     for j, values in zip(counted, uniques):
-        if j not in known:
-            labels[j] = list(pd.Categorical(np.asarray(values)).categories)
-            continue
-        labels[j] = list(known[j])
-        new = set(values.tolist()) - set(labels[j])
-        if new:  # (the words of the in-memory partial_fit: _frame.FrameReader)
-            raise ValueError(f"Column {meta.columns[j]!r} has a label not among the categories "
-                             f"learned from the first batch ({sorted(new, key=str)[0]!r}); "
-                             "declare every category up front with a pandas CategoricalDtype "
-                             "(its categories are learned whether or not they occur).")
+        labels[j] = list(pd.Categorical(np.asarray(values)).categories)
     return {j: pd.CategoricalDtype(values) for j, values in labels.items()}
 
 
@@ -133,12 +125,34 @@ def _named_as(estimator, X, fitted, stacklevel=1):
     return fitted.replace(feature_names=names, params=fitted.params)
 
 
-def _fit_part(kind, params, X, y, w, classes, dtypes):
-    """One partition's model (None for an empty partition), with the given classes or, when
-    None, the partition's own (merge unites them); its label columns as ``dtypes`` say (by
-    position)."""
+def _structure(fitted):
+    """What the model of a partition of a batch added to the snapshot ``fitted`` takes of it:
+    its classes, features, names, dtype, validated hyperparameters and ``extra`` (MixedNB's
+    column kinds, the categories of columns of labels), without its statistics (the partition's
+    are counted from zero) or its lock (neither goes to the workers)."""
+    return {name: getattr(fitted, name)
+            for name in ("classes", "n_features", "dtype", "feature_names", "hyper", "extra")}
+
+
+def _fit_part(kind, params, X, y, w, classes, dtypes, start):
+    """One partition's model (None for an empty partition). For a new model: with the given
+    classes or, when None, the partition's own (merge unites them); its label columns as
+    ``dtypes`` say (by position). For a batch added to a fitted model (``start``, its
+    ``_structure``): the in-memory partial_fit of the partition into that structure with no
+    statistics yet, so that it is checked and read as the model reads an in-memory batch (its
+    dtype, its column kinds and categories, its classes); a partition fitted as a model of its
+    own was read as a first batch is, and differed (MixedNB's inferred kinds, CategoricalNB's
+    categories of a DataFrame where the model had none), so the merge refused it."""
     if X.shape[0] == 0:
         return None
+    model = kind(**params)
+    model._deferred = True  # (parameters only for the merge of all partitions: BaseClassifier)
+    w = None if w is None else np.asarray(w)
+    if start is not None:
+        empty = np.empty((0, start["n_features"]), dtype=start["dtype"])
+        stats = model._start(start["hyper"], len(start["classes"]), empty)
+        model._publish(Fitted(**start, stats=stats, lock=model._write_lock()))
+        return model.partial_fit(X, y, sample_weight=w)
     if dtypes:
         X = X.copy(deep=False)
         for j, dtype in dtypes.items():
@@ -146,10 +160,7 @@ def _fit_part(kind, params, X, y, w, classes, dtypes):
     y = np.asarray(y)
     if classes is None:
         classes = distinct_labels(check_y(y, X.shape[0]))
-    model = kind(**params)
-    model._deferred = True  # (parameters only for the merge of all partitions: BaseClassifier)
-    return model.partial_fit(X, y, classes=classes,
-                             sample_weight=None if w is None else np.asarray(w))
+    return model.partial_fit(X, y, classes=classes, sample_weight=w)
 
 
 def _merge_pair(a, b):
@@ -212,11 +223,15 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
-    # (the models that read columns of labels: MixedNB, CategoricalNB)
-    dtypes = _global_categories(X, estimator, fitted) \
-        if _is_frame(X) and isinstance(estimator, LabelColumns) else {}
+    if fitted is None:
+        start = None
+        # (the models that read columns of labels: MixedNB, CategoricalNB)
+        dtypes = _global_categories(X, estimator) \
+            if _is_frame(X) and isinstance(estimator, LabelColumns) else {}
+    else:  # (the caller's line: user -> partial_fit -> _fit_dask -> here)
+        start, dtypes = _structure(_named_as(estimator, X, fitted, stacklevel=4)), {}
     kind, params = type(estimator), estimator.get_params()
-    level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes)
+    level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes, start)
              for Xp, yp, wp in zip(parts, ys, ws)]
     while len(level) > 1:  # a tree of merges: log2(partitions) rounds, all on the workers
         level = [delayed(_merge_pair)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
@@ -224,6 +239,8 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
     model = _without_aliases(level[0]).compute() if level else None
     if model is None:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+    if fitted is not None:  # named as the model it is merged into (X's names passed the check)
+        model._publish(model._fitted.replace(feature_names=fitted.feature_names))
     return model
 
 

@@ -417,3 +417,46 @@ def test_feature_names_of_dask_predictions_as_in_memory(client, model, X, dX, y,
     assert ours[1:] == reference[1:]
     if reference[2] is None:
         assert_array_equal(ours[0], reference[0])
+
+
+@pytest.mark.parametrize("model, X, dX, y", [case[1:] for case in NAMED_CASES],
+                         ids=[f"{cls.__name__}-{case}" for (cls, case), *_ in NAMED_CASES])
+def test_feature_names_of_a_dask_batch_as_in_memory(client, model, X, dX, y):
+    """A dask batch added to a fitted model is taken or refused as the in-memory batch is, with
+    the same warning or error, and gives the same model: a model fitted on an array refused a
+    dask DataFrame ("Cannot merge models fitted on different feature names"), and one fitted on
+    a DataFrame refused a dask array (the partitions' models were named apart from it)."""
+    dy = da.from_array(y, chunks=80) if isinstance(dX, da.Array) else \
+        dd.from_pandas(pd.Series(y), npartitions=dX.npartitions)
+    ours, reference = copy.deepcopy(model), copy.deepcopy(model)
+    outcome = _outcome(lambda: ours.partial_fit(dX, dy))
+    assert outcome[1:] == _outcome(lambda: reference.partial_fit(X, y))[1:]
+    assert_array_equal(getattr(ours, "feature_names_in_", ()),
+                       getattr(reference, "feature_names_in_", ()))
+    assert_allclose(ours.class_count_, reference.class_count_)  # (refused: the model's own)
+    if outcome[2] is not None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (X's names, as the model's were when fitted)
+        assert_allclose(ours.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                        rtol=1e-9)
+
+
+def test_a_dask_batch_is_read_as_the_model_reads_an_in_memory_one(client):
+    """Each partition of a batch added to a fitted model is read through the model's structure,
+    as the in-memory batch is: fitted as a first batch of a model of its own, a partition read
+    a DataFrame's columns its own way, and the merge refused it (CategoricalNB fitted on an
+    array has no categories, its partitions' models had; MixedNB fitted on an array reads a
+    column of booleans as numbers, its partitions' models inferred labels)."""
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 240)
+    codes = np.minimum(rng.poisson(1.0 + y[:, None], size=(240, 2)), 4).astype(np.float64)
+    flags = pd.DataFrame({0: rng.normal(size=240) + y, 1: rng.random(240) < 0.2 * (1 + y)})
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    for model, X in ((fastgen.CategoricalNB().fit(codes, y), pd.DataFrame(codes)),
+                     (fastgen.MixedNB().fit(flags.to_numpy(np.float64), y), flags)):
+        ours, reference = copy.deepcopy(model), copy.deepcopy(model)
+        ours.partial_fit(dd.from_pandas(X, npartitions=3), dy)
+        reference.partial_fit(X, y)
+        assert_allclose(ours.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
+                        rtol=1e-12)
