@@ -1207,11 +1207,12 @@ class BaseClassifier(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test samples.
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+            Test samples. A dask collection is predicted partition by partition (``predict``)
+            and the predictions are computed (as are dask ``y`` and ``sample_weight``).
+        y : array-like or dask array/Series of shape (n_samples,)
             True labels.
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : array-like or dask array/Series of shape (n_samples,), default=None
             Sample weights.
 
         Returns
@@ -1220,6 +1221,11 @@ class BaseClassifier(BaseEstimator):
             Mean accuracy.
         """
         y_pred = self.predict(X)
+        # a dask X's predictions computed (a dask DataFrame's are of unknown length), and dask
+        # labels and weights; one by one: dask arrays (the predictions) and DataFrames (a Series
+        # of labels) computed together make dask warn and materialise the DataFrames
+        y_pred, y, sample_weight = (v.compute() if is_dask_collection(v) else v
+                                    for v in (y_pred, y, sample_weight))
         y = np.asarray(y)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y_pred.shape[0])

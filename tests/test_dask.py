@@ -460,3 +460,20 @@ def test_a_dask_batch_is_read_as_the_model_reads_an_in_memory_one(client):
         reference.partial_fit(X, y)
         assert_allclose(ours.predict_joint_log_proba(X), reference.predict_joint_log_proba(X),
                         rtol=1e-12)
+
+
+@pytest.mark.parametrize("model, X, dX, y", [case[1:] for case in NAMED_CASES],
+                         ids=[f"{cls.__name__}-{case}" for (cls, case), *_ in NAMED_CASES])
+@pytest.mark.parametrize("dask_labels", [False, True])
+def test_score_of_a_dask_collection_as_in_memory(client, model, X, dX, y, dask_labels):
+    """score takes a dask collection as predict does, its labels and weights in memory or dask
+    collections alike: a dask DataFrame's predictions, of unknown length, were compared with
+    the labels' ("inconsistent numbers of samples: [nan, 240]")."""
+    w = np.random.default_rng(9).uniform(0.5, 2.0, y.shape[0])
+    dy, dw = y, w
+    if dask_labels:
+        dy, dw = (da.from_array(v, chunks=80) if isinstance(dX, da.Array) else
+                  dd.from_pandas(pd.Series(v), npartitions=dX.npartitions) for v in (y, w))
+    for weights, dask_weights in ((None, None), (w, dw)):
+        ours = _outcome(lambda: model.score(dX, dy, sample_weight=dask_weights))
+        assert ours == _outcome(lambda: model.score(X, y, sample_weight=weights))
