@@ -477,3 +477,60 @@ def test_score_of_a_dask_collection_as_in_memory(client, model, X, dX, y, dask_l
     for weights, dask_weights in ((None, None), (w, dw)):
         ours = _outcome(lambda: model.score(dX, dy, sample_weight=dask_weights))
         assert ours == _outcome(lambda: model.score(X, y, sample_weight=weights))
+
+
+def _nullable_frame(n, rng):
+    """Labels, and a DataFrame of pandas' nullable and label dtypes with missing values (pd.NA,
+    None, NaN), a column of which is missing in all of the first 300 rows: a whole partition."""
+    y = rng.integers(0, 3, n)
+
+    def missing(values, dtype, p=0.15):
+        values = pd.array(values, dtype=dtype)
+        values[rng.random(n) < p] = pd.NA if dtype != object else None
+        return values
+
+    X = pd.DataFrame({
+        "count": missing(rng.poisson(1 + y), "Int64"),
+        "height": missing(rng.normal(size=n) + y, "Float64"),
+        "flag": missing(rng.random(n) < 0.3 * (1 + y), "boolean"),
+        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n),
+                                 categories=["red", "green", "blue", "violet"]),
+        "word": missing(rng.choice(["ham", "spam", "eggs"], n), object),
+        "text": missing(rng.choice(["p", "q"], n), "string"),
+    })
+    X.loc[rng.random(n) < 0.1, "colour"] = np.nan
+    X.loc[:299, "flag"] = pd.NA
+    X["word"] = X["word"].astype(object)  # (pandas 3 makes the strings a str column)
+    return X, y
+
+
+@pytest.mark.parametrize("cls", [fastgen.MixedNB, fastgen.CategoricalNB])
+@pytest.mark.parametrize("handle_unknown", ["error", "ignore"])
+def test_nullable_and_categorical_partitions_predict_as_in_memory(client, cls, handle_unknown):
+    """Partitions of pandas' nullable dtypes (Int64, Float64, boolean with pd.NA), categorical,
+    object and string columns, read on the workers (dict look-ups: small frames), predict
+    exactly what the whole DataFrame does in memory (factorized: a large frame), for a model
+    fitted on that DataFrame or on its NumPy equivalent; dask turns the object column into
+    strings."""
+    rng = np.random.default_rng(10)
+    X, y = _nullable_frame(1200, rng)
+    if cls is fastgen.CategoricalNB:  # (codes of the numbers: counts only)
+        X = X.drop(columns="height")
+    fit_on = X.iloc[:900]  # (with "ignore", the last rows hold labels it never saw)
+    if handle_unknown == "ignore":
+        X.loc[1000:, "word"] = "bacon"
+    numbers = X.drop(columns=["colour", "word", "text"])
+    models = [(cls(handle_unknown=handle_unknown).fit(fit_on, y[:900]), X)]
+    # fitted on the NumPy array of the number columns (NaN missing), given the nullable ones
+    types = {"count": "categorical", "height": "gaussian", "flag": "bernoulli"}
+    kinds = {"feature_types": [types[c] for c in numbers]} if cls is fastgen.MixedNB else {}
+    models.append((cls(handle_unknown=handle_unknown, **kinds).fit(
+        numbers.iloc[:900].to_numpy(np.float64, na_value=np.nan), y[:900]), numbers))
+    for model, data in models:
+        dX = dd.from_pandas(data, npartitions=4)
+        for method in ("predict", "predict_proba", "predict_log_proba",
+                       "predict_joint_log_proba"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (names given to a model fitted without)
+                expected = getattr(model, method)(data)
+                assert_array_equal(getattr(model, method)(dX).compute(), expected)
