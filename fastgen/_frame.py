@@ -51,6 +51,15 @@ def holds_labels(dtype):
     return not dtype._is_numeric or dtype._is_boolean
 
 
+def holds_numbers(dtype):
+    """Whether a column of this dtype holds numbers or booleans (as 0 and 1): of NumPy's, or a
+    pandas extension dtype that says so (nullable Int64, Float64, boolean; Arrow's, whose
+    booleans pandas.api.types.is_numeric_dtype does not count)."""
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "biuf"
+    return bool(dtype._is_numeric or dtype._is_boolean)
+
+
 def learn_categories(X, columns):
     """{j: categories} for the columns ``j`` of the DataFrame X that hold labels: the sorted
     distinct labels seen, or every category of a pandas CategoricalDtype (used or not, so that
@@ -212,10 +221,8 @@ def frame_numbers(X):
     Float64, boolean, ...) and all hold numbers, as ``_numbers`` reads such a column; else as
     pandas gives it (object for anything else: refused, or converted, by the checks that
     follow)."""
-    from pandas.api.types import is_numeric_dtype  # (X is pandas')
-
     dtypes = list(X.dtypes)
-    if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(is_numeric_dtype, dtypes)):
+    if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(holds_numbers, dtypes)):
         return X.to_numpy(dtype=np.float64, na_value=np.nan)
     return X.to_numpy()
 
@@ -234,8 +241,8 @@ def _numbers(values, X, j):
                 return np.where(missing, np.nan, values).astype(np.float64)
             except (TypeError, ValueError):
                 pass
-    elif not isinstance(values, np.ndarray) and pd.api.types.is_numeric_dtype(dtype):
-        # nullable Int64, Float64, boolean, Arrow numbers
+    elif not isinstance(values, np.ndarray) and holds_numbers(dtype):
+        # nullable Int64, Float64, boolean, Arrow numbers and booleans
         return values.to_numpy(dtype=np.float64, na_value=np.nan)
     raise ValueError(f"Column {X.columns[j]!r} holds labels or other non-numbers (dtype "
                      f"{dtype}) where the model takes numbers; declare it 'categorical' in "

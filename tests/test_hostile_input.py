@@ -730,16 +730,21 @@ def test_dataframes(case, frame):
 
 
 @pytest.mark.skipif(pd is None, reason="pandas not installed")
-@pytest.mark.parametrize("dtype", ["Float64", "Int64", "boolean"])
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "boolean", "int64[pyarrow]",
+                                   "bool[pyarrow]"])
 def test_pandas_na_is_a_missing_value(dtype):
     """pandas' NA in a nullable number column is the missing value NaN is (float() of it
     escaped as a TypeError in fit and predict), for every model that takes NaN; the others
-    refuse it as they refuse NaN."""
+    refuse it as they refuse NaN. Arrow's booleans too, which pandas' is_numeric_dtype does not
+    count as numbers (float() of NA escaped from BernoulliNB, GaussianNB, ...)."""
+    if "pyarrow" in dtype:
+        pytest.importorskip("pyarrow")
     rng = np.random.default_rng(0)
     y = np.arange(40) % 2
-    values = rng.integers(0, 2 if dtype == "boolean" else 5, (40, 3)).astype(np.float64) + y[:, None]
+    boolean = dtype.startswith("bool")
+    values = rng.integers(0, 2 if boolean else 5, (40, 3)).astype(np.float64) + y[:, None]
     values[::7, 0] = np.nan
-    plain = pd.DataFrame(values > 0 if dtype == "boolean" else values, columns=list("abc"))
+    plain = pd.DataFrame(values > 0 if boolean else values, columns=list("abc"))
     plain = plain.astype(np.float64)
     plain[np.isnan(values)] = np.nan
     nullable = plain.astype(dtype)
