@@ -22,7 +22,7 @@ from . import _dask, _persist
 from ._core import _counts, jll
 from ._core._errors import XChangedError
 from ._core._openmp import effective_n_threads
-from ._dask import is_dask_collection
+from ._dask import in_memory, is_dask_collection
 from ._frame import is_frame, same_columns
 from ._persist import _ESTIMATORS
 from ._state import (
@@ -644,7 +644,8 @@ class BaseClassifier(BaseEstimator):
             partition by partition on its workers and the partitions' models are merged (see
             ``merge``); the result is an ordinary in-memory model.
         y : array-like or dask array/Series of shape (n_samples,)
-            Target labels (any hashable values).
+            Target labels (any hashable values; a dask collection is computed when X is in
+            memory).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights applied to individual samples (1 for unweighted): finite, non-negative,
             and at most 1e200 in total for each class, so that every statistic (weights times
@@ -656,11 +657,12 @@ class BaseClassifier(BaseEstimator):
             Fitted estimator.
         """
         effective_n_threads(self.n_threads)
-        if is_dask_collection(X) or is_dask_collection(y):
+        if is_dask_collection(X):
             fitted = self._fit_dask(X, y, sample_weight, None)._fitted
             with self._write_lock():
                 self._publish(self._rederived(fitted))
             return self
+        y, sample_weight = in_memory(y), in_memory(sample_weight)  # (X's own rows: computed)
         with self._write_lock():
             shell = self._new_shell(X)
             X_valid, has_nan = self._validate_X(X, shell)
@@ -695,7 +697,8 @@ class BaseClassifier(BaseEstimator):
         X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
             Training vectors (a dask collection is fitted as in ``fit`` and merged in).
         y : array-like or dask array/Series of shape (n_samples,)
-            Target labels, each of them in ``classes``.
+            Target labels, each of them in ``classes`` (a dask collection is computed when X
+            is in memory).
         classes : array-like of shape (n_classes,), default=None
             Every label that can ever occur, in any order (repeats are ignored): the model's
             ``classes_`` are its sorted distinct labels. Required on the first call; optional
@@ -711,6 +714,8 @@ class BaseClassifier(BaseEstimator):
             Fitted estimator.
         """
         effective_n_threads(self.n_threads)
+        if not is_dask_collection(X):  # (a dask y or sample_weight of X's own rows: computed)
+            y, sample_weight = in_memory(y), in_memory(sample_weight)
         with self._write_lock():
             fitted = self.__dict__.get("_fitted")
             if fitted is None and classes is None:
@@ -721,7 +726,7 @@ class BaseClassifier(BaseEstimator):
                     raise ValueError(
                         f"`classes={given!r}` is not the same as on last call to "
                         f"partial_fit, was: {fitted.classes!r}")
-            if is_dask_collection(X) or is_dask_collection(y):
+            if is_dask_collection(X):
                 part = self._fit_dask(X, y, sample_weight,
                                       classes if fitted is None else fitted.classes, fitted)
                 if fitted is None:
@@ -1224,8 +1229,7 @@ class BaseClassifier(BaseEstimator):
         # a dask X's predictions computed (a dask DataFrame's are of unknown length), and dask
         # labels and weights; one by one: dask arrays (the predictions) and DataFrames (a Series
         # of labels) computed together make dask warn and materialise the DataFrames
-        y_pred, y, sample_weight = (v.compute() if is_dask_collection(v) else v
-                                    for v in (y_pred, y, sample_weight))
+        y_pred, y, sample_weight = map(in_memory, (y_pred, y, sample_weight))
         y = np.asarray(y)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y_pred.shape[0])

@@ -27,6 +27,12 @@ def is_dask_collection(obj) -> bool:
     return hasattr(type(obj), "__dask_graph__") and hasattr(type(obj), "__dask_keys__")
 
 
+def in_memory(obj):
+    """``obj`` computed if it is a dask collection: the labels and weights of an in-memory X
+    (or the predictions of a dask X, for score), which are one value a row of it."""
+    return obj.compute() if is_dask_collection(obj) else obj
+
+
 def _is_frame(obj) -> bool:
     """A dask DataFrame (a Series has divisions too, but one dimension)."""
     return hasattr(obj, "divisions") and getattr(obj, "ndim", 0) == 2

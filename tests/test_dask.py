@@ -534,3 +534,18 @@ def test_nullable_and_categorical_partitions_predict_as_in_memory(client, cls, h
                 warnings.simplefilter("ignore")  # (names given to a model fitted without)
                 expected = getattr(model, method)(data)
                 assert_array_equal(getattr(model, method)(dX).compute(), expected)
+
+
+@pytest.mark.parametrize("cls, params, X", CASES[:3], ids=IDS[:3])
+def test_dask_labels_of_an_in_memory_X_are_computed(client, cls, params, X):
+    """fit and partial_fit of an in-memory X with its labels (and weights) as dask collections
+    fit as in memory: they raised AttributeError ("'numpy.ndarray' object has no attribute
+    'numblocks'"), the dask path taking X for a dask array."""
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(Y))
+    dy, dw = da.from_array(Y, chunks=CHUNK), da.from_array(w, chunks=CHUNK)
+    want = cls(**params).fit(X, Y, sample_weight=w).predict_joint_log_proba(X)
+    assert_array_equal(cls(**params).fit(X, dy, sample_weight=dw).predict_joint_log_proba(X),
+                       want)
+    batch = cls(**params).partial_fit(X, dd.from_pandas(pd.Series(Y), npartitions=3),
+                                      classes=np.unique(Y), sample_weight=dw)
+    assert_array_equal(batch.predict_joint_log_proba(X), want)
