@@ -116,15 +116,21 @@ def _global_categories(X, estimator):
 
 
 def _named_as(estimator, X, fitted, stacklevel=1):
-    """The snapshot ``fitted`` under the feature names of the dask collection X, once they have
-    passed the in-memory check against its own (``_check_feature_names``, scikit-learn's rule:
-    a model fitted without names takes a DataFrame with a warning, one fitted with names takes
-    an array with a warning and refuses other names). X is checked here, once, at the call, as
-    in memory: checked by each partition on the workers, a warning was lost (or given once per
-    partition) and other names were refused only at compute. Each partition bears X's names,
-    so under them it passes the same check silently and is read as in memory. ``stacklevel``:
-    the warnings', as the caller would give it."""
+    """The snapshot ``fitted`` under the feature names of the dask collection X, once its number
+    of features (where dask knows it) and its names have passed the in-memory checks against
+    its own (``_check_feature_names``, scikit-learn's rule: a model fitted without names takes
+    a DataFrame with a warning, one fitted with names takes an array with a warning and refuses
+    other names). X is checked here, once, at the call, as in memory: checked by each partition
+    on the workers, a warning was lost (or given once per partition), and other names or
+    another width were refused only at compute. Each partition bears X's names, so under them
+    it passes the same check silently and is read as in memory. ``stacklevel``: the warnings',
+    as the caller would give it."""
     estimator._check_feature_names(X, fitted.feature_names, stacklevel=stacklevel + 2)
+    # (a width dask does not know, or X not 2-D: the partitions' own check says it)
+    width = X.shape[1] if getattr(X, "ndim", 0) == 2 else np.nan
+    if width == width and width != fitted.n_features:
+        raise ValueError(f"X has {width} features, but {type(estimator).__name__} is "
+                         f"expecting {fitted.n_features} features as input.")
     names = get_feature_names(X)
     if (names is None) == (fitted.feature_names is None):  # (then the same names: checked)
         return fitted
@@ -217,6 +223,9 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
     on all partitions."""
     from dask import delayed
 
+    # a batch added to a fitted model: X checked first, as in memory (the warnings at the
+    # caller's line: user -> partial_fit -> _fit_dask -> here)
+    start = None if fitted is None else _structure(_named_as(estimator, X, fitted, stacklevel=4))
     parts, row_chunks = _row_parts(X)
     ys = _label_parts(y, len(parts), row_chunks, "y")
     ws = _label_parts(sample_weight, len(parts), row_chunks, "sample_weight")
@@ -229,13 +238,9 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
-    if fitted is None:
-        start = None
-        # (the models that read columns of labels: MixedNB, CategoricalNB)
-        dtypes = _global_categories(X, estimator) \
-            if _is_frame(X) and isinstance(estimator, LabelColumns) else {}
-    else:  # (the caller's line: user -> partial_fit -> _fit_dask -> here)
-        start, dtypes = _structure(_named_as(estimator, X, fitted, stacklevel=4)), {}
+    # (a new model of columns of labels: MixedNB, CategoricalNB)
+    dtypes = _global_categories(X, estimator) if fitted is None and _is_frame(X) and \
+        isinstance(estimator, LabelColumns) else {}
     kind, params = type(estimator), estimator.get_params()
     level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes, start)
              for Xp, yp, wp in zip(parts, ys, ws)]

@@ -1,6 +1,7 @@
 """Dask collections: fit / partial_fit over partitions merged in a tree, lazy predictions; run on
 a real dask.distributed LocalCluster with worker processes on loopback."""
 import copy
+import re
 import warnings
 
 import numpy as np
@@ -549,3 +550,19 @@ def test_dask_labels_of_an_in_memory_X_are_computed(client, cls, params, X):
     batch = cls(**params).partial_fit(X, dd.from_pandas(pd.Series(Y), npartitions=3),
                                       classes=np.unique(Y), sample_weight=dw)
     assert_array_equal(batch.predict_joint_log_proba(X), want)
+
+
+def test_a_dask_collection_of_another_width_is_refused_at_the_call(client):
+    """A dask array or DataFrame with another number of features than the model's is refused
+    when predict (or partial_fit) is called, with the in-memory message: each partition
+    refused it only at compute."""
+    rng = np.random.default_rng(4)
+    X, y = rng.poisson(2.0, (60, 4)).astype(np.float64), np.arange(60) % 2
+    model = fastgen.MultinomialNB().fit(X, y)
+    wide = np.hstack([X, X[:, :1]])
+    with pytest.raises(ValueError) as in_memory:
+        model.predict(wide)
+    for dX in (da.from_array(wide, chunks=(20, 5)), dd.from_pandas(pd.DataFrame(wide), npartitions=3)):
+        for call in (lambda: model.predict_proba(dX), lambda: model.partial_fit(dX, y)):
+            with pytest.raises(ValueError, match=re.escape(str(in_memory.value))):
+                call()
