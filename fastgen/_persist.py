@@ -9,7 +9,9 @@ Format (version 2), all integers little-endian::
     format version                  uint32
     header length H                 uint64
     header                          H bytes of UTF-8 JSON
-    array data                      the arrays' bytes, each C-ordered, at the offsets the header gives
+    array data                      the arrays' bytes, each C-ordered, at the header's offsets;
+                                    it ends where the last array ends (fastgen writes them
+                                    end to end from offset 0, without padding)
     SHA-256                         32 bytes, of everything before it
 
 The header is ``{"fastgen": version, "class": name, "params": node, "fitted": node, "arrays":
@@ -62,6 +64,7 @@ _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _ARRAY_KINDS = "biufU"
 MAX_DEPTH = 32  # nesting of the header's values (a model within a model is two levels)
+_CHUNK = 1 << 20  # the header is read this much at a time
 
 # fastgen's classes by name: the only ones a file can name (their modules fill it).
 _ESTIMATORS: dict[str, type] = {}
@@ -217,7 +220,10 @@ class _Reader:
 def _open(path):
     """A model file's container checked: (header, reader for its arrays, metadata). Only a
     regular file is read (a FIFO would block, a device never end), and only after its prefix
-    says it is a model file of this format."""
+    says it is a model file of this format. Lengths are checked against the file's size before
+    they are read, and the arrays the header declares against the bytes left for them, so a
+    file (a sparse one of gigabytes) is read only as far as it is consistent; the array data is
+    read once, into the buffer the arrays come from, and hashed as it is read."""
     # (non-blocking: opening a FIFO waits for a writer; a regular file ignores the flag)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     status = os.fstat(fd)
@@ -230,8 +236,38 @@ def _open(path):
                 not prefix.startswith(MAGIC):
             raise ValueError(f"{path}: not a fastgen model file (no fastgen header).")
         _, version, header_length = _PREFIX.unpack_from(prefix)
-        if version == FORMAT_VERSION:
-            blob = prefix + f.read()
+        _check_version(path, version)
+        # the bytes between the prefix and the digest, by the file's size: no length the file
+        # gives is read (or allocated) before it is checked against that
+        space = status.st_size - _PREFIX.size - _DIGEST
+        if header_length > space:
+            raise ValueError(f"{path}: the model file is truncated (header past the end).")
+        raw = _read_header(f, header_length, path)
+        checksum = hashlib.sha256(prefix)
+        checksum.update(raw)
+        header, arrays = _parse_header(raw, path)
+        end = _arrays_end(arrays, path)
+        if end > space - header_length:
+            raise ValueError(f"{path}: the model file is truncated (arrays past the end).")
+        if end < space - header_length:
+            raise ValueError(f"{path}: not a valid fastgen model file (its arrays fill {end} of "
+                             f"the {space - header_length} bytes of array data).")
+        data = bytearray(end)
+        _read_into(f, data, path)
+        checksum.update(data)
+        digest = f.read(_DIGEST)
+    if len(digest) < _DIGEST:
+        raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+    if checksum.digest() != digest:
+        raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
+    try:
+        metadata = check_metadata(header.get("metadata", {}))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a valid fastgen model file ({exc}).") from None
+    return header, _Reader(arrays, data, path), metadata
+
+
+def _check_version(path, version):
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: written by a newer fastgen (model file format {version}; this "
                          f"fastgen reads {FORMAT_VERSION}). Upgrade fastgen to load it.")
@@ -241,14 +277,33 @@ def _open(path):
         raise ValueError(f"{path}: model file format {version} (an earlier fastgen's, which also "
                          f"held derived state) is not supported; this fastgen reads format "
                          f"{FORMAT_VERSION}. Fit the model again and save it.")
-    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-    if hashlib.sha256(body).digest() != digest:
-        raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
-    start = _PREFIX.size
-    if start + header_length > len(body):
-        raise ValueError(f"{path}: the model file is truncated (header past the end).")
+
+
+def _read_header(f, length, path):
+    """The header's ``length`` bytes, read a chunk at a time: UTF-8 JSON never holds a NUL byte
+    (a string escapes it), so a hole in a sparse file is refused after one chunk, not read."""
+    header = bytearray()
+    while len(header) < length:
+        chunk = f.read(min(_CHUNK, length - len(header)))
+        if not chunk:
+            raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+        if b"\0" in chunk:
+            raise _malformed_header(path)
+        header += chunk
+    return header
+
+
+def _malformed_header(path):
+    # (read before the checksum, which needs the array data that the header delimits: a
+    # malformed header is as likely damage as a file fastgen did not write)
+    return ValueError(f"{path}: not a valid fastgen model file (malformed header: corrupted, "
+                      "or not written by fastgen).")
+
+
+def _parse_header(raw, path):
+    """(header, its array entries), checked to be a header; the entries not yet."""
     try:
-        header = json.loads(body[start:start + header_length].decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"))
         name, arrays = header["class"], header["arrays"]
         if not isinstance(name, str) or not isinstance(arrays, list) or \
                 not all(isinstance(a, dict) for a in arrays) or \
@@ -256,13 +311,35 @@ def _open(path):
             raise TypeError
     except (ValueError, KeyError, TypeError, RecursionError):  # (ValueError: bad UTF-8 or
         # JSON, or an integer of more digits than Python converts)
-        raise ValueError(f"{path}: not a valid fastgen model file (malformed header).") from None
-    try:
-        metadata = check_metadata(header.get("metadata", {}))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a valid fastgen model file ({exc}).") from None
-    reader = _Reader(arrays, memoryview(body)[start + header_length:].tobytes(), path)
-    return header, reader, metadata
+        raise _malformed_header(path) from None
+    return header, arrays
+
+
+def _arrays_end(arrays, path):
+    """Where the last of the arrays ends: the length of the array data, as ``_Writer`` lays
+    the arrays end to end from offset 0 without padding (the reader checks the rest of each
+    entry when the entry is used)."""
+    end = 0
+    for entry in arrays:
+        if not {"offset", "nbytes"} <= set(entry):
+            raise ValueError(f"{path}: not a valid fastgen model file (an array entry is "
+                             "malformed).")
+        offset, nbytes = entry["offset"], entry["nbytes"]
+        if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
+            raise ValueError(f"{path}: not a valid fastgen model file (an array entry does not "
+                             "fit the data).")
+        end = max(end, offset + nbytes)
+    return end
+
+
+def _read_into(f, buffer, path):
+    """Fill ``buffer`` from ``f``; a file that ends first shrank since its size was taken."""
+    view = memoryview(buffer)
+    while view:
+        n = f.readinto(view)
+        if not n:
+            raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+        view = view[n:]
 
 
 def read_model(path):

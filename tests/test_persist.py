@@ -6,6 +6,7 @@ import os
 import pickle
 import stat
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -125,6 +126,103 @@ def test_truncated_file(saved):
     for cut in (5, 30, len(data) // 2, len(data) - 1):
         saved.write_bytes(data[:cut])
         with pytest.raises(ValueError, match="truncated|not a fastgen"):
+            fastgen.load(saved)
+
+
+SPARSE = 8 << 30  # bytes
+
+
+def _sparse_file(path, header_length, header=b""):
+    """A file of ``SPARSE`` bytes that holds a model file's prefix (with this header length)
+    and ``header``, then a hole: it reads as zeros and takes no disk."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<8sIQ", MAGIC, FORMAT_VERSION, header_length) + header)
+        f.truncate(SPARSE)
+    if getattr(os.stat(path), "st_blocks", 0) * 512 > 1 << 20:
+        pytest.skip("the file system does not make sparse files")
+
+
+def _peak(read, path):
+    """The most memory Python held while ``read(path)`` raised ValueError (and the error)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as caught:
+            read(path)
+        return tracemalloc.get_traced_memory()[1], str(caught.value)
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("header_length, why", [
+    (100, "malformed header"),  # a hole where the header should be
+    (SPARSE - 100, "malformed header"),  # fits the file: read no further than the hole
+    (SPARSE, "truncated"),
+    (2**64 - 1, "truncated"),
+], ids=["small", "huge", "past-the-end", "max"])
+def test_sparse_file_is_refused_unread(tmp_path, header_length, why):
+    """load read a model file whole, then copied it three times, before checking anything: a
+    sparse file of 8 GiB with a valid prefix filled the memory. Lengths are now checked against
+    the file's size and the header as it is read, so such a file is refused having read a
+    chunk at most."""
+    path = tmp_path / "sparse"
+    _sparse_file(path, header_length)
+    for read in (fastgen.load, fastgen.load_metadata):
+        peak, message = _peak(read, path)
+        assert why in message and peak < 8 << 20
+
+
+@pytest.mark.parametrize("move, why", [(0, "bytes of array data"),
+                                       (SPARSE, "truncated (arrays past the end)")])
+def test_arrays_the_data_cannot_hold_are_refused_unread(saved, tmp_path, move, why):
+    """A valid header followed by gigabytes (a hole) that its arrays do not account for, or
+    arrays that end past the file: refused before the data is read."""
+    blob = saved.read_bytes()
+    length = struct.unpack_from("<8sIQ", blob)[2]
+    header = json.loads(blob[20:20 + length])
+    header["arrays"][-1]["offset"] += move
+    encoded = json.dumps(header).encode()
+    path = tmp_path / "sparse"
+    _sparse_file(path, len(encoded), encoded)
+    peak, message = _peak(fastgen.load, path)
+    assert why in message and peak < 8 << 20
+
+
+@pytest.mark.parametrize("move", [1, -1])
+def test_the_arrays_fill_the_data_exactly(saved, move):
+    """The writer lays the arrays end to end from offset 0 (every model of CASES loads, in
+    test_round_trip_is_exact): the data ends where the last array ends, to the byte."""
+    blob = saved.read_bytes()
+    n = len(blob) - 20 - struct.unpack_from("<8sIQ", blob)[2] - 32  # bytes of array data
+
+    def shift(header):
+        last = max(header["arrays"], key=lambda a: a["offset"] + a["nbytes"])
+        assert last["offset"] + last["nbytes"] == n
+        last["offset"] += move
+
+    _rewrite(saved, mutate_header=shift)
+    why = r"truncated \(arrays past the end\)" if move > 0 else \
+        f"its arrays fill {n - 1} of the {n} bytes of array data"
+    with pytest.raises(ValueError, match=why):
+        fastgen.load(saved)
+
+
+@pytest.mark.parametrize("cut", [40, 32, 1])
+def test_a_file_that_shrinks_while_read_is_truncated(saved, monkeypatch, cut):
+    """The lengths are checked against the size the file had when opened; if it is shorter
+    when read (cut in the data, or in the digest), that is a truncated file, not a short
+    buffer read as data."""
+    full = saved.stat().st_size
+    saved.write_bytes(saved.read_bytes()[:-cut])
+    fstat = os.fstat
+
+    def as_it_was(fd):
+        status = list(fstat(fd))
+        status[stat.ST_SIZE] = full
+        return os.stat_result(status)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "fstat", as_it_was)
+        with pytest.raises(ValueError, match="truncated .it shrank while read"):
             fastgen.load(saved)
 
 
