@@ -41,8 +41,10 @@ from ._state import (
 )
 from ._validation import (
     MAX_FEATURES,
+    InvalidParameterError,
     check_is_fitted,
     check_label_values,
+    check_n_threads,
     check_sample_weight,
     check_X,
     check_y,
@@ -281,8 +283,8 @@ def prior_array(model, name, n_classes):
         raise invalid_parameter(model, name, "an array-like of numbers or None")
     if prior.shape != (n_classes,):
         given = "priors" if name == "priors" else f"values in {name}"
-        raise ValueError(f"Number of priors must match number of classes. There are {n_classes} "
-                         f"classes and {len(prior)} {given}.")
+        raise InvalidParameterError(f"Number of priors must match number of classes. There "
+                                    f"are {n_classes} classes and {len(prior)} {given}.")
     prior.flags.writeable = False
     return prior
 
@@ -294,11 +296,11 @@ def check_priors(model, n_classes):
     if priors is None:
         return None
     if (priors < 0).any():
-        raise ValueError(f"Priors must be non-negative. Got {priors}.")
+        raise InvalidParameterError(f"Priors must be non-negative. Got {priors}.")
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(priors.sum())
     if not np.isclose(total, 1.0):  # (also NaN or infinity)
-        raise ValueError(f"The sum of the priors should be 1. They sum to {total}.")
+        raise InvalidParameterError(f"The sum of the priors should be 1. They sum to {total}.")
     return priors
 
 
@@ -656,7 +658,7 @@ class BaseClassifier(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        effective_n_threads(self.n_threads)
+        check_n_threads(self)
         if is_dask_collection(X):
             fitted = self._fit_dask(X, y, sample_weight, None)._fitted
             with self._write_lock():
@@ -713,7 +715,7 @@ class BaseClassifier(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        effective_n_threads(self.n_threads)
+        check_n_threads(self)
         if not is_dask_collection(X):  # (a dask y or sample_weight of X's own rows: computed)
             y, sample_weight = in_memory(y), in_memory(sample_weight)
         with self._write_lock():

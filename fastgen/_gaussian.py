@@ -19,7 +19,13 @@ import numpy as np
 from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
-from ._validation import ConvergenceWarning, invalid_parameter, plain_choice, real_in
+from ._validation import (
+    ConvergenceWarning,
+    InvalidParameterError,
+    invalid_parameter,
+    plain_choice,
+    real_in,
+)
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 # the diagonal kernel's kinds
@@ -758,12 +764,12 @@ def check_prior_vector(model, name, n_features, positive):
     except (TypeError, ValueError):
         raise invalid_parameter(model, name, "None or an array-like of floats") from None
     if array.shape != (n_features,):
-        raise ValueError(f"{name} must have shape ({n_features},), one value a feature; got "
-                         f"shape {array.shape}.")
+        raise InvalidParameterError(f"{name} must have shape ({n_features},), one value a "
+                                    f"feature; got shape {array.shape}.")
     if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite.")
+        raise InvalidParameterError(f"{name} must be finite.")
     if positive and not (array > 0).all():
-        raise ValueError(f"{name} must hold positive numbers.")
+        raise InvalidParameterError(f"{name} must hold positive numbers.")
     array.flags.writeable = False
     return array
 
@@ -790,7 +796,7 @@ def check_prior_strength(model, n_features):
         raise invalid_parameter(model, "prior_strength", allowed)
     kappa0, nu0 = map(float, value)
     if not nu0 > n_features - 1:
-        raise ValueError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 = "
-                         f"{n_features - 1} (the Inverse-Wishart's degrees of freedom); got "
-                         f"nu0={nu0:g}.")
+        raise InvalidParameterError(f"prior_strength=(kappa0, nu0) needs nu0 > n_features - 1 "
+                                    f"= {n_features - 1} (the Inverse-Wishart's degrees of "
+                                    f"freedom); got nu0={nu0:g}.")
     return kappa0, nu0

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ._core import _counts
 from ._core import checks as _checks
+from ._core._openmp import effective_n_threads
 from ._frame import frame_numbers, is_frame
 
 CsrStatus, ValuesStatus = _checks.CsrStatus, _checks.ValuesStatus
@@ -28,8 +29,11 @@ class NotFittedError(ValueError, AttributeError):
 
 
 class InvalidParameterError(ValueError, TypeError):
-    """Raised when a hyperparameter has the wrong type or is out of range (same bases as
-    scikit-learn's: ``except ValueError`` and ``except TypeError`` both catch it)."""
+    """Raised when a hyperparameter has the wrong type or is out of range, also for the data's
+    shape (priors for another number of classes, an alpha per feature of another length): an
+    error of the parameters, which the command line reports as one of --param, never as one of
+    the lines it was reading. Same bases as scikit-learn's: ``except ValueError`` and ``except
+    TypeError`` both catch it."""
 
 
 def invalid_parameter(estimator, name, allowed):
@@ -38,6 +42,16 @@ def invalid_parameter(estimator, name, allowed):
     float in the range [0.0, 1e+100]. Got -1 instead." """
     return InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
                                  f"{allowed}. Got {short_repr(getattr(estimator, name))} instead.")
+
+
+def check_n_threads(estimator):
+    """``estimator.n_threads`` resolved (``effective_n_threads``); an InvalidParameterError if
+    it is not None or a non-zero int (the compiled check raises a plain TypeError or
+    ValueError, which a caller could not tell from an error of the data)."""
+    try:
+        return effective_n_threads(estimator.n_threads)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(str(exc)) from None
 
 
 def short_repr(value, limit=80):

@@ -66,7 +66,14 @@ from ._gaussian import (
 )
 from ._state import (CLASSES, FEATURES, Field, fitted_attribute, float64_parameter, parameter,
                      readonly)
-from ._validation import check_bool, check_is_fitted, invalid_parameter, plain_choice, real_in
+from ._validation import (
+    InvalidParameterError,
+    check_bool,
+    check_is_fitted,
+    invalid_parameter,
+    plain_choice,
+    real_in,
+)
 
 __all__ = ["LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"]
 
@@ -431,21 +438,23 @@ def _check_prior_covariance(model, n_features):
         raise invalid_parameter(model, "prior_covariance", "None or an array-like of floats") \
             from None
     if cov.shape not in ((n_features,), (n_features, n_features)):
-        raise ValueError(f"prior_covariance must have shape ({n_features}, {n_features}) or "
-                         f"({n_features},) (a diagonal); got shape {cov.shape}.")
+        raise InvalidParameterError(f"prior_covariance must have shape ({n_features}, "
+                                    f"{n_features}) or ({n_features},) (a diagonal); got shape "
+                                    f"{cov.shape}.")
     if not np.isfinite(cov).all():
-        raise ValueError("prior_covariance must be finite.")
+        raise InvalidParameterError("prior_covariance must be finite.")
     if cov.ndim == 1:
         if not (cov > 0).all():
-            raise ValueError("prior_covariance, a diagonal, must hold positive variances.")
+            raise InvalidParameterError(
+                "prior_covariance, a diagonal, must hold positive variances.")
     else:
         if not (np.abs(cov - cov.T) <= STATS_RTOL * np.abs(cov).max()).all():
-            raise ValueError("prior_covariance must be symmetric.")
+            raise InvalidParameterError("prior_covariance must be symmetric.")
         cov = (cov + cov.T) / 2
         try:
             np.linalg.cholesky(cov)
         except np.linalg.LinAlgError:
-            raise ValueError("prior_covariance must be positive definite.") from None
+            raise InvalidParameterError("prior_covariance must be positive definite.") from None
     cov.flags.writeable = False
     return cov
 
@@ -705,9 +714,9 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
                  "prior_strength": check_prior_strength(self, n_features),
                  "predictive": check_bool(self, "predictive")}
         if prior["predictive"] and regularised:
-            raise ValueError(f"predictive=True takes no {self._regulariser.split()[0]}: the prior "
-                             "regularises the posterior predictive (set prior_strength or "
-                             "prior_covariance instead).")
+            raise InvalidParameterError(
+                f"predictive=True takes no {self._regulariser.split()[0]}: the prior regularises "
+                "the posterior predictive (set prior_strength or prior_covariance instead).")
         return prior
 
     def _check_conjugate(self, hyper, error):
@@ -1157,8 +1166,8 @@ default=None
         fitted_kind = None if fitted is None or fitted.hyper is None else \
             fitted.hyper["covariance"]
         if fitted_kind is not None and kind != fitted_kind:
-            raise ValueError(f"covariance was changed from {fitted_kind!r} to {kind!r} after "
-                             "fitting; call fit to start again.")
+            raise InvalidParameterError(f"covariance was changed from {fitted_kind!r} to "
+                                        f"{kind!r} after fitting; call fit to start again.")
         shrinkage = self.shrinkage
         allowed = "a str among {'auto'}, a float in the range [0.0, 1.0] or None"
         if isinstance(shrinkage, str):
@@ -1171,10 +1180,12 @@ default=None
             higher = kind == "full" and isinstance(fitted.stats, dict) and "third" in fitted.stats
         if isinstance(shrinkage, str):  # "auto"
             if kind != "full":
-                raise ValueError("shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
+                raise InvalidParameterError(
+                    "shrinkage='auto' (Ledoit-Wolf) needs covariance='full'.")
             if not higher:
-                raise ValueError("shrinkage='auto' needs statistics that this model did not "
-                                 "keep (it was fitted without 'auto'); call fit to start again.")
+                raise InvalidParameterError(
+                    "shrinkage='auto' needs statistics that this model did not keep (it was "
+                    "fitted without 'auto'); call fit to start again.")
         elif shrinkage is not None:
             shrinkage = real_in(shrinkage, 0.0, 1.0)
             if shrinkage is None:
@@ -1186,15 +1197,16 @@ default=None
                                          or isinstance(n_components, bool) or n_components < 1):
             raise invalid_parameter(self, "n_components", "an int in the range [1, inf) or None")
         if n_components is not None and n_components > most:
-            raise ValueError(f"n_components cannot be larger than min(n_features, n_classes - 1)."
-                             f" Here that is {most}; got {n_components!r}.")
+            raise InvalidParameterError(
+                f"n_components cannot be larger than min(n_features, n_classes - 1). Here that "
+                f"is {most}; got {n_components!r}.")
         iteration = self._iteration_params(fitted)
         priors = check_priors(self, n_classes)
         hyper = {"covariance": kind, "priors": priors, "shrinkage": shrinkage, "higher": higher,
                  "n_components": n_components, **iteration}
         hyper.update(self._prior_params(n_features, self._regularised(hyper)))
         if hyper["predictive"] or hyper["prior_strength"] == "evidence":
-            self._check_conjugate(hyper, ValueError)
+            self._check_conjugate(hyper, InvalidParameterError)
         return hyper
 
     @staticmethod

@@ -28,7 +28,13 @@ from ._frame import (
     sampled_frame,
 )
 from ._state import CLASSES, FEATURES, Field, Fitted, fitted_attribute, parameter, readonly
-from ._validation import check_bool, invalid_parameter, plain_choice, real_in
+from ._validation import (
+    InvalidParameterError,
+    check_bool,
+    invalid_parameter,
+    plain_choice,
+    real_in,
+)
 from .naive_bayes import (
     MAX_SMOOTHING,
     CategoricalNB,
@@ -174,8 +180,9 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
             return ["gaussian"] * n_features
         types = [plain_choice(t, KINDS) for t in self.feature_types]
         if len(types) != n_features or None in types:
-            raise ValueError(f"feature_types must give one of {KINDS} for each of the "
-                             f"{n_features} columns, got {self.feature_types!r}.")
+            raise InvalidParameterError(f"feature_types must give one of {KINDS} for each of "
+                                        f"the {n_features} columns, got "
+                                        f"{self.feature_types!r}.")
         return types
 
     def _new_shell(self, X):

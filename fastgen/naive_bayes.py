@@ -84,6 +84,7 @@ from ._state import (
     zeros,
 )
 from ._validation import (
+    InvalidParameterError,
     check_bool,
     invalid_parameter,
     label_repr,
@@ -158,8 +159,8 @@ def check_class_prior(model, n_classes):
     prior = prior_array(model, "class_prior", n_classes)
     if prior is not None and (not np.isfinite(prior).all() or (prior < 0).any()
                               or not (prior > 0).any()):
-        raise ValueError("class_prior must contain finite, non-negative probabilities, not "
-                         "all zero.")
+        raise InvalidParameterError("class_prior must contain finite, non-negative "
+                                    "probabilities, not all zero.")
     return prior
 
 
@@ -199,12 +200,14 @@ def check_alpha(model, n_features, evidence=True):
         except (TypeError, ValueError):
             raise invalid_parameter(model, "alpha", allowed) from None
         if alpha.shape != (n_features,):
-            raise ValueError(f"When alpha is an array, it should contains `n_features`. Got "
-                             f"{alpha.size} elements instead of {n_features}."
-                             + ("" if alpha.ndim == 1 else f" It has shape {alpha.shape}."))
+            raise InvalidParameterError(
+                f"When alpha is an array, it should contains `n_features`. Got {alpha.size} "
+                f"elements instead of {n_features}."
+                + ("" if alpha.ndim == 1 else f" It has shape {alpha.shape}."))
         if not ((alpha >= 0) & (alpha <= MAX_SMOOTHING)).all():
-            raise ValueError(f"All values in alpha must be greater than 0. Each must be in "
-                             f"[0, {MAX_SMOOTHING:g}] (0 is no smoothing).")
+            raise InvalidParameterError(f"All values in alpha must be greater than 0. Each "
+                                        f"must be in [0, {MAX_SMOOTHING:g}] (0 is no "
+                                        "smoothing).")
         alpha.flags.writeable = False  # derivations take it as it is
     if np.min(alpha) < ALPHA_MIN and not force:
         warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
@@ -381,8 +384,9 @@ def check_predictive(model, alpha):
 
 def require_proper(model, alpha, what):
     if not isinstance(alpha, str) and np.min(alpha) <= 0:
-        raise ValueError(f"{type(model).__name__}: {what} needs alpha > 0 (with alpha = 0 the "
-                         "posterior of a probability whose count is zero is improper).")
+        raise InvalidParameterError(
+            f"{type(model).__name__}: {what} needs alpha > 0 (with alpha = 0 the posterior of a "
+            "probability whose count is zero is improper).")
 
 
 def require_samples(model, fitted):
@@ -1308,9 +1312,10 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
         counted = None if fitted is None or fitted.hyper is None else fitted.hyper["binarize"]
         if counted is not None and tuple(counted) != binarize:
             # the counts were taken at the old threshold: no parameters of the new one follow
-            raise ValueError(f"binarize was changed to {self.binarize!r} after fitting with "
-                             f"{counted[1] if counted[0] else None!r}: the counts were taken at "
-                             "that threshold; call fit to start again.")
+            raise InvalidParameterError(
+                f"binarize was changed to {self.binarize!r} after fitting with "
+                f"{counted[1] if counted[0] else None!r}: the counts were taken at that "
+                "threshold; call fit to start again.")
         return {"binarize": binarize}
 
     def _agree(self, stats, hyper):
@@ -1991,8 +1996,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
                                         f"{MAX_SMOOTHING:g}]" + (' or "evidence"' if name ==
                                                                  "alpha" else ""))
         if evidence and beta == 0:
-            raise ValueError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 is an '
-                             "improper prior, without a marginal likelihood).")
+            raise InvalidParameterError('PoissonNB: alpha="evidence" needs beta > 0 (beta = 0 '
+                                        "is an improper prior, without a marginal likelihood).")
         return {"alpha": alpha, "beta": beta,
                 "predictive": check_predictive(self, alpha),
                 "class_prior": check_class_prior(self, n_classes),
@@ -2373,11 +2378,12 @@ class CategoricalNB(LabelColumns, _Evidence, BaseClassifier):
                                   0 <= minimum <= MAX_CATEGORIES):
             raise invalid_parameter(self, "min_categories", allowed)
         if minimum.dtype.kind not in "iu":
-            raise ValueError(f"'min_categories' should have integral type. Got {minimum.dtype} "
-                             "instead.")
+            raise InvalidParameterError(f"'min_categories' should have integral type. Got "
+                                        f"{minimum.dtype} instead.")
         if minimum.ndim == 1 and minimum.shape != (n_features,) or minimum.ndim > 1:
-            raise ValueError(f"'min_categories' should have shape ({n_features},) when an "
-                             f"array-like is provided. Got {minimum.shape} instead.")
+            raise InvalidParameterError(f"'min_categories' should have shape ({n_features},) "
+                                        f"when an array-like is provided. Got {minimum.shape} "
+                                        "instead.")
         if (minimum < 0).any() or (minimum > MAX_CATEGORIES).any():
             raise invalid_parameter(self, "min_categories", allowed)
         return np.broadcast_to(minimum.astype(np.intp), (n_features,))

@@ -35,7 +35,9 @@ from ._persist import _ESTIMATORS
 from ._state import readonly
 from ._validation import (
     ConvergenceWarning,
+    InvalidParameterError,
     check_is_fitted,
+    check_n_threads,
     check_sample_weight,
     check_y,
     encode_labels,
@@ -313,14 +315,15 @@ class SemiSupervised(BaseEstimator):
                             "to ascend. Use MultinomialNB.")
         params = estimator.get_params() if fitting else {}
         if params.get("predictive") is True or params.get("predictive") is np.True_:
-            raise ValueError("SemiSupervised fits a point estimate: use an estimator with "
-                             "predictive=False (set predictive=True on estimator_ after the fit "
-                             "to score with the posterior predictive).")
+            raise InvalidParameterError(
+                "SemiSupervised fits a point estimate: use an estimator with predictive=False "
+                "(set predictive=True on estimator_ after the fit to score with the posterior "
+                "predictive).")
         if isinstance(params.get("alpha"), str):
-            raise ValueError(f"SemiSupervised cannot use alpha={params['alpha']!r}: a prior "
-                             "chosen again at each M-step gives EM no fixed objective. Choose "
-                             "alpha on the labelled rows first (the alpha_ of a model fitted "
-                             "on them) and pass that number.")
+            raise InvalidParameterError(
+                f"SemiSupervised cannot use alpha={params['alpha']!r}: a prior chosen again at "
+                "each M-step gives EM no fixed objective. Choose alpha on the labelled rows "
+                "first (the alpha_ of a model fitted on them) and pass that number.")
         lam, max_iter = real_in(self.unlabeled_weight, 0.0, 1.0), self.max_iter
         tol = real_in(self.tol, 0.0, np.inf)
         if lam is None:
@@ -364,7 +367,7 @@ class SemiSupervised(BaseEstimator):
             raise TypeError("SemiSupervised.fit takes in-memory X and y, not dask collections: "
                             "each EM iteration scores and counts every unlabelled row. Compute "
                             "them first, or fit the model itself on dask's labelled rows.")
-        effective_n_threads(model.n_threads)
+        check_n_threads(model)
         with self._write_lock(), model._write_lock():
             shell = model._new_shell(X)
             X_valid, has_nan = model._validate_X(X, shell)

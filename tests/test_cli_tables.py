@@ -609,6 +609,41 @@ def test_line_numbers_count_blank_lines_and_params_are_not_data(tmp_path, capsys
         capsys, "train", "GaussianNB", path, "--label", "y", "--param", "var_smoothing=-1")
 
 
+_NINE_ROWS = "a,b,y\n" + "".join(f"{i % 3},{i % 5},{'pq'[i % 2]}\n" for i in range(9))
+
+
+@pytest.mark.parametrize("model, param, message", [
+    ("GaussianNB", "priors=[0.5,0.6]", "The sum of the priors should be 1"),
+    ("GaussianNB", "prior_var=[1.0]", "prior_var must have shape (2,)"),
+    ("MultinomialNB", "n_threads=0", "n_threads == 0 is invalid"),
+    ("MultinomialNB", "alpha=[1,2,3]", "it should contains `n_features`"),
+    ("MultinomialNB", "class_prior=[1,2,3]", "Number of priors must match number of classes"),
+    ("PoissonNB", "alpha='evidence' beta=0", "needs beta > 0"),
+    ("CategoricalNB", "min_categories=[3]", "'min_categories' should have shape (2,)"),
+    ("LinearDiscriminantAnalysis", "n_components=2", "n_components cannot be larger"),
+    ("LinearDiscriminantAnalysis", "prior_covariance=[1.0]", "prior_covariance must have shape"),
+    ("QuadraticDiscriminantAnalysis", "prior_strength=(1,0.5)", "needs nu0 > n_features - 1"),
+    ("MixedNB", "feature_types=['gaussian']", "feature_types must give one of"),
+])
+def test_a_bad_param_is_not_blamed_on_the_first_batch(tmp_path, capsys, model, param, message):
+    """A hyperparameter that does not fit the data's shape (checked when the first batch is
+    learned: a ValueError, not an InvalidParameterError) was reported at that batch's lines,
+    as if they were wrong; it is an error of --param."""
+    path = tmp_path / "t.csv"
+    path.write_text(_NINE_ROWS)
+    params = [arg for one in param.split() for arg in ("--param", one)]
+    err = _error(capsys, "train", model, path, "--label", "y", "--batch-size", 4, *params,
+                 "-o", tmp_path / "m.fgm")
+    assert err.startswith("fastgen: error: --param: ") and message in err, err
+
+
+def test_a_data_error_in_the_first_batch_names_its_lines(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(_NINE_ROWS.replace("\n1,", "\n-1,", 1))  # line 3
+    err = _error(capsys, "train", "MultinomialNB", path, "--label", "y", "--batch-size", 4)
+    assert err.startswith(f"fastgen: error: {path}:2-") and "Negative values" in err, err
+
+
 def test_a_python_model_reads_a_table_by_its_feature_names(tmp_path, capsys):
     frame = pd.DataFrame({"h": [1.0, 2, 3, 4], "w": [0.5, 0.1, 0.9, 0.2], "y": [0, 1, 0, 1]})
     model_file = tmp_path / "m.fgm"
