@@ -467,10 +467,12 @@ def _length_histogram(y_idx, lengths, weight, shape):
 
 
 # The length statistics of the text models: one entry per (class, document length, weight),
-# added up into one entry per distinct (class, length) once there are more than this many, and
-# more than twice the entries the last such compaction left (_compacted_entries).
+# added up into one entry per distinct (class, length) once there are more than this many (6 MB
+# of entries), and more than twice the entries the last such compaction left
+# (_compacted_entries). Semi-supervised EM's soft memberships are several entries a document:
+# at 2**16, 10,000 unlabelled posts made every M-step compact (bench/README).
 LENGTH_FIELDS = ("length_class", "length", "length_weight")
-MAX_LENGTH_ENTRIES = 2**16
+MAX_LENGTH_ENTRIES = 2**18
 MAX_LENGTH = 2**53  # longer documents are counted at this length (float64 integers end there)
 SAMPLE_BLOCK = 2**21  # sample draws the counts of this many (row, word) pairs at a time
 # sample draws short documents word by word from vocabularies of this many words: in smaller

@@ -156,8 +156,10 @@ def test_many_distinct_lengths_are_not_sorted_at_every_batch(monkeypatch):
     its length entries only when they have doubled since the last compaction (it did so at
     every batch: 80% of the stream's time), and still keeps fit's statistics."""
     from fastgen import naive_bayes
-    from fastgen.naive_bayes import MAX_LENGTH_ENTRIES, length_counts
+    from fastgen.naive_bayes import length_counts
 
+    MAX_LENGTH_ENTRIES = 2**16  # (the bound, lowered: a stream of its size takes a second)
+    monkeypatch.setattr(naive_bayes, "MAX_LENGTH_ENTRIES", MAX_LENGTH_ENTRIES)
     n, n_classes, batch = 4 * MAX_LENGTH_ENTRIES, 40, 2_000
     rng = np.random.default_rng(1)
     length = rng.integers(1, 5_000, n).astype(np.float64)  # ~100,000 distinct pairs
