@@ -53,6 +53,7 @@ from ._validation import (
     invalid_parameter,
     label_codes,
     sorted_labels,
+    user_stacklevel,
 )
 
 # Output kinds understood by the scoring kernels (defined in fastgen/_core/_lse.pxd).
@@ -398,20 +399,20 @@ class BaseEstimator:
             input_tags=InputTags(**self._more_input_tags()),
         )
 
-    def _check_feature_names(self, X, fitted, stacklevel=6):
+    def _check_feature_names(self, X, fitted):
         """Compare DataFrame column names with the fitted ones (scikit-learn's messages). X may
         be a dask collection (fastgen._dask checks it here, once, before its partitions are
-        read); ``stacklevel`` points the warnings at the caller's line."""
+        read)."""
         names = get_feature_names(X)
         if fitted is None and names is None:
             return
         if fitted is None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without "
-                          "feature names", stacklevel=stacklevel)
+                          "feature names", stacklevel=user_stacklevel())
             return
         if names is None:
             warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was "
-                          "fitted with feature names", stacklevel=stacklevel)
+                          "fitted with feature names", stacklevel=user_stacklevel())
             return
         if len(fitted) == len(names) and np.all(fitted == names):
             return

@@ -115,7 +115,7 @@ def _global_categories(X, estimator):
     return {j: pd.CategoricalDtype(values) for j, values in labels.items()}
 
 
-def _named_as(estimator, X, fitted, stacklevel=1):
+def _named_as(estimator, X, fitted):
     """The snapshot ``fitted`` under the feature names of the dask collection X, once its number
     of features (where dask knows it) and its names have passed the in-memory checks against
     its own (``_check_feature_names``, scikit-learn's rule: a model fitted without names takes
@@ -123,9 +123,8 @@ def _named_as(estimator, X, fitted, stacklevel=1):
     other names). X is checked here, once, at the call, as in memory: checked by each partition
     on the workers, a warning was lost (or given once per partition), and other names or
     another width were refused only at compute. Each partition bears X's names, so under them
-    it passes the same check silently and is read as in memory. ``stacklevel``: the warnings',
-    as the caller would give it."""
-    estimator._check_feature_names(X, fitted.feature_names, stacklevel=stacklevel + 2)
+    it passes the same check silently and is read as in memory."""
+    estimator._check_feature_names(X, fitted.feature_names)
     # (a width dask does not know, or X not 2-D: the partitions' own check says it)
     width = X.shape[1] if getattr(X, "ndim", 0) == 2 else np.nan
     if width == width and width != fitted.n_features:
@@ -223,9 +222,8 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
     on all partitions."""
     from dask import delayed
 
-    # a batch added to a fitted model: X checked first, as in memory (the warnings at the
-    # caller's line: user -> partial_fit -> _fit_dask -> here)
-    start = None if fitted is None else _structure(_named_as(estimator, X, fitted, stacklevel=4))
+    # a batch added to a fitted model: X checked first, as in memory
+    start = None if fitted is None else _structure(_named_as(estimator, X, fitted))
     parts, row_chunks = _row_parts(X)
     ys = _label_parts(y, len(parts), row_chunks, "y")
     ws = _label_parts(sample_weight, len(parts), row_chunks, "sample_weight")
@@ -262,8 +260,7 @@ def predict(estimator, method, X, *args, **kwargs):
     from dask import delayed
 
     frozen = estimator._frozen()  # one snapshot for every block, whatever refits meanwhile
-    # (the caller's line: user -> maps_dask's wrapper -> here)
-    frozen._fitted = _named_as(estimator, X, frozen._fitted, stacklevel=3)
+    frozen._fitted = _named_as(estimator, X, frozen._fitted)
 
     def block(part):
         if part.shape[0] == 0:  # (a filtered collection's empty partitions)

@@ -25,6 +25,7 @@ from ._validation import (
     invalid_parameter,
     plain_choice,
     real_in,
+    user_stacklevel,
 )
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -674,7 +675,7 @@ def em_full(X, members, covariances, base, max_iter, tol, n_threads,
     if last.change > tol:
         warnings.warn(f"EM did not converge in max_iter={max_iter} iterations (relative change "
                       f"{last.change:.2g} > tol={tol:g}); increase max_iter.", ConvergenceWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
     return last.stats, n_steps
 
 

@@ -54,6 +54,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._validation import user_stacklevel
+
 CLASSES, FEATURES = "classes", "features"
 # The largest count or sum of weights a statistic may hold by default: sums of as many of them as
 # a model has classes x features cannot overflow float64 in a derivation.
@@ -198,7 +200,8 @@ def _after_fork_in_child():
         model.__dict__.pop("_fitted", None)
         warnings.warn(f"This process was forked while another thread was adding a batch to "
                       f"{type(model).__name__}'s statistics: here it holds part of that batch, "
-                      "so it is no longer fitted (fit it again).", RuntimeWarning)
+                      "so it is no longer fitted (fit it again).", RuntimeWarning,
+                      stacklevel=user_stacklevel())
     _COUNTING.clear()
 
 

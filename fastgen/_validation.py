@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
+import os
 import sys
 import warnings
 
@@ -42,6 +43,19 @@ def invalid_parameter(estimator, name, allowed):
     float in the range [0.0, 1e+100]. Got -1 instead." """
     return InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
                                  f"{allowed}. Got {short_repr(getattr(estimator, name))} instead.")
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel():
+    """The ``stacklevel`` of a warning raised in fastgen that points at the first frame outside
+    it: the user's line, however deep in fastgen the warning is raised (a fixed number pointed
+    into fastgen from some methods and not others)."""
+    frame, level = sys._getframe(), 0
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_n_threads(estimator):
@@ -429,7 +443,7 @@ def check_y(y, n_samples, estimator_name=None):
             "A column-vector y was passed when a 1d array was expected. Please change the shape "
             "of y to (n_samples, ), for example using ravel().",
             DataConversionWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         y = y.ravel()
     if y.ndim != 1:

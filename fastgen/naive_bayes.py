@@ -91,6 +91,7 @@ from ._validation import (
     plain_choice,
     real_in,
     rechecked,
+    user_stacklevel,
 )
 
 __all__ = ["MultinomialNB", "BernoulliNB", "ComplementNB"]
@@ -212,7 +213,7 @@ def check_alpha(model, n_features, evidence=True):
     if np.min(alpha) < ALPHA_MIN and not force:
         warnings.warn(f"alpha too small will result in numeric errors, setting alpha = "
                       f"{ALPHA_MIN:.1e}. Use `force_alpha=True` to keep alpha unchanged.",
-                      UserWarning, stacklevel=5)
+                      UserWarning, stacklevel=user_stacklevel())
         alpha = np.maximum(alpha, ALPHA_MIN) if np.ndim(alpha) else ALPHA_MIN
     return alpha
 

@@ -45,6 +45,7 @@ from ._validation import (
     label_codes,
     real_in,
     rechecked,
+    user_stacklevel,
 )
 from .naive_bayes import ComplementNB
 
@@ -472,7 +473,7 @@ class SemiSupervised(BaseEstimator):
             warnings.warn(f"EM did not converge in max_iter={max_iter} iterations: the last one "
                           f"changed the objective by {change:.3g} per unit of weight, more than "
                           f"tol={tol:g}. Increase max_iter (or tol).", ConvergenceWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         model._publish(fitted)
         return _Result(model, len(objective) - 1, np.array(objective), converged, params)
 

@@ -40,7 +40,7 @@ from ._base import BaseEstimator
 from ._core import _text
 from ._core._openmp import effective_n_threads
 from ._persist import _ESTIMATORS
-from ._validation import check_is_fitted, plain_choice, short_repr
+from ._validation import check_is_fitted, plain_choice, short_repr, user_stacklevel
 
 __all__ = ["DEFAULT_TOKEN_PATTERN", "CountVectorizer", "HashingVectorizer"]
 
@@ -1046,7 +1046,8 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             fitted = self._vocabulary
             if settings.lowercase and any(any(map(str.isupper, t)) for t in fitted.mapping):
                 warnings.warn("Upper case characters found in vocabulary while 'lowercase' is True. "
-                              "These entries will not be matched with any documents", stacklevel=2)
+                              "These entries will not be matched with any documents",
+                              stacklevel=user_stacklevel())
             return self._transform(raw_documents, settings, fitted)
         vocab = _text.Vocabulary()
         n_docs, parts = self._batches(raw_documents, settings, "grow", vocab)

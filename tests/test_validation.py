@@ -8,6 +8,7 @@ Malformed CSR matrices are built from a valid one by replacing its ``data``,
 
 import os
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -803,3 +804,43 @@ def test_labels_numpy_pandas_and_the_standard_library_order_are_classes(Estimato
     y[:] = [Label() for _ in range(6)]
     with pytest.raises(ValueError, match="Unknown label type in y: Label"):
         Estimator().fit(valid_X(), y)
+
+
+def _warned_here(call):
+    """The warnings of call(), each as (file, message), asserting one was given."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    assert caught
+    return [(w.filename, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("case", ["predict", "partial_fit", "score", "mixed", "alpha", "column",
+                                  "em", "lda_em", "vocabulary"])
+def test_warnings_point_at_the_callers_line(case):
+    """Every warning fastgen gives points at the line that called it (user_stacklevel): fixed
+    stack levels pointed into fastgen's own files from score, MixedNB's predictions and the EM
+    of LDA's missing values."""
+    pd = pytest.importorskip("pandas")
+    from fastgen.text import CountVectorizer
+
+    X = np.random.default_rng(0).poisson(1.0, (40, 3)).astype(np.float64)
+    y = np.arange(40) % 2
+    frame = pd.DataFrame(X, columns=list("abc"))
+    missing = X.copy()
+    missing[::3, 0] = np.nan
+    fitted = fastgen.MultinomialNB().fit(X, y)
+    calls = {
+        "predict": lambda: fitted.predict(frame),
+        "partial_fit": lambda: fastgen.MultinomialNB().fit(X, y).partial_fit(frame, y),
+        "score": lambda: fitted.score(frame, y),
+        "mixed": lambda: fastgen.MixedNB().fit(X, y).predict_proba(frame),
+        "alpha": lambda: fastgen.MultinomialNB(alpha=0, force_alpha=False).fit(X, y),
+        "column": lambda: fastgen.MultinomialNB().fit(X, y[:, None]),
+        "em": lambda: fastgen.SemiSupervised(fastgen.MultinomialNB(), max_iter=1).fit(
+            X, np.where(np.arange(40) < 10, y, -1)),
+        "lda_em": lambda: fastgen.LinearDiscriminantAnalysis(max_iter=1).fit(missing, y),
+        "vocabulary": lambda: CountVectorizer(vocabulary=["A", "b"]).fit_transform(["a b"]),
+    }
+    for filename, message in _warned_here(calls[case]):
+        assert filename == __file__, (filename, message)
