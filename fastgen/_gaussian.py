@@ -483,79 +483,101 @@ def _complete_loglik(stats, mean, precisions, logdets, block, keep):
     return -0.5 * float(weight @ (len(keep) * LOG_2PI + logdets[block]) + quadratic.sum())
 
 
-def _em_map(X, members, covariances, base, n_threads, higher):
-    """One EM iteration as a map of the parameters, and EM's start.
-
-    Returns ``(step, mean, covs, support)``. ``step(mean, covs, support)`` maps class means
-    (C, d) and covariances (G, d, d) with their ``Support`` to ``(mean', covs', support',
-    stats, objective)``: the E-step replaces each row's missing block by its conditional mean
-    given the observed block and adds its conditional covariance to the scatter (both from the
-    precision matrix, ``_missing_terms``); the M-step recomputes the statistics from the
-    completed rows (``stats``, the batch's), combines them with ``base`` (the statistics of
-    earlier batches, or None) and takes the means of the combination and
-    ``covariances(combined)``: the model's (regularised) covariances, the group of each class
-    and their ``Support``, whose kept features must span it (the model raises for collinear
-    ones). The E-step works on the kept features; a missing value of a constant feature is
-    that constant, its class mean. ``objective`` is the log-likelihood of the parameters given,
-    on the kept features: of the batch's observed values and of ``base`` as complete data. It
-    is Q + H (Dempster, Laird & Rubin 1977): the expected complete-data log-likelihood, closed
-    form in the combined expected statistics, plus the entropy of the missing blocks given the
-    observed ones, sum over rows of (m (1 + log 2 pi) - log det P_mm) / 2 for a row missing m
-    kept features.
-    """
-    mask = np.isnan(X)
-    incomplete = np.flatnonzero(mask.any(axis=1))
-    n_features = X.shape[1]
-    # start from the observed per-class means and variances (no correlations); a class that
-    # never observed a feature, from the feature's mean and variance over all classes (as
-    # GaussianNB and the diagonal models take them: no row of the class says otherwise; a start
-    # at 0 left that class's mean at 0, whatever the data's location), or 0 and 1 if no class
-    # observed it
-    y_idx, sample_weight, n_classes = members.classes, members.weights, members.n_classes
-    weight, mean, m2 = diagonal_moments(X, members, n_threads)
+def em_start(moments, class_weight, base, covariances):
+    """EM's start from the observed per-class moments of a batch (``diagonal_moments``: weight,
+    mean and m2 of each feature's observed values) and its class weights: the observed means and
+    variances (no correlations); a class that never observed a feature takes the feature's mean
+    and variance over all classes (as GaussianNB and the diagonal models take them: no row of
+    the class says otherwise; a start at 0 left that class's mean at 0, whatever the data's
+    location), or 0 and 1 if no class observed it; combined with ``base`` (the statistics of
+    earlier batches, or None). Returns ``(fill, mean, covs, block, support)``: the batch's
+    start means, which fill a missing value of a feature EM does not keep (a constant one), the
+    start's class means (combined with ``base``) and ``covariances`` of the start."""
+    weight, mean, m2 = moments
     seen = weight > 0
     overall_mean, overall_var = overall_moments(weight, mean, m2)
     mean = np.where(seen, mean, overall_mean)
     var = np.where(seen, m2 / np.where(seen, weight, 1.0), overall_var)
-    class_weight = members.class_weight()
-    start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None] * np.eye(n_features),
-             None, None)
+    start = (class_weight, mean, class_weight[:, None, None] * var[:, :, None]
+             * np.eye(mean.shape[1]), None, None)
     start = start if base is None else combine_full(base, start)
     covs, block, support = covariances(start)
-    Xhat = np.where(mask, mean[y_idx], X)
-    X0 = np.where(mask, 0.0, Xhat)
+    return mean, start[1], covs, block, support
+
+
+def completed_moments(X, members, fill, mean, precisions, block, keep, n_threads, higher):
+    """EM's E-step on a batch X (one row per entry of ``members``) under class means ``mean``
+    and precisions ``precisions[block[c]]`` of the kept features ``keep``: each row's missing
+    block replaced by its conditional mean given the observed block, its conditional covariance
+    added to the scatter (both from the precision matrix, ``_missing_terms``); a missing value
+    of a feature not kept is its class's ``fill`` (EM's start). Returns ``(stats, entropy,
+    logdet)``: the completed batch's statistics (``full_moments``), and the sums over its rows
+    of m (1 + log 2 pi) / 2 and of log det P_mm for a row missing m kept features (the entropy
+    of the missing blocks given the observed ones is their difference, halved)."""
+    mask = np.isnan(X)
+    incomplete = np.flatnonzero(mask.any(axis=1))
+    n_classes, n_features = members.n_classes, X.shape[1]
+    y_idx, sample_weight = members.classes, members.weights
+    Xhat = np.where(mask, fill[y_idx], X)
+    X0 = np.where(mask, 0.0, X)
     flat = np.arange(n_features * n_features).reshape(n_features, n_features)
+    extra = np.zeros((n_classes, n_features * n_features))
+    logdet_mm = 0.0
+    for batch_rows, missing in _batches(mask[incomplete][:, keep]):
+        rows_all = incomplete[batch_rows]
+        for c in np.unique(y_idx[rows_all]):
+            own = y_idx[rows_all] == c
+            rows, miss = rows_all[own], keep[missing[own]]
+            D = ((X0[rows] - mean[c]) * ~mask[rows])[:, keep]
+            _, logdet, shift, cond_cov = _missing_terms(D, missing[own], precisions[block[c]],
+                                                        n_threads, conditional=True)
+            logdet_mm += sample_weight[rows] @ logdet
+            Xhat[rows[:, None], miss] = mean[c][miss] - shift
+            index = flat[miss[:, :, None], miss[:, None, :]]
+            extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
+                                    weights=(sample_weight[rows, None, None]
+                                             * cond_cov).ravel())
+    stats = full_moments(Xhat, members, n_threads,
+                         extra.reshape(n_classes, n_features, n_features), higher)
+    entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
+    return stats, entropy, float(logdet_mm)
+
+
+def em_update(completed, base, mean, precisions, logdets, block, keep, covariances):
+    """EM's M-step from a completed batch (``completed_moments``, its parts' added up by
+    ``combine_full``) under the parameters it was completed with: ``(mean', covs', support',
+    stats, objective)``, the means of the batch combined with ``base`` (or None) and
+    ``covariances(combined)`` (the model's regularised covariances, the group of each class and
+    their ``Support``, whose kept features must span it: the model raises for collinear ones).
+    ``objective`` is the log-likelihood of the parameters given, on the kept features, of the
+    batch's observed values and of ``base`` as complete data: Q + H (Dempster, Laird & Rubin
+    1977), the expected complete-data log-likelihood, closed form in the combined expected
+    statistics, plus the entropy of the missing blocks given the observed ones."""
+    stats, entropy, logdet_mm = completed
+    combined = stats if base is None else combine_full(base, stats)
+    objective = (_complete_loglik(combined, mean, precisions, logdets, block, keep)
+                 + entropy - 0.5 * logdet_mm)
+    new_covs, _, new_support = covariances(combined)
+    return combined[1], new_covs, new_support, stats, objective
+
+
+def _em_map(X, members, covariances, base, n_threads, higher):
+    """One EM iteration on a batch X (one row per entry of ``members``) as a map of the
+    parameters, and EM's start (``em_start``). Returns ``(step, mean, covs, support)``:
+    ``step(mean, covs, support)`` maps class means (C, d) and covariances (G, d, d) with their
+    ``Support`` to ``(mean', covs', support', stats, objective)`` (``completed_moments`` under
+    the precisions of covs, then ``em_update``)."""
+    fill, mean, covs, block, support = em_start(diagonal_moments(X, members, n_threads),
+                                                members.class_weight(), base, covariances)
 
     def step(mean, covs, support):
         _, precisions, logdets = whitening(covs, support)
-        keep = support.keep
-        extra = np.zeros((n_classes, n_features * n_features))
-        logdet_mm = 0.0
-        for batch_rows, missing in _batches(mask[incomplete][:, keep]):
-            rows_all = incomplete[batch_rows]
-            for c in np.unique(y_idx[rows_all]):
-                own = y_idx[rows_all] == c
-                rows, miss = rows_all[own], keep[missing[own]]
-                g = block[c]
-                D = ((X0[rows] - mean[c]) * ~mask[rows])[:, keep]
-                _, logdet, shift, cond_cov = _missing_terms(D, missing[own], precisions[g],
-                                                            n_threads, conditional=True)
-                logdet_mm += sample_weight[rows] @ logdet
-                Xhat[rows[:, None], miss] = mean[c][miss] - shift
-                index = flat[miss[:, :, None], miss[:, None, :]]
-                extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
-                                        weights=(sample_weight[rows, None, None]
-                                                 * cond_cov).ravel())
-        stats = full_moments(Xhat, members, n_threads,
-                             extra.reshape(n_classes, n_features, n_features), higher)
-        combined = stats if base is None else combine_full(base, stats)
-        entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
-        objective = (_complete_loglik(combined, mean, precisions, logdets, block, keep)
-                     + entropy - 0.5 * logdet_mm)
-        new_covs, _, new_support = covariances(combined)
-        return combined[1], new_covs, new_support, stats, objective
+        completed = completed_moments(X, members, fill, mean, precisions, block, support.keep,
+                                      n_threads, higher)
+        return em_update(completed, base, mean, precisions, logdets, block, support.keep,
+                         covariances)
 
-    return step, start[1], covs, support
+    return step, mean, covs, support
 
 
 class _EMStep(NamedTuple):
@@ -607,7 +629,14 @@ def em_full(X, members, covariances, base, max_iter, tol, n_threads,
     iterate. Returns (batch statistics, EM steps taken).
     """
     X, members = members.gathered(X)  # (each entry's row is completed for its class)
-    step, mean, covs, support = _em_map(X, members, covariances, base, n_threads, higher)
+    return squarem(*_em_map(X, members, covariances, base, n_threads, higher), max_iter, tol,
+                   likelihood, trace)
+
+
+def squarem(step, mean, covs, support, max_iter, tol, likelihood=True, trace=None):
+    """SQUAREM over EM's map ``step`` from the start ``mean``, ``covs``, ``support``, as
+    ``em_full`` describes (the map of a batch in memory, or of a dask collection's partitions:
+    ``_dask.em_full``). Returns (batch statistics of the last step, EM steps taken)."""
     n_mean, mean_shape, covs_shape = mean.size, mean.shape, covs.shape
     sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2).mean(axis=0))
     sd[~(sd > 0)] = 1.0  # (a constant feature has no scale)
