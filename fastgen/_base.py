@@ -791,6 +791,11 @@ class BaseClassifier(BaseEstimator):
         params = self.get_params(deep=False)
         return params.get("priors") is None and params.get("class_prior") is None
 
+    def _dask_missing(self, map_parts, classes, fitted, structure, X):
+        """The model of a dask collection with missing values that partitions cannot be
+        fitted apart on (LDA's and QDA's EM), or None: the partitions' models are merged."""
+        return None
+
     def _fit_dask(self, X, y, sample_weight, classes, fitted=None):
         """A model of this kind fitted on dask collections (fastgen._dask.fit), or, with the
         snapshot ``fitted``, a batch to be merged into it."""

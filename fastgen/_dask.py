@@ -174,6 +174,20 @@ def _fit_part(kind, params, X, y, w, classes, dtypes, start):
     return model.partial_fit(X, y, classes=classes, sample_weight=w)
 
 
+def _map_parts(func, parts, ys, ws, *args):
+    """[func(X_part, y_part, w_part, *args) of each non-empty partition], computed at once."""
+    import dask
+    from dask import delayed
+
+    results = dask.compute(*[delayed(_unless_empty)(func, Xp, yp, wp, *args)
+                             for Xp, yp, wp in zip(parts, ys, ws)])
+    return [result for result in results if result is not None]
+
+
+def _unless_empty(func, X, y, w, *args):
+    return None if X.shape[0] == 0 else func(X, y, w, *args)
+
+
 def _merge_pair(a, b):
     if a is None:
         return b
@@ -236,6 +250,11 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
+    # a model that completes missing values by EM (LDA, QDA) runs it over every partition
+    model = estimator._dask_missing(lambda func, *args: _map_parts(func, parts, ys, ws, *args),
+                                    classes, fitted, start, X)
+    if model is not None:
+        return model
     # (a new model of columns of labels: MixedNB, CategoricalNB)
     dtypes = _global_categories(X, estimator) if fitted is None and _is_frame(X) and \
         isinstance(estimator, LabelColumns) else {}

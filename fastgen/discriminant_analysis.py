@@ -34,6 +34,7 @@ from ._base import (
     OUT_LOG_PROBA,
     BaseClassifier,
     MatrixLike,
+    Members,
     check_priors,
     class_prior,
     maps_dask,
@@ -48,10 +49,13 @@ from ._gaussian import (
     Support,
     combine_full,
     combine_moments,
+    completed_moments,
     constant,
     diagonal_moments,
     diagonal_tables,
     em_full,
+    em_start,
+    em_update,
     full_jll_missing,
     full_moments,
     check_prior_strength,
@@ -60,17 +64,22 @@ from ._gaussian import (
     observed_terms,
     score_diagonal,
     singular,
+    squarem,
     support_of,
     whitening,
     without_noise,
 )
-from ._state import (CLASSES, FEATURES, Field, fitted_attribute, float64_parameter, parameter,
-                     readonly)
+from ._state import (CLASSES, FEATURES, Field, Fitted, fitted_attribute, float64_parameter,
+                     parameter, readonly)
 from ._validation import (
     InvalidParameterError,
     check_bool,
     check_is_fitted,
+    check_sample_weight,
+    check_y,
+    get_feature_names,
     invalid_parameter,
+    label_codes,
     plain_choice,
     real_in,
 )
@@ -658,6 +667,37 @@ def _score_missing(full, X, kind, out, n_threads, regulariser):
     return failed
 
 
+def _members_of_part(kind, params, X, y, w, classes, structure):
+    """A dask partition's rows validated as the model's partial_fit validates a batch (of a new
+    model, or read through the ``structure`` of a fitted one): (X, its Members among
+    ``classes``)."""
+    model = kind(**params)
+    shell = model._new_shell(X) if structure is None else Fitted(**structure, stats=None)
+    X, _ = model._validate_X(X, shell, learning=True)
+    y = check_y(np.asarray(y), X.shape[0], kind.__name__)
+    codes, bad = label_codes(y, classes)
+    if bad.any():
+        raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist in the "
+                         f"initial classes {classes}")
+    return X, Members.hard(codes, check_sample_weight(None if w is None else np.asarray(w),
+                                                      X.shape[0]), len(classes))
+
+
+def _start_part(X, y, w, kind, params, classes, structure):
+    """A partition's part of EM's start: (whether it misses a value, its dtype, its observed
+    moments, its class weights)."""
+    X, members = _members_of_part(kind, params, X, y, w, classes, structure)
+    return bool(np.isnan(X).any()), X.dtype, diagonal_moments(X, members, 1), \
+        members.class_weight()
+
+
+def _completed_part(X, y, w, kind, params, classes, structure, fill, mean, precisions, block,
+                    keep, higher):
+    """A partition's E-step (``completed_moments``) under the parameters given."""
+    X, members = _members_of_part(kind, params, X, y, w, classes, structure)
+    return completed_moments(X, members, fill, mean, precisions, block, keep, 1, higher)
+
+
 class _BaseDiscriminant(Conjugate, BaseClassifier):
     """Statistics, EM and scoring shared by LDA and QDA (full covariances; LDA adds the diagonal
     kinds), and their Normal-Inverse-Wishart prior: LDA's ``_shared`` covariance has one."""
@@ -751,6 +791,66 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         return {"class_count_": count.copy(), "mean": mean, "scatter": scatter}, \
             self._unregularised
 
+    def _em_of_missing(self, hyper):
+        """What EM over missing values uses: the covariances of its M-step
+        (``_em_covariances``), and whether its map ascends the likelihood (no regularisation)."""
+        return (lambda moments: self._em_covariances(moments, hyper),
+                not (self._regularised(hyper) or hyper["predictive"]))
+
+    def _dask_missing(self, map_parts, classes, fitted, structure, X):
+        """A model of a dask collection's rows with missing values (fastgen._dask.fit's hook):
+        EM over all its partitions at once, as over the same rows in memory (each partition's
+        own EM, under its own model, gave another model, and a small partition none), or None
+        where no partition misses a value (or the covariances are diagonal, which need no EM).
+        ``map_parts(func, *args)`` computes ``func(X_part, y_part, w_part, *args)`` of every
+        non-empty partition; the batch's statistics are completed under the model of
+        ``fitted``'s statistics (or none) and the batch's, as partial_fit completes a batch in
+        memory, and its partitions read through ``structure`` (``_dask._structure``). X is
+        read once to start and once an EM step (persisting it first saves the reads)."""
+        n_features = X.shape[1]
+        if not n_features == n_features:  # (a width dask does not know: each partition's)
+            return None
+        kind, params = type(self), self.get_params()
+        width = np.empty((0, n_features))
+        hyper = self._hyper(len(classes), width, fitted or self._new_shell(width))
+        if "scatter" not in (field.name for field in self._fields(hyper)):
+            return None
+        starts = map_parts(_start_part, kind, params, classes, structure)
+        if not any(has_nan for has_nan, *_ in starts):
+            return None
+        _, dtype, moments, class_weight = starts[0]
+        for _, part_dtype, part_moments, part_weight in starts[1:]:
+            dtype = np.promote_types(dtype, part_dtype)
+            moments = combine_moments(*moments, *part_moments)
+            class_weight = class_weight + part_weight
+        base = _full_stats(fitted.stats) if fitted is not None and \
+            fitted.stats["class_count_"].any() else None
+        covariances, likelihood = self._em_of_missing(hyper)
+        fill, mean, covs, block, support = em_start(moments, class_weight, base, covariances)
+
+        def step(mean, covs, support):
+            _, precisions, logdets = whitening(covs, support)
+            parts = map_parts(_completed_part, kind, params, classes, structure, fill, mean,
+                              precisions, block, support.keep, hyper["higher"])
+            stats, entropy, logdet = parts[0]
+            for part_stats, part_entropy, part_logdet in parts[1:]:
+                stats = combine_full(stats, part_stats)
+                entropy, logdet = entropy + part_entropy, logdet + part_logdet
+            return em_update((stats, entropy, logdet), base, mean, precisions, logdets, block,
+                             support.keep, covariances)
+
+        stats, hyper["n_iter"] = squarem(step, mean, covs, support, hyper["max_iter"],
+                                         hyper["tol"], likelihood)
+        _, mean, scatter, third, fourth = stats
+        batch = {"class_count_": class_weight, "mean": mean, "scatter": scatter}
+        if hyper["higher"]:
+            batch.update(third=third, fourth=fourth)
+        model = kind(**params)
+        model._deferred = True  # (its caller derives the parameters of the merged statistics)
+        model._publish(Fitted(classes, n_features, dtype, get_feature_names(X), batch, hyper,
+                              lock=model._write_lock()))
+        return model
+
     def _em_covariances(self, moments, hyper):
         """The covariances EM completes missing values with: the model's (maximum likelihood,
         regularised as set), or for a predictive model each covariance's posterior mode under
@@ -815,11 +915,10 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             base = _full_stats(stats) if stats["class_count_"].any() else None
             higher = hyper["higher"]
             if has_nan:
+                covariances, likelihood = self._em_of_missing(hyper)
                 batch, hyper["n_iter"] = em_full(  # (see _iteration_params)
-                    X, members,
-                    lambda moments: self._em_covariances(moments, hyper), base,
-                    hyper["max_iter"], hyper["tol"], n_threads, higher,
-                    not (self._regularised(hyper) or hyper["predictive"]))
+                    X, members, covariances, base, hyper["max_iter"], hyper["tol"], n_threads,
+                    higher, likelihood)
             else:
                 batch = full_moments(X, members, n_threads, higher=higher)
             _, mean, scatter, third, fourth = batch if base is None else combine_full(base, batch)
