@@ -791,9 +791,10 @@ class BaseClassifier(BaseEstimator):
         params = self.get_params(deep=False)
         return params.get("priors") is None and params.get("class_prior") is None
 
-    def _dask_missing(self, map_parts, classes, fitted, structure, X):
-        """The model of a dask collection with missing values that partitions cannot be
-        fitted apart on (LDA's and QDA's EM), or None: the partitions' models are merged."""
+    def _dask_fit(self, map_parts, classes, fitted, structure, X):
+        """The model of a dask collection made otherwise than by merging its partitions' models
+        (LDA's and QDA's, whose EM over missing values runs over all the partitions), or None:
+        the partitions' models are merged."""
         return None
 
     def _fit_dask(self, X, y, sample_weight, classes, fitted=None):

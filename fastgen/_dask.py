@@ -250,9 +250,9 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
-    # a model that completes missing values by EM (LDA, QDA) runs it over every partition
-    model = estimator._dask_missing(lambda func, *args: _map_parts(func, parts, ys, ws, *args),
-                                    classes, fitted, start, X)
+    # (LDA and QDA: their EM over missing values runs over all the partitions)
+    model = estimator._dask_fit(lambda func, *args: _map_parts(func, parts, ys, ws, *args),
+                                classes, fitted, start, X)
     if model is not None:
         return model
     # (a new model of columns of labels: MixedNB, CategoricalNB)

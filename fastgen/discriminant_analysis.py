@@ -683,12 +683,14 @@ def _members_of_part(kind, params, X, y, w, classes, structure):
                                                       X.shape[0]), len(classes))
 
 
-def _start_part(X, y, w, kind, params, classes, structure):
-    """A partition's part of EM's start: (whether it misses a value, its dtype, its observed
-    moments, its class weights)."""
+def _start_part(X, y, w, kind, params, classes, structure, higher):
+    """A partition's first pass (``_dask_fit``): (whether it misses a value, its dtype, its
+    observed moments and class weights, for EM's start, and its statistics if it misses
+    none)."""
     X, members = _members_of_part(kind, params, X, y, w, classes, structure)
-    return bool(np.isnan(X).any()), X.dtype, diagonal_moments(X, members, 1), \
-        members.class_weight()
+    has_nan = bool(np.isnan(X).any())
+    return has_nan, X.dtype, diagonal_moments(X, members, 1), members.class_weight(), \
+        None if has_nan else full_moments(X, members, 1, higher=higher)
 
 
 def _completed_part(X, y, w, kind, params, classes, structure, fill, mean, precisions, block,
@@ -797,16 +799,17 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         return (lambda moments: self._em_covariances(moments, hyper),
                 not (self._regularised(hyper) or hyper["predictive"]))
 
-    def _dask_missing(self, map_parts, classes, fitted, structure, X):
-        """A model of a dask collection's rows with missing values (fastgen._dask.fit's hook):
-        EM over all its partitions at once, as over the same rows in memory (each partition's
-        own EM, under its own model, gave another model, and a small partition none), or None
-        where no partition misses a value (or the covariances are diagonal, which need no EM).
+    def _dask_fit(self, map_parts, classes, fitted, structure, X):
+        """The model of a dask collection's rows for full covariances (fastgen._dask.fit's
+        hook), in one pass over the partitions where none misses a value: their statistics
+        added up. Where some does, EM over all the partitions at once, as over the same rows in
+        memory (each partition's own EM, under its own model, gave another model, and a small
+        partition none). None for the diagonal kinds (the partitions' models are merged).
         ``map_parts(func, *args)`` computes ``func(X_part, y_part, w_part, *args)`` of every
         non-empty partition; the batch's statistics are completed under the model of
         ``fitted``'s statistics (or none) and the batch's, as partial_fit completes a batch in
-        memory, and its partitions read through ``structure`` (``_dask._structure``). X is
-        read once to start and once an EM step (persisting it first saves the reads)."""
+        memory, and its partitions are read through ``structure`` (``_dask._structure``). EM
+        reads X once a step (persisting it first saves the reads)."""
         n_features = X.shape[1]
         if not n_features == n_features:  # (a width dask does not know: each partition's)
             return None
@@ -815,14 +818,32 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         hyper = self._hyper(len(classes), width, fitted or self._new_shell(width))
         if "scatter" not in (field.name for field in self._fields(hyper)):
             return None
-        starts = map_parts(_start_part, kind, params, classes, structure)
-        if not any(has_nan for has_nan, *_ in starts):
-            return None
-        _, dtype, moments, class_weight = starts[0]
-        for _, part_dtype, part_moments, part_weight in starts[1:]:
+        higher = hyper["higher"]
+        starts = map_parts(_start_part, kind, params, classes, structure, higher)
+        _, dtype, moments, class_weight, stats = starts[0]
+        for _, part_dtype, part_moments, part_weight, part_stats in starts[1:]:
             dtype = np.promote_types(dtype, part_dtype)
             moments = combine_moments(*moments, *part_moments)
             class_weight = class_weight + part_weight
+            stats = None if stats is None or part_stats is None else \
+                combine_full(stats, part_stats)
+        if any(has_nan for has_nan, *_ in starts):
+            stats, hyper["n_iter"] = self._dask_em(map_parts, kind, params, classes, fitted,
+                                                   structure, hyper, moments, class_weight)
+        _, mean, scatter, third, fourth = stats
+        batch = {"class_count_": class_weight, "mean": mean, "scatter": scatter}
+        if higher:
+            batch.update(third=third, fourth=fourth)
+        model = kind(**params)
+        model._deferred = True  # (its caller derives the parameters of the merged statistics)
+        model._publish(Fitted(classes, n_features, dtype, get_feature_names(X), batch, hyper,
+                              lock=model._write_lock()))
+        return model
+
+    def _dask_em(self, map_parts, kind, params, classes, fitted, structure, hyper, moments,
+                 class_weight):
+        """EM over the partitions (``_dask_fit``) from their observed moments and class
+        weights: (the batch's completed statistics, EM steps taken)."""
         base = _full_stats(fitted.stats) if fitted is not None and \
             fitted.stats["class_count_"].any() else None
         covariances, likelihood = self._em_of_missing(hyper)
@@ -839,17 +860,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             return em_update((stats, entropy, logdet), base, mean, precisions, logdets, block,
                              support.keep, covariances)
 
-        stats, hyper["n_iter"] = squarem(step, mean, covs, support, hyper["max_iter"],
-                                         hyper["tol"], likelihood)
-        _, mean, scatter, third, fourth = stats
-        batch = {"class_count_": class_weight, "mean": mean, "scatter": scatter}
-        if hyper["higher"]:
-            batch.update(third=third, fourth=fourth)
-        model = kind(**params)
-        model._deferred = True  # (its caller derives the parameters of the merged statistics)
-        model._publish(Fitted(classes, n_features, dtype, get_feature_names(X), batch, hyper,
-                              lock=model._write_lock()))
-        return model
+        return squarem(step, mean, covs, support, hyper["max_iter"], hyper["tol"], likelihood)
 
     def _em_covariances(self, moments, hyper):
         """The covariances EM completes missing values with: the model's (maximum likelihood,
