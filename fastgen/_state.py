@@ -196,13 +196,16 @@ def _after_fork_in_child():
             lock.release()
         else:
             lock._at_fork_reinit()
-    for model in list(_COUNTING.values()):
-        model.__dict__.pop("_fitted", None)
-        warnings.warn(f"This process was forked while another thread was adding a batch to "
-                      f"{type(model).__name__}'s statistics: here it holds part of that batch, "
-                      "so it is no longer fitted (fit it again).", RuntimeWarning,
-                      stacklevel=user_stacklevel())
+    counting = list(_COUNTING.values())
     _COUNTING.clear()
+    for model in counting:  # (all unfitted before any warning, which may be an error)
+        model.__dict__.pop("_fitted", None)
+    for model in counting:
+        with contextlib.suppress(Exception):  # (an error here would be printed, not raised)
+            warnings.warn(f"This process was forked while another thread was adding a batch "
+                          f"to {type(model).__name__}'s statistics: here it holds part of that "
+                          "batch, so it is no longer fitted (fit it again).", RuntimeWarning,
+                          stacklevel=user_stacklevel())
 
 
 if hasattr(os, "register_at_fork"):

@@ -449,3 +449,38 @@ def test_a_forked_child_frees_the_locks_another_thread_held():
                           timeout=240, cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "True", "True"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_fork_unfits_every_counting_model_when_warnings_are_errors():
+    """With warnings as errors (-W error, pytest's filterwarnings), the child's first warning
+    stopped the fork hook: a second model counting in place stayed fitted there with part of
+    its batch (an outside attack). Every such model is unfitted before any warning."""
+    script = (
+        "import os, threading, warnings, faulthandler, numpy as np, fastgen\n"
+        "X = np.random.default_rng(0).poisson(1.0, size=(60, 8)); y = np.arange(60) % 3\n"
+        "inside = [threading.Event(), threading.Event()]; leave = threading.Event()\n"
+        "class Slow(fastgen.MultinomialNB):\n"
+        "    def _add(self, *args):\n"
+        "        if hasattr(self, 'which'):\n"
+        "            inside[self.which].set(); leave.wait()\n"
+        "        return super()._add(*args)\n"
+        "models = [Slow().fit(X, y), Slow().fit(X, y)]\n"
+        "for which, model in enumerate(models):\n"
+        "    model.which = which\n"
+        "threads = [threading.Thread(target=m.partial_fit, args=(X, y)) for m in models]\n"
+        "for t in threads: t.start()\n"
+        "for event in inside: event.wait()\n"
+        "warnings.simplefilter('error')\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    faulthandler.dump_traceback_later(60, exit=True)\n"
+        "    os._exit(0 if not any(hasattr(m, 'classes_') for m in models) else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "leave.set()\n"
+        "for t in threads: t.join()\n"
+        "print(os.waitstatus_to_exitcode(status))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240, cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0"], proc.stderr
