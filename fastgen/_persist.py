@@ -156,27 +156,10 @@ class _Reader:
         return ValueError(f"{self.path}: not a valid fastgen model file ({why}).")
 
     def array(self, index):
-        if isinstance(index, bool) or not isinstance(index, int) or \
-                not 0 <= index < len(self.arrays):
-            raise self.bad("an array reference is out of range")
-        entry = self.arrays[index]
-        try:
-            dtype = np.dtype(entry["dtype"])
-            shape = tuple(entry["shape"])
-            offset, nbytes = entry["offset"], entry["nbytes"]
-        except (KeyError, TypeError, ValueError, SyntaxError):
-            raise self.bad("an array entry is malformed") from None
-        numbers = (offset, nbytes) + shape
-        if not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= len(self.data)
-                   for n in numbers) or len(shape) > 3:
-            raise self.bad("an array entry does not fit the data")
-        if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is \
-                not None or dtype.itemsize == 0 or \
-                nbytes != dtype.itemsize * int(np.prod(shape, dtype=object)) or \
-                offset + nbytes > len(self.data):
-            raise self.bad("an array entry does not fit the data")
-        count = nbytes // dtype.itemsize
-        return np.frombuffer(self.data, dtype=dtype, count=count,
+        """Array entry ``index`` (checked with the others by ``_entries`` before the data was
+        read), as a copy in native byte order."""
+        dtype, shape, offset, nbytes = self.arrays[index]
+        return np.frombuffer(self.data, dtype=dtype, count=nbytes // dtype.itemsize,
                              offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
 
     def decode(self, node, depth=0):
@@ -246,7 +229,7 @@ def _open(path):
         checksum = hashlib.sha256(prefix)
         checksum.update(raw)
         header, arrays = _parse_header(raw, path)
-        end = _arrays_end(arrays, path)
+        arrays, end = _entries(header, arrays, path)
         if end > space - header_length:
             raise ValueError(f"{path}: the model file is truncated (arrays past the end).")
         if end < space - header_length:
@@ -315,21 +298,49 @@ def _parse_header(raw, path):
     return header, arrays
 
 
-def _arrays_end(arrays, path):
-    """Where the last of the arrays ends: the length of the array data, as ``_Writer`` lays
-    the arrays end to end from offset 0 without padding (the reader checks the rest of each
-    entry when the entry is used)."""
-    end = 0
+def _entries(header, arrays, path):
+    """The array entries, checked before any array data is read: (their (dtype, shape, offset,
+    nbytes), where the last one ends). Each must be as ``_Writer`` makes them -- a numeric,
+    bool or unicode dtype named by a string, a shape of at most 3 sizes whose bytes it holds --
+    laid end to end from offset 0 in their order, and referenced by the header's params or
+    fitted state: a file declares no bytes that nothing reads."""
+    def bad(why):
+        return ValueError(f"{path}: not a valid fastgen model file ({why}).")
+
+    references = [0] * len(arrays)
+    nodes = [header["params"], header["fitted"]]
+    while nodes:  # (the header parsed: nesting bounded by the JSON parser's recursion)
+        node = nodes.pop()
+        if isinstance(node, dict):
+            if set(node) == {"array"}:
+                index = node["array"]
+                if type(index) is not int or not 0 <= index < len(arrays):
+                    raise bad("an array reference is out of range")
+                references[index] += 1
+            else:
+                nodes.extend(node.values())
+        elif isinstance(node, list):
+            nodes.extend(node)
+    if not all(references):
+        raise bad("an array entry is not referenced")
+    checked, end = [], 0
     for entry in arrays:
-        if not {"offset", "nbytes"} <= set(entry):
-            raise ValueError(f"{path}: not a valid fastgen model file (an array entry is "
-                             "malformed).")
-        offset, nbytes = entry["offset"], entry["nbytes"]
-        if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
-            raise ValueError(f"{path}: not a valid fastgen model file (an array entry does not "
-                             "fit the data).")
-        end = max(end, offset + nbytes)
-    return end
+        if set(entry) != {"dtype", "shape", "offset", "nbytes"} or \
+                not isinstance(entry["dtype"], str) or not isinstance(entry["shape"], list):
+            raise bad("an array entry is malformed")
+        try:
+            dtype = np.dtype(entry["dtype"])
+        except (TypeError, ValueError, SyntaxError):
+            raise bad("an array entry is malformed") from None
+        shape, offset, nbytes = tuple(entry["shape"]), entry["offset"], entry["nbytes"]
+        if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or \
+                dtype.subdtype is not None or dtype.itemsize == 0 or len(shape) > 3 or \
+                not all(type(n) is int and n >= 0 for n in (offset, nbytes) + shape) or \
+                nbytes != dtype.itemsize * math.prod(shape) or offset != end:
+            raise bad("an array entry does not fit the data")
+        checked.append((dtype, shape, offset, nbytes))
+        end += nbytes
+    return checked, end
 
 
 def _read_into(f, buffer, path):

@@ -45,6 +45,7 @@ file's outcome for one model (``--isolate``: in children restarted after a crash
 """
 from __future__ import annotations
 
+import copy
 import faulthandler
 import gc
 import hashlib
@@ -207,10 +208,44 @@ class ModelFile:
         return cls(version, header, bytes(body[PREFIX.size + length:]))
 
     def to_bytes(self):
-        """The file, with a checksum that matches whatever was forged."""
-        header = json.dumps(self.header).encode("utf-8")
-        body = PREFIX.pack(MAGIC, self.version, len(header)) + header + self.data
+        """The file, with a checksum that matches whatever was forged, laid out as fastgen's
+        writer lays it out, so that the forgery, not the layout, is what load judges: the
+        arrays' bytes end to end in the order of their entries, an entry that no node refers
+        to dropped (a forgery that moved a node to another array leaves one, and a re-encoded
+        array leaves its old bytes behind). An entry whose offset or size the forgery made
+        malformed is kept as it is."""
+        header, data = self.laid_out()
+        header = json.dumps(header).encode("utf-8")
+        body = PREFIX.pack(MAGIC, self.version, len(header)) + header + data
         return body + hashlib.sha256(body).digest()
+
+    def laid_out(self):
+        """(header, data) as to_bytes writes them."""
+        header = copy.deepcopy(self.header)
+        entries = header.get("arrays")
+        if not isinstance(entries, list):
+            return header, self.data
+        nodes = [node for path, node in walk(header) if path[:1] != ("arrays",)
+                 and isinstance(node, dict) and set(node) == {"array"}]
+        used = {node["array"] for node in nodes}
+        kept, new_index, data = [], {}, b""
+        for i, entry in enumerate(entries):
+            if type(i) is int and i not in used:
+                continue
+            new_index[i] = len(kept)
+            offset, nbytes = (entry.get("offset"), entry.get("nbytes")) \
+                if isinstance(entry, dict) else (None, None)
+            if type(offset) is int and type(nbytes) is int and 0 <= offset and \
+                    0 <= nbytes and offset + nbytes <= len(self.data):
+                entry = {**entry, "offset": len(data)}
+                data += self.data[offset:offset + nbytes]
+            kept.append(entry)
+        for node in nodes:
+            index = node["array"]
+            if isinstance(index, int) and not isinstance(index, bool) and index in new_index:
+                node["array"] = new_index[index]
+        header["arrays"] = kept
+        return header, data
 
     def write(self, path):
         with open(path, "wb") as f:

@@ -2,6 +2,7 @@
 newer files and inconsistent contents are clear errors; pickle and joblib keep working."""
 import hashlib
 import json
+import math
 import os
 import pickle
 import stat
@@ -108,8 +109,9 @@ def saved(tmp_path):
     return path
 
 
-def _rewrite(path, mutate_header=None, version=None):
-    """Re-write a model file with a changed header or version and a valid checksum."""
+def _rewrite(path, mutate_header=None, version=None, data=lambda data: data):
+    """Re-write a model file with a changed header, version or array data and a valid
+    checksum."""
     blob = path.read_bytes()[:-32]
     magic, file_version, length = struct.unpack_from("<8sIQ", blob)
     header = json.loads(blob[20:20 + length])
@@ -117,7 +119,7 @@ def _rewrite(path, mutate_header=None, version=None):
         mutate_header(header)
     encoded = json.dumps(header).encode()
     body = struct.pack("<8sIQ", magic, version or file_version, len(encoded)) + encoded + \
-        blob[20 + length:]
+        data(blob[20 + length:])
     path.write_bytes(body + hashlib.sha256(body).digest())
 
 
@@ -175,11 +177,15 @@ def test_sparse_file_is_refused_unread(tmp_path, header_length, why):
                                        (SPARSE, "truncated (arrays past the end)")])
 def test_arrays_the_data_cannot_hold_are_refused_unread(saved, tmp_path, move, why):
     """A valid header followed by gigabytes (a hole) that its arrays do not account for, or
-    arrays that end past the file: refused before the data is read."""
+    arrays that end past the file (the last one grown by ``move`` bytes): refused before the
+    data is read."""
     blob = saved.read_bytes()
     length = struct.unpack_from("<8sIQ", blob)[2]
     header = json.loads(blob[20:20 + length])
-    header["arrays"][-1]["offset"] += move
+    last = header["arrays"][-1]
+    more = move // np.dtype(last["dtype"]).itemsize
+    last.update(shape=[math.prod(last["shape"]) + more],
+                nbytes=last["nbytes"] + more * np.dtype(last["dtype"]).itemsize)
     encoded = json.dumps(header).encode()
     path = tmp_path / "sparse"
     _sparse_file(path, len(encoded), encoded)
@@ -190,20 +196,51 @@ def test_arrays_the_data_cannot_hold_are_refused_unread(saved, tmp_path, move, w
 @pytest.mark.parametrize("move", [1, -1])
 def test_the_arrays_fill_the_data_exactly(saved, move):
     """The writer lays the arrays end to end from offset 0 (every model of CASES loads, in
-    test_round_trip_is_exact): the data ends where the last array ends, to the byte."""
+    test_round_trip_is_exact): the data ends where the last array ends, to the byte, and each
+    array begins where the one before it ends."""
     blob = saved.read_bytes()
     n = len(blob) - 20 - struct.unpack_from("<8sIQ", blob)[2] - 32  # bytes of array data
+    path = saved.with_name("data")
+    path.write_bytes(blob)
+    _rewrite(path, data=lambda data: data + b"\0" if move > 0 else data[:-1])
+    why = f"its arrays fill {n} of the {n + 1} bytes of array data" if move > 0 else \
+        r"truncated \(arrays past the end\)"
+    with pytest.raises(ValueError, match=why):
+        fastgen.load(path)
 
-    def shift(header):
-        last = max(header["arrays"], key=lambda a: a["offset"] + a["nbytes"])
-        assert last["offset"] + last["nbytes"] == n
-        last["offset"] += move
+    def shift(header):  # (a gap before the last array, or an overlap)
+        header["arrays"][-1]["offset"] += move
 
     _rewrite(saved, mutate_header=shift)
-    why = r"truncated \(arrays past the end\)" if move > 0 else \
-        f"its arrays fill {n - 1} of the {n} bytes of array data"
-    with pytest.raises(ValueError, match=why):
+    with pytest.raises(ValueError, match="an array entry does not fit the data"):
         fastgen.load(saved)
+
+
+def test_array_entries_are_checked_before_the_data_is_read(saved, tmp_path):
+    """An entry that nothing refers to, a dtype that is not a string (``null`` is float64 to
+    NumPy: int64 classes came back as 5e-324), or a size its shape does not hold, is refused
+    before the array data is read: a forged entry of 3 GiB that nothing used was read (and
+    hashed) first, 13 s and 3 GiB for a file of 4 KiB on disk."""
+    blob = saved.read_bytes()
+    length = struct.unpack_from("<8sIQ", blob)[2]
+    header = json.loads(blob[20:20 + length])
+    end = sum(entry["nbytes"] for entry in header["arrays"])
+    header["arrays"].append({"dtype": "|u1", "shape": [SPARSE], "offset": end,
+                             "nbytes": SPARSE})
+    encoded = json.dumps(header).encode()
+    path = tmp_path / "unused"
+    _sparse_file(path, len(encoded), encoded)
+    for read in (fastgen.load, fastgen.load_metadata):
+        peak, message = _peak(read, path)
+        assert "an array entry is not referenced" in message and peak < 8 << 20
+    for forge in (lambda h: h["arrays"][0].update(dtype=None),
+                  lambda h: h["arrays"][0].update(nbytes=h["arrays"][0]["nbytes"] + 8),
+                  lambda h: h["arrays"][0].update(extra=1)):
+        forged = tmp_path / "forged"
+        forged.write_bytes(blob)
+        _rewrite(forged, mutate_header=forge)
+        with pytest.raises(ValueError, match="an array entry (is malformed|does not fit)"):
+            fastgen.load(forged)
 
 
 @pytest.mark.parametrize("cut", [40, 32, 1])
@@ -308,7 +345,8 @@ def test_only_a_regular_file_is_read_or_replaced(saved, tmp_path):
     (lambda h: h["fitted"]["dict"].__setitem__(1, ["n_features", float("nan")]),
      "not a valid fastgen model file"),
     (lambda h: h["arrays"][0].update({"shape": [float("inf")]}), "does not fit"),
-    (lambda h: h.update({"fitted": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+    (lambda h: h["fitted"]["dict"].append(
+        ["deep", [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]),
      "nested too deeply"),
 ])
 def test_hand_edited_headers(saved, mutate, match):
