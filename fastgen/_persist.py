@@ -290,7 +290,8 @@ def _parse_header(raw, path):
         name, arrays = header["class"], header["arrays"]
         if not isinstance(name, str) or not isinstance(arrays, list) or \
                 not all(isinstance(a, dict) for a in arrays) or \
-                not {"params", "fitted"} <= set(header):
+                not {"params", "fitted"} <= set(header) or \
+                not isinstance(header.get("fastgen"), str):  # (the version that wrote it)
             raise TypeError
     except (ValueError, KeyError, TypeError, RecursionError):  # (ValueError: bad UTF-8 or
         # JSON, or an integer of more digits than Python converts)

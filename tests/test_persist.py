@@ -338,6 +338,7 @@ def test_only_a_regular_file_is_read_or_replaced(saved, tmp_path):
     (lambda h: h["fitted"]["dict"].append(["more", 1]), "must have the entries"),
     (lambda h: h["params"]["dict"].append(["shell", "rm -rf /"]), "hyperparameters must be"),
     (lambda h: h.pop("fitted"), "malformed header"),
+    (lambda h: h.pop("fastgen"), "malformed header"),
     # json writes these as the non-standard tokens Infinity and NaN
     (lambda h: h["params"]["dict"].__setitem__(
         [k for k, _ in h["params"]["dict"]].index("var_smoothing"),
