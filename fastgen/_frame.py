@@ -72,7 +72,12 @@ def learn_categories(X, columns):
         if isinstance(column.dtype, pd.CategoricalDtype):
             categories[j] = np.asarray(column.dtype.categories)
         elif holds_labels(column.dtype):
-            categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+            try:
+                categories[j] = np.asarray(pd.Categorical(column.dropna()).categories)
+            except (TypeError, ValueError, NotImplementedError):  # (Arrow's lists: its own)
+                raise ValueError(f"Column {X.columns[j]!r} holds values that are no labels "
+                                 f"(dtype {column.dtype}): labels are strings, finite numbers "
+                                 "and booleans.") from None
         if j in categories and categories[j].dtype.kind == "O":  # NumPy's scalars as Python's
             categories[j] = np.array([v.item() if isinstance(v, np.generic) else v
                                       for v in categories[j].tolist()], dtype=object)
@@ -224,7 +229,15 @@ def frame_numbers(X):
     dtypes = list(X.dtypes)
     if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(holds_numbers, dtypes)):
         return X.to_numpy(dtype=np.float64, na_value=np.nan)
-    return X.to_numpy()
+    if all(isinstance(d, np.dtype) and d.kind != "O" for d in dtypes):
+        return X.to_numpy()
+    # (pandas' missing values NaN, as in a number column: an Arrow dictionary's NA, an object
+    # column's None; column by column, as pandas 3.1's DataFrame.to_numpy raises IndexError
+    # for an Arrow timestamp column beside others)
+    values = np.empty(X.shape, dtype=object)
+    for j in range(X.shape[1]):
+        values[:, j] = X.iloc[:, j].to_numpy(dtype=object, na_value=np.nan)
+    return values
 
 
 def _numbers(values, X, j):

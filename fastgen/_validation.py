@@ -418,8 +418,18 @@ def _check_dense(X, dtype, accept_int, estimator_name):
         raise ValueError(f"Found array with dim {X.ndim}, while dim <= 2 is required by "
                          f"{estimator_name}.")
     target = _target_dtype(X.dtype, dtype, accept_int)
-    # object arrays convert element-wise; a non-number raises numpy's TypeError/ValueError
-    return _converted(X, target)
+    if kind != "O":
+        return _converted(X, target)
+    try:  # (element-wise: a non-number raises numpy's TypeError or ValueError)
+        return _converted(X, target)
+    except (TypeError, ValueError):
+        for (i, j), value in np.ndenumerate(X):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise TypeError(f"X must be numeric; row {i}, column {j} holds "
+                                f"{short_repr(value)} (a {type(value).__name__}).") from None
+        raise
 
 
 def _converted(values, target):

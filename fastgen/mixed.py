@@ -67,10 +67,13 @@ def _infer_kind(dtype):
     """A DataFrame column's kind from its dtype: bool, category, object and strings are
     categorical; numbers are gaussian."""
     kind = getattr(dtype, "kind", "O")
-    if str(dtype) in ("category", "boolean", "string") or kind in "bOSU":
+    if str(dtype) in ("category", "boolean", "string") or kind == "b" or \
+            getattr(dtype, "_is_boolean", False):
         return "categorical"
-    if kind in "iuf":
+    if kind in "iuf" or getattr(dtype, "_is_numeric", False):  # (Arrow's decimals: kind "O")
         return "gaussian"
+    if kind in "OSU":
+        return "categorical"
     raise TypeError(f"MixedNB cannot infer a kind for columns of dtype {dtype}; pass "
                     "feature_types.")
 

@@ -2276,3 +2276,43 @@ def test_cli_huge_svmlight_index_is_one_line_error(tmp_path, capsys):
     assert main(["train", "MultinomialNB", str(path), "-o", str(tmp_path / "m.fgm")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fastgen: error: ") and err.count("\n") == 1 and "too large" in err
+
+
+@pytest.mark.skipif(pd is None, reason="pandas not installed")
+def test_arrow_and_datetime_columns_are_read_or_refused_clearly():
+    """Outside attack: an Arrow dictionary column with a missing value is read as the pandas
+    category column it mirrors (float() of NA escaped); a datetime column beside numbers is
+    refused naming its value (float() of a Timestamp escaped); MixedNB reads an Arrow decimal
+    column as numbers, as its Float64 twin (it took it for labels); an Arrow list column is
+    no column of labels (pyarrow's ArrowNotImplementedError escaped)."""
+    pa = pytest.importorskip("pyarrow")
+    y = np.arange(8) % 2
+    values = [0, 1, 2, None, 1, 0, 2, 1]
+    encoded = pa.array(values).dictionary_encode()
+    arrow = pd.DataFrame({"x": pd.Series(encoded, dtype=pd.ArrowDtype(encoded.type)),
+                          "v": np.arange(8.0)})
+    category = pd.DataFrame({"x": pd.Series(values, dtype="category"), "v": np.arange(8.0)})
+    for name in ("GaussianNB", "PoissonNB", "LinearDiscriminantAnalysis", "MultinomialNB"):
+        try:
+            want = getattr(fastgen, name)().fit(category, y).predict_proba(category)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=re.escape(str(exc))):
+                getattr(fastgen, name)().fit(arrow, y)
+            continue
+        np.testing.assert_array_equal(
+            getattr(fastgen, name)().fit(arrow, y).predict_proba(arrow), want)
+    stamps = pd.Series(pd.date_range("2020", periods=8))
+    for column in (stamps, stamps.astype(pd.ArrowDtype(pa.timestamp("ns")))):
+        with pytest.raises(TypeError, match=r"row 0, column 0 holds Timestamp"):
+            fastgen.GaussianNB().fit(pd.DataFrame({"t": column, "v": np.arange(8.0)}), y)
+    decimals = [1.25, 3.5, 2.0, 7.75] * 2
+    as_decimal = pd.DataFrame({"x": pd.Series([str(v) for v in decimals]).astype(
+        pd.ArrowDtype(pa.decimal128(10, 2)))})
+    as_float = pd.DataFrame({"x": pd.Series(decimals, dtype="Float64")})
+    np.testing.assert_array_equal(fastgen.MixedNB().fit(as_decimal, y).predict_proba(as_decimal),
+                       fastgen.MixedNB().fit(as_float, y).predict_proba(as_float))
+    lists = pd.DataFrame({"l": pd.Series([[1], [2]] * 4,
+                                         dtype=pd.ArrowDtype(pa.list_(pa.int64())))})
+    for model in (fastgen.CategoricalNB(), fastgen.MixedNB()):
+        with pytest.raises(ValueError, match="holds values that are no labels"):
+            model.fit(lists, y)
