@@ -182,18 +182,17 @@ def _label_kind(classes):
 
 
 def check_classes(classes):
-    """Validate the classes of a model file or pickle: a non-empty 1-D array of sorted, distinct
-    labels (numbers, strings, bytes, datetimes, or an object array of str/int/float/bool; model
-    files hold no bytes or datetimes)."""
+    """Validate the classes of a model file or pickle (or partial_fit's): a non-empty 1-D array
+    of sorted, distinct labels (numbers, strings, bytes, datetimes, or an object array of the
+    labels fit takes, ``check_label_values``: a pickle holds the Timestamps, Decimals or dates
+    a model was fitted with; model files hold only str, int, float and bool)."""
     if not isinstance(classes, np.ndarray) or classes.ndim != 1 or not 1 <= len(classes) <= \
             MAX_FEATURES or classes.dtype.kind not in "biufUSOMm":
         raise ValueError("classes must be a non-empty 1-D array of labels")
-    if classes.dtype.kind == "O" and not all(
-            isinstance(c, (str, int, float, bool)) for c in classes):
-        raise ValueError("classes must be labels: str, int, float or bool")
-    if classes.dtype.kind in "fO" and any(isinstance(c, float) and not np.isfinite(c)
-                                          for c in classes.tolist()):
-        raise ValueError("classes must not hold NaN or infinity")
+    try:
+        classes = check_label_values(classes, "classes")
+    except ValueError as exc:
+        raise ValueError(f"classes must be labels: {exc}") from None
     try:
         ordered = len(classes) == 1 or bool(np.all(classes[1:] > classes[:-1]))
     except TypeError:

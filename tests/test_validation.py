@@ -787,14 +787,25 @@ def test_labels_numpy_pandas_and_the_standard_library_order_are_classes(Estimato
     import uuid
 
     pd = pytest.importorskip("pandas")
+    import decimal
+    import pickle
+
     for labels in ([datetime.time(h) for h in (1, 2, 3)],
                    [uuid.UUID(int=k) for k in (7, 8, 9)],
-                   [pd.Period("2020-01", "M") + k for k in range(3)]):
+                   [pd.Period("2020-01", "M") + k for k in range(3)],
+                   [decimal.Decimal(k) / 4 for k in (1, 2, 3)],
+                   [pd.Timestamp("2020") + pd.Timedelta(days=k) for k in range(3)]):
         y = np.empty(6, dtype=object)
         y[:] = labels * 2
         model = Estimator().fit(valid_X(), y)
         assert list(model.classes_) == sorted(labels)
         assert set(model.predict(valid_X())) <= set(labels)
+        # a pickle holds them, and partial_fit takes them as classes (both refused anything
+        # but str, int, float and bool: an outside attack)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(valid_X()),
+                                      model.predict(valid_X()))
+        streamed = Estimator().partial_fit(valid_X(), y, classes=model.classes_)
+        np.testing.assert_array_equal(streamed.classes_, model.classes_)
 
     class Label:
         def __lt__(self, other):
