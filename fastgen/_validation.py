@@ -426,9 +426,9 @@ def _check_dense(X, dtype, accept_int, estimator_name):
         for (i, j), value in np.ndenumerate(X):
             try:
                 float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as exc:  # (its words: scikit-learn's checks read them)
                 raise TypeError(f"X must be numeric; row {i}, column {j} holds "
-                                f"{short_repr(value)} (a {type(value).__name__}).") from None
+                                f"{short_repr(value)}: {exc}") from None
         raise
 
 
