@@ -435,6 +435,20 @@ def _train(args):
     return 0
 
 
+def _learning(call, where, option="--param"):
+    """call() of a model learning the data at ``where`` (a file, or lines of it): an error of
+    its parameters (InvalidParameterError) said as one of ``option``, and an error of the data
+    as one of ``where``."""
+    from fastgen._validation import InvalidParameterError
+
+    try:
+        return call()
+    except InvalidParameterError as exc:  # a --param, not the data
+        raise CommandError(f"{option}: {_one_line(exc)}") from None
+    except ValueError as exc:
+        raise CommandError(f"{where}: {_one_line(exc)}") from None
+
+
 def _train_svmlight(args, model):
     n_rows, n_features, classes = _svmlight_scan(args, args.data)
     if n_rows == 0:
@@ -442,15 +456,13 @@ def _train_svmlight(args, model):
     n_features = args.n_features if args.n_features is not None else n_features
     progress = _Progress("train", n_rows, args.quiet)
     for X, y in _svmlight_batches(args, args.data, n_features, model):
-        model.partial_fit(X, y, classes=classes)
+        _learning(lambda: model.partial_fit(X, y, classes=classes), args.data)
         progress.update(X.shape[0])
     progress.close()
     return model, n_rows, n_features, classes, None
 
 
 def _train_table(args, model, fmt):
-    from fastgen._validation import InvalidParameterError
-
     scan = _table_scan(args, args.data, fmt)
     schema = scan.schema
     name = type(model).__name__
@@ -468,13 +480,8 @@ def _train_table(args, model, fmt):
     progress = _Progress("train", scan.n_rows, args.quiet)
     for X, y, line in _input.batches(args.data, schema, args.batch_size,
                                      categories=scan.categories):
-        try:
-            model.partial_fit(X, y, classes=scan.classes)
-        except InvalidParameterError as exc:  # a --param, not the data
-            raise CommandError(f"--param: {_one_line(exc)}") from None
-        except ValueError as exc:
-            raise CommandError(f"{args.data}:{line}-{line + len(y) - 1}: "
-                               f"{_one_line(exc)}") from None
+        _learning(lambda: model.partial_fit(X, y, classes=scan.classes),
+                  f"{args.data}:{line}-{line + len(y) - 1}")
         progress.update(len(y))
     progress.close()
     return model, scan.n_rows, len(schema.features), scan.classes, schema
@@ -497,8 +504,11 @@ def _train_text(args, model, scan):
     for docs, y, _ in _input.batches(args.data, scan.schema, args.batch_size):
         documents.extend(docs)
         labels.append(y)
+    # (fitted one after the other, as Pipeline.fit would, so that a parameter's error names
+    # the option that set it)
+    X = _learning(lambda: vectorizer.fit_transform(documents), args.data, "--vectorizer-param")
+    _learning(lambda: model.fit(X, np.concatenate(labels)), args.data)
     pipeline = Pipeline([("vectorizer", vectorizer), ("classifier", model)])
-    pipeline.fit(documents, np.concatenate(labels))
     return (pipeline, scan.n_rows, len(vectorizer.vocabulary_), scan.classes, scan.schema)
 
 

@@ -40,7 +40,13 @@ from ._base import BaseEstimator
 from ._core import _text
 from ._core._openmp import effective_n_threads
 from ._persist import _ESTIMATORS
-from ._validation import check_is_fitted, plain_choice, short_repr, user_stacklevel
+from ._validation import (
+    InvalidParameterError,
+    check_is_fitted,
+    plain_choice,
+    short_repr,
+    user_stacklevel,
+)
 
 __all__ = ["DEFAULT_TOKEN_PATTERN", "CountVectorizer", "HashingVectorizer"]
 
@@ -141,17 +147,20 @@ def _check_ngram_range(ngram_range):
     bounds = tuple.__getitem__(ngram_range, slice(None)) if isinstance(ngram_range, tuple) else ()
     bounds = tuple(_exact_int(n) for n in bounds)
     if len(bounds) != 2 or None in bounds:
-        raise TypeError(f"ngram_range must be a tuple (min_n, max_n) of two ints, got "
-                        f"{short_repr(ngram_range)}")
+        raise InvalidParameterError(
+            f"ngram_range must be a tuple (min_n, max_n) of two ints, got "
+            f"{short_repr(ngram_range)}")
     min_n, max_n = bounds
     ngram_range = bounds
     if min_n < 1:
-        raise ValueError(f"ngram_range={ngram_range}: n-gram lengths must be at least 1")
+        raise InvalidParameterError(f"ngram_range={ngram_range}: n-gram lengths must be at least 1")
     if min_n > max_n:
-        raise ValueError(f"Invalid value for ngram_range={ngram_range} lower boundary larger than "
-                         "the upper boundary.")
+        raise InvalidParameterError(
+            f"Invalid value for ngram_range={ngram_range} lower boundary larger than "
+            "the upper boundary.")
     if max_n > 1 << 16:
-        raise ValueError(f"ngram_range={ngram_range}: n-grams longer than 65536 tokens are not supported")
+        raise InvalidParameterError(
+            f"ngram_range={ngram_range}: n-grams longer than 65536 tokens are not supported")
     return int(min_n), int(max_n)
 
 
@@ -176,7 +185,7 @@ def _check_choice(name, value, choices):
         return None
     plain = plain_choice(value, choices)
     if plain is None:
-        raise ValueError(f"{name} must be one of {choices!r}, got {short_repr(value)}")
+        raise InvalidParameterError(f"{name} must be one of {choices!r}, got {short_repr(value)}")
     return plain
 
 
@@ -186,22 +195,24 @@ def _check_stop_words(stop_words):
         return None
     if isinstance(stop_words, str):
         if plain_choice(stop_words, ("english",)) is None:
-            raise ValueError(f"not a built-in stop list: {short_repr(stop_words)}")
+            raise InvalidParameterError(f"not a built-in stop list: {short_repr(stop_words)}")
         try:
             from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
         except ImportError:
-            raise ValueError("stop_words='english' is scikit-learn's list and scikit-learn is not "
-                             "installed: pass the stop words as a list") from None
+            raise InvalidParameterError(
+                "stop_words='english' is scikit-learn's list and scikit-learn is not "
+                "installed: pass the stop words as a list") from None
         return frozenset(ENGLISH_STOP_WORDS)
     if not isinstance(stop_words, collections.abc.Collection):
         # (an iterator would be used up by the first read: fit and transform would differ)
-        raise TypeError(f"stop_words must be None, 'english' or a collection of str (a list, a "
-                        f"set), got {type(stop_words).__name__}")
+        raise InvalidParameterError(
+            f"stop_words must be None, 'english' or a collection of str (a list, a "
+            f"set), got {type(stop_words).__name__}")
     words = list(stop_words)
     if not all(isinstance(w, str) for w in words):  # (no token could equal one that is not)
-        raise TypeError("stop_words must be None, 'english' or a collection of str, got one "
-                        "holding a " + next(type(w).__name__ for w in words
-                                            if not isinstance(w, str)))
+        raise InvalidParameterError(
+            "stop_words must be None, 'english' or a collection of str, got one "
+            "holding a " + next(type(w).__name__ for w in words if not isinstance(w, str)))
     # a str subclass's __hash__/__eq__ must not decide which tokens are stop words
     return frozenset(str.__str__(w) for w in words)
 
@@ -288,52 +299,60 @@ class _Vectorizer(BaseEstimator):
                                      ("strict", "ignore", "replace"))
         encoding = self.encoding
         if not isinstance(encoding, str):
-            raise TypeError(f"encoding must be a str, got {short_repr(encoding)}")
+            raise InvalidParameterError(f"encoding must be a str, got {short_repr(encoding)}")
         encoding = str.__str__(encoding)
         try:
             text_encoding = codecs.lookup(encoding)._is_text_encoding
         except (LookupError, ValueError, TypeError):  # ValueError: an embedded NUL
             text_encoding = None
         if not text_encoding:
-            raise ValueError(f"encoding={short_repr(encoding)} is not a text encoding known to "
-                             "Python's codecs")
+            raise InvalidParameterError(
+                f"encoding={short_repr(encoding)} is not a text encoding known to "
+                "Python's codecs")
         if not (self.strip_accents is None or callable(self.strip_accents)
                 or plain_choice(self.strip_accents, ("ascii", "unicode"))):
-            raise ValueError(f"strip_accents must be None, 'ascii', 'unicode' or a callable, got "
-                             f"{short_repr(self.strip_accents)}")
+            raise InvalidParameterError(
+                f"strip_accents must be None, 'ascii', 'unicode' or a callable, got "
+                f"{short_repr(self.strip_accents)}")
         if not (callable(self.analyzer) or plain_choice(self.analyzer, ("word", "char", "char_wb"))):
-            raise ValueError(f"analyzer must be 'word', 'char', 'char_wb' or a callable, got "
-                             f"{short_repr(self.analyzer)}")
+            raise InvalidParameterError(
+                f"analyzer must be 'word', 'char', 'char_wb' or a callable, got "
+                f"{short_repr(self.analyzer)}")
         for name in ("preprocessor", "tokenizer"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
-                raise TypeError(f"{name} must be None or a callable")
+                raise InvalidParameterError(f"{name} must be None or a callable")
         if self.token_pattern is not None and not isinstance(self.token_pattern, str):
-            raise TypeError(f"token_pattern must be a str or None, got {short_repr(self.token_pattern)}")
+            raise InvalidParameterError(
+                f"token_pattern must be a str or None, got {short_repr(self.token_pattern)}")
         if self.analyzer == "word" and self.tokenizer is None:
             if self.token_pattern is None:
-                raise ValueError("token_pattern=None needs a tokenizer")
+                raise InvalidParameterError("token_pattern=None needs a tokenizer")
             try:
                 pattern = re.compile(self.token_pattern)
             except (re.error, RecursionError, OverflowError, MemoryError) as exc:
-                raise ValueError(f"token_pattern={short_repr(self.token_pattern)} is not a valid "
-                                 f"regular expression: {exc}") from None
+                raise InvalidParameterError(
+                    f"token_pattern={short_repr(self.token_pattern)} is not a valid "
+                    f"regular expression: {exc}") from None
             if pattern.groups > 1:
-                raise ValueError("More than 1 capturing group in token pattern. Only a single group "
-                                 "should be captured.")
+                raise InvalidParameterError(
+                    "More than 1 capturing group in token pattern. Only a single group "
+                    "should be captured.")
         lowercase, binary = self.lowercase, self.binary
         for name, value in (("lowercase", lowercase), ("binary", binary)):
             if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {short_repr(value)}")
+                raise InvalidParameterError(f"{name} must be a bool, got {short_repr(value)}")
         min_n, max_n = _check_ngram_range(self.ngram_range)
         stop = _check_stop_words(self.stop_words)
         try:
             dtype = np.dtype(self.dtype)
         except TypeError:
-            raise TypeError(f"dtype must be a numeric NumPy dtype, got {self.dtype!r}") from None
+            raise InvalidParameterError(
+                f"dtype must be a numeric NumPy dtype, got {self.dtype!r}") from None
         if dtype.kind not in "biuf":
-            raise TypeError(f"dtype must be a numeric NumPy dtype, got {dtype}")
+            raise InvalidParameterError(f"dtype must be a numeric NumPy dtype, got {dtype}")
         if dtype == np.float16:  # as scikit-learn, whose sparse arrays refuse it
-            raise ValueError("dtype=float16 is not supported by scipy.sparse; use float32")
+            raise InvalidParameterError(
+                "dtype=float16 is not supported by scipy.sparse; use float32")
         fast = (self.analyzer == "word" and self.tokenizer is None and self.preprocessor is None
                 and self.strip_accents is None and type(self.token_pattern) is str
                 and self.token_pattern == DEFAULT_TOKEN_PATTERN)
@@ -715,10 +734,12 @@ class HashingVectorizer(_Vectorizer):
         settings = super()._settings()
         if (not isinstance(self.n_features, numbers.Integral) or isinstance(self.n_features, bool)
                 or not 1 <= self.n_features <= _INT32_MAX):
-            raise ValueError(f"n_features must be an int in [1, 2**31 - 1], got {self.n_features!r}")
+            raise InvalidParameterError(
+                f"n_features must be an int in [1, 2**31 - 1], got {self.n_features!r}")
         _check_choice("norm", self.norm, ("l1", "l2", None))
         if not isinstance(self.alternate_sign, (bool, np.bool_)):
-            raise TypeError(f"alternate_sign must be a bool, got {self.alternate_sign!r}")
+            raise InvalidParameterError(
+                f"alternate_sign must be a bool, got {self.alternate_sign!r}")
         return settings._replace(n_columns=int(self.n_features), signed=bool(self.alternate_sign))
 
     def fit(self, X: Iterable, y: Any = None) -> HashingVectorizer:
@@ -908,15 +929,15 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         for name in ("max_df", "min_df"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{name} must be an int or a float, got {value!r}")
+                raise InvalidParameterError(f"{name} must be an int or a float, got {value!r}")
             if isinstance(value, numbers.Integral):
                 if value < 0:
-                    raise ValueError(f"{name} must be non-negative, got {value}")
+                    raise InvalidParameterError(f"{name} must be non-negative, got {value}")
             elif not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} as a float must be in [0.0, 1.0], got {value}")
+                raise InvalidParameterError(f"{name} as a float must be in [0.0, 1.0], got {value}")
         mf = self.max_features
         if mf is not None and (isinstance(mf, bool) or not isinstance(mf, numbers.Integral) or mf < 1):
-            raise ValueError(f"max_features must be None or a positive int, got {mf!r}")
+            raise InvalidParameterError(f"max_features must be None or a positive int, got {mf!r}")
         return settings
 
     def __sklearn_is_fitted__(self):
@@ -986,7 +1007,8 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             self.fixed_vocabulary_ = False
             return
         if isinstance(vocabulary, (str, bytes)):
-            raise TypeError("vocabulary must be a mapping or an iterable of terms, not a string")
+            raise InvalidParameterError(
+                "vocabulary must be a mapping or an iterable of terms, not a string")
         if isinstance(vocabulary, set):
             vocabulary = sorted(vocabulary)
         if not hasattr(vocabulary, "items"):
@@ -994,14 +1016,16 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             try:
                 terms = list(vocabulary)
             except TypeError:
-                raise TypeError(f"vocabulary must be a mapping or an iterable of terms, got "
-                                f"{type(vocabulary).__name__}") from None
+                raise InvalidParameterError(
+                    f"vocabulary must be a mapping or an iterable of terms, got "
+                    f"{type(vocabulary).__name__}") from None
             for i, t in enumerate(terms):
                 if not isinstance(t, str):
-                    raise TypeError(f"vocabulary terms must be str, got {type(t).__name__} "
-                                    f"{short_repr(t)}")
+                    raise InvalidParameterError(
+                        f"vocabulary terms must be str, got {type(t).__name__} "
+                        f"{short_repr(t)}")
                 if vocab.setdefault(str.__str__(t), i) != i:
-                    raise ValueError(f"Duplicate term in vocabulary: {short_repr(t)}")
+                    raise InvalidParameterError(f"Duplicate term in vocabulary: {short_repr(t)}")
             vocabulary = vocab
         fitted = _fitted_vocabulary(vocabulary, "vocabulary")
         self.fixed_vocabulary_ = True
@@ -1059,7 +1083,7 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         high = self.max_df if isinstance(self.max_df, numbers.Integral) else self.max_df * n_docs
         low = self.min_df if isinstance(self.min_df, numbers.Integral) else self.min_df * n_docs
         if high < low:
-            raise ValueError("max_df corresponds to < documents than min_df")
+            raise InvalidParameterError("max_df corresponds to < documents than min_df")
         alphabetical = vocab.sorted_ids()  # first-appearance ids in sorted term order
         rank = np.empty_like(alphabetical)
         rank[alphabetical] = np.arange(alphabetical.shape[0])

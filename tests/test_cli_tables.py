@@ -637,6 +637,29 @@ def test_a_bad_param_is_not_blamed_on_the_first_batch(tmp_path, capsys, model, p
     assert err.startswith("fastgen: error: --param: ") and message in err, err
 
 
+def test_parameter_and_data_errors_of_svmlight_and_text_training(tmp_path, capsys):
+    """svmlight and text training (an outside attack): a parameter's error came out without
+    the --param prefix, and the data's without the file; text training's vectoriser
+    parameters are --vectorizer-param's."""
+    svm = tmp_path / "t.svm"
+    svm.write_text("".join(f"{i % 2} 1:{i % 3 + 1} 2:{i % 5 + 1}\n" for i in range(9)))
+    out = ["-o", tmp_path / "m.fgm"]
+    err = _error(capsys, "train", "MultinomialNB", svm, "--param", "class_prior=[0.5]", *out)
+    assert err.startswith("fastgen: error: --param: Number of priors must match"), err
+    negative = tmp_path / "n.svm"
+    negative.write_text("0 1:-1\n1 1:2\n")
+    err = _error(capsys, "train", "MultinomialNB", negative, *out)
+    assert err.startswith(f"fastgen: error: {negative}: ") and "Negative values" in err, err
+    text = tmp_path / "t.csv"
+    text.write_text("".join(f"{'ab'[i % 2]},word{i % 3} other\n" for i in range(12)))
+    common = ["--no-header", "--label", "1", "--text", "2", *out]
+    err = _error(capsys, "train", "MultinomialNB", text, *common, "--param", "class_prior=[1]")
+    assert err.startswith("fastgen: error: --param: Number of priors must match"), err
+    err = _error(capsys, "train", "MultinomialNB", text, *common, "--vectorizer-param",
+                 "ngram_range=(2,1)")
+    assert err.startswith("fastgen: error: --vectorizer-param: "), err
+
+
 def test_a_data_error_in_the_first_batch_names_its_lines(tmp_path, capsys):
     path = tmp_path / "t.csv"
     path.write_text(_NINE_ROWS.replace("\n1,", "\n-1,", 1))  # line 3
