@@ -370,6 +370,17 @@ def test_without_openmp_everything_is_one_thread():
     assert fastgen.effective_n_threads(8) == 1
 
 
+def _script_output(script, **environ):
+    """The words a Python script prints, run in an interpreter of its own beside the fastgen
+    under test (from the checkout's root an unbuilt source tree would shadow an installed one),
+    which must succeed."""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240, env={**os.environ, **environ},
+                          cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
 @needs_openmp
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 def test_a_forked_child_runs_the_kernels_on_one_thread():
@@ -389,11 +400,7 @@ def test_a_forked_child_runs_the_kernels_on_one_thread():
         " else 3)\n"
         "_, status = os.waitpid(pid, 0)\n"
         "print(os.waitstatus_to_exitcode(status), fastgen.effective_n_threads(2))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, "OMP_NUM_THREADS": "2"},
-                          cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0", "2"]
+    assert _script_output(script, OMP_NUM_THREADS="2") == ["0", "2"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -445,10 +452,7 @@ def test_a_forked_child_frees_the_locks_another_thread_held():
         "for t in threads: t.join()\n"
         "print(os.waitstatus_to_exitcode(status), counting.feature_count_.sum() == 2 * X.sum(),\n"
         "      not caught)\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240, cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0", "True", "True"]
+    assert _script_output(script) == ["0", "True", "True"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -480,7 +484,4 @@ def test_a_fork_unfits_every_counting_model_when_warnings_are_errors():
         "leave.set()\n"
         "for t in threads: t.join()\n"
         "print(os.waitstatus_to_exitcode(status))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240, cwd=os.path.dirname(os.path.dirname(fastgen.__file__)))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0"], proc.stderr
+    assert _script_output(script) == ["0"]
