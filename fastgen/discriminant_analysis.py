@@ -684,20 +684,29 @@ def _members_of_part(kind, params, X, y, w, classes, structure):
 
 
 def _start_part(X, y, w, kind, params, classes, structure, higher):
-    """A partition's first pass (``_dask_fit``): (whether it misses a value, its dtype, its
-    observed moments and class weights, for EM's start, and its statistics if it misses
-    none)."""
+    """A partition's first pass (``_dask_fit``): (its dtype, its class weights, and its
+    statistics, or, if it misses a value, its observed moments: EM's start)."""
     X, members = _members_of_part(kind, params, X, y, w, classes, structure)
-    has_nan = bool(np.isnan(X).any())
-    return has_nan, X.dtype, diagonal_moments(X, members, 1), members.class_weight(), \
-        None if has_nan else full_moments(X, members, 1, higher=higher)
+    n_threads = kind(**params)._n_threads_for(X.size)
+    if np.isnan(X).any():
+        return X.dtype, members.class_weight(), None, diagonal_moments(X, members, n_threads)
+    return X.dtype, members.class_weight(), full_moments(X, members, n_threads, higher=higher), \
+        None
+
+
+def _observed_moments(stats):
+    """The observed moments (``diagonal_moments``) of complete statistics."""
+    weight, mean, scatter = stats[:3]
+    return (np.repeat(weight[:, None], mean.shape[1], axis=1), mean,
+            np.diagonal(scatter, axis1=1, axis2=2).copy())
 
 
 def _completed_part(X, y, w, kind, params, classes, structure, fill, mean, precisions, block,
                     keep, higher):
     """A partition's E-step (``completed_moments``) under the parameters given."""
     X, members = _members_of_part(kind, params, X, y, w, classes, structure)
-    return completed_moments(X, members, fill, mean, precisions, block, keep, 1, higher)
+    return completed_moments(X, members, fill, mean, precisions, block, keep,
+                             kind(**params)._n_threads_for(X.size), higher)
 
 
 class _BaseDiscriminant(Conjugate, BaseClassifier):
@@ -820,14 +829,18 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
             return None
         higher = hyper["higher"]
         starts = map_parts(_start_part, kind, params, classes, structure, higher)
-        _, dtype, moments, class_weight, stats = starts[0]
-        for _, part_dtype, part_moments, part_weight, part_stats in starts[1:]:
-            dtype = np.promote_types(dtype, part_dtype)
-            moments = combine_moments(*moments, *part_moments)
-            class_weight = class_weight + part_weight
-            stats = None if stats is None or part_stats is None else \
-                combine_full(stats, part_stats)
-        if any(has_nan for has_nan, *_ in starts):
+        dtype = np.result_type(*(part[0] for part in starts))
+        class_weight = sum(part[1] for part in starts)
+        if all(part[2] is not None for part in starts):  # (nothing missing)
+            stats = starts[0][2]
+            for part in starts[1:]:
+                stats = combine_full(stats, part[2])
+        else:
+            moments = None
+            for _, _, part_stats, part_moments in starts:
+                part_moments = part_moments or _observed_moments(part_stats)
+                moments = part_moments if moments is None else \
+                    combine_moments(*moments, *part_moments)
             stats, hyper["n_iter"] = self._dask_em(map_parts, kind, params, classes, fitted,
                                                    structure, hyper, moments, class_weight)
         _, mean, scatter, third, fourth = stats
