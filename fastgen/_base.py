@@ -718,7 +718,7 @@ class BaseClassifier(BaseEstimator):
         check_n_threads(self)
         if not is_dask_collection(X):  # (a dask y or sample_weight of X's own rows: computed)
             y, sample_weight = in_memory(y), in_memory(sample_weight)
-        with self._write_lock():
+        with self._write_lock(), contextlib.ExitStack() as counting:
             fitted = self.__dict__.get("_fitted")
             if fitted is None and classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
@@ -737,14 +737,8 @@ class BaseClassifier(BaseEstimator):
                 return self.merge(part)
             known = classes if fitted is None else fitted.classes
             shell = self._new_shell(X) if fitted is None else None
-            X_valid, has_nan = self._validate_X(X, fitted or shell, learning=True)
-            y = check_y(y, X_valid.shape[0], type(self).__name__)
-            y_idx, bad = label_codes(y, known)
-            if bad.any():
-                raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist "
-                                 f"in the initial classes {known}")
-            sample_weight = check_sample_weight(sample_weight, X_valid.shape[0])
-            members = Members.hard(y_idx, sample_weight, len(known))
+            X_valid, has_nan, members = self._batch(X, y, sample_weight, known,
+                                                    fitted or shell)
             check_class_weight(members.class_weight() + (
                 0.0 if fitted is None else fitted.stats["class_count_"]), known)
             hyper = self._hyper(len(known), X_valid, fitted or shell)
@@ -765,8 +759,9 @@ class BaseClassifier(BaseEstimator):
                     stats = fitted.stats if in_place else \
                         {k: v.copy() for k, v in fitted.stats.items()}
                 try:
-                    with counting_in_place(self) if in_place else contextlib.nullcontext():
-                        stats = self._add(stats, X_valid, members, has_nan, hyper)
+                    if in_place:  # (until the snapshot of these counts is published)
+                        counting.enter_context(counting_in_place(self))
+                    stats = self._add(stats, X_valid, members, has_nan, hyper)
                     if in_place:  # what the memo holds was computed from the counts before
                         fitted.memo.clear()
                 except XChangedError as error:  # a counting kernel may have counted part of it
@@ -783,6 +778,18 @@ class BaseClassifier(BaseEstimator):
             self._publish(fitted)
         return self
 
+    def _batch(self, X, y, sample_weight, known, fitted):
+        """A batch for partial_fit (or a dask partition of one) validated against the snapshot
+        or shell ``fitted``: (X, has_nan, its Members among the classes ``known``)."""
+        X, has_nan = self._validate_X(X, fitted, learning=True)
+        y = check_y(y, X.shape[0], type(self).__name__)
+        y_idx, bad = label_codes(y, known)
+        if bad.any():
+            raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist in the "
+                             f"initial classes {known}")
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        return X, has_nan, Members.hard(y_idx, sample_weight, len(known))
+
     def _fits_partitions_alone(self):
         """Whether a partition that sees only some of the classes can be fitted on its own, its
         model merged with the others' into the model of all the data: not with a parameter given
@@ -790,7 +797,7 @@ class BaseClassifier(BaseEstimator):
         params = self.get_params(deep=False)
         return params.get("priors") is None and params.get("class_prior") is None
 
-    def _dask_fit(self, map_parts, classes, fitted, structure, X):
+    def _dask_fit(self, map_reduce, classes, fitted, structure, X):
         """The model of a dask collection made otherwise than by merging its partitions' models
         (LDA's and QDA's, whose EM over missing values runs over all the partitions), or None:
         the partitions' models are merged."""
@@ -1038,7 +1045,7 @@ class BaseClassifier(BaseEstimator):
         if not isinstance(params, dict) or set(params) != set(cls._param_names()):
             raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
         model = cls(**params)
-        effective_n_threads(model.n_threads)  # the only hyperparameter no derivation checks
+        check_n_threads(model)  # the only hyperparameter no derivation checks
         model._publish(model._import(exported))
         return model
 

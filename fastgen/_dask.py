@@ -145,17 +145,15 @@ def _structure(fitted):
             for name in ("classes", "n_features", "dtype", "feature_names", "hyper", "extra")}
 
 
-def _fit_part(kind, params, X, y, w, classes, dtypes, start):
-    """One partition's model (None for an empty partition). For a new model: with the given
-    classes or, when None, the partition's own (merge unites them); its label columns as
-    ``dtypes`` say (by position). For a batch added to a fitted model (``start``, its
+def _fit_part(X, y, w, kind, params, classes, dtypes, start):
+    """One non-empty partition's model. For a new model: with the given classes or, when
+    None, the partition's own (merge unites them); its label columns as ``dtypes`` say (by
+    position). For a batch added to a fitted model (``start``, its
     ``_structure``): the in-memory partial_fit of the partition into that structure with no
     statistics yet, so that it is checked and read as the model reads an in-memory batch (its
     dtype, its column kinds and categories, its classes); a partition fitted as a model of its
     own was read as a first batch is, and differed (MixedNB's inferred kinds, CategoricalNB's
     categories of a DataFrame where the model had none), so the merge refused it."""
-    if X.shape[0] == 0:
-        return None
     model = kind(**params)
     model._deferred = True  # (parameters only for the merge of all partitions: BaseClassifier)
     w = None if w is None else np.asarray(w)
@@ -174,25 +172,28 @@ def _fit_part(kind, params, X, y, w, classes, dtypes, start):
     return model.partial_fit(X, y, classes=classes, sample_weight=w)
 
 
-def _map_parts(func, parts, ys, ws, *args):
-    """[func(X_part, y_part, w_part, *args) of each non-empty partition], computed at once."""
-    import dask
+def _map_reduce(func, combine, parts, ys, ws, *args):
+    """``func(X_part, y_part, w_part, *args)`` of each non-empty partition, combined pairwise
+    by ``combine``, level by level, on the workers (log2(partitions) rounds): only the root
+    comes back (None if every partition is empty)."""
     from dask import delayed
 
-    results = dask.compute(*[delayed(_unless_empty)(func, Xp, yp, wp, *args)
-                             for Xp, yp, wp in zip(parts, ys, ws)])
-    return [result for result in results if result is not None]
+    level = [delayed(_unless_empty)(func, Xp, yp, wp, *args) for Xp, yp, wp in zip(parts, ys, ws)]
+    while len(level) > 1:
+        level = [delayed(_combined)(combine, level[i], level[i + 1]) if i + 1 < len(level)
+                 else level[i] for i in range(0, len(level), 2)]
+    return _without_aliases(level[0]).compute() if level else None
 
 
 def _unless_empty(func, X, y, w, *args):
     return None if X.shape[0] == 0 else func(X, y, w, *args)
 
 
-def _merge_pair(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
+def _combined(combine, a, b):
+    return b if a is None else a if b is None else combine(a, b)
+
+
+def _merged(a, b):
     return a.merge(b)
 
 
@@ -234,8 +235,6 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
     """Fit ``estimator``'s kind on dask collections (or, with ``classes`` and the snapshot
     ``fitted`` of a fitted estimator, a batch to add to it); returns the in-memory model fitted
     on all partitions."""
-    from dask import delayed
-
     # a batch added to a fitted model: X checked first, as in memory
     start = None if fitted is None else _structure(_named_as(estimator, X, fitted))
     parts, row_chunks = _row_parts(X)
@@ -250,21 +249,18 @@ def fit(estimator, X, y, sample_weight=None, classes=None, fitted=None):
                                            else da.unique(y).compute()))
         else:
             classes = np.unique(np.asarray(y))
-    # (LDA and QDA: their EM over missing values runs over all the partitions)
-    model = estimator._dask_fit(lambda func, *args: _map_parts(func, parts, ys, ws, *args),
-                                classes, fitted, start, X)
-    if model is not None:
-        return model
-    # (a new model of columns of labels: MixedNB, CategoricalNB)
-    dtypes = _global_categories(X, estimator) if fitted is None and _is_frame(X) and \
-        isinstance(estimator, LabelColumns) else {}
-    kind, params = type(estimator), estimator.get_params()
-    level = [delayed(_fit_part)(kind, params, Xp, yp, wp, classes, dtypes, start)
-             for Xp, yp, wp in zip(parts, ys, ws)]
-    while len(level) > 1:  # a tree of merges: log2(partitions) rounds, all on the workers
-        level = [delayed(_merge_pair)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
-    model = _without_aliases(level[0]).compute() if level else None
+    def map_reduce(func, combine, *args):
+        return _map_reduce(func, combine, parts, ys, ws, *args)
+
+    # (LDA and QDA, whose EM over missing values runs over all the partitions, add their
+    # statistics up; the others fit a model of each partition and merge them)
+    model = estimator._dask_fit(map_reduce, classes, fitted, start, X)
+    if model is None:
+        # (a new model of columns of labels: MixedNB, CategoricalNB)
+        dtypes = _global_categories(X, estimator) if fitted is None and _is_frame(X) and \
+            isinstance(estimator, LabelColumns) else {}
+        model = map_reduce(_fit_part, _merged, type(estimator), estimator.get_params(),
+                           classes, dtypes, start)
     if model is None:
         raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
     if fitted is not None:  # named as the model it is merged into (X's names passed the check)

@@ -636,7 +636,7 @@ def em_full(X, members, covariances, base, max_iter, tol, n_threads,
 def squarem(step, mean, covs, support, max_iter, tol, likelihood=True, trace=None):
     """SQUAREM over EM's map ``step`` from the start ``mean``, ``covs``, ``support``, as
     ``em_full`` describes (the map of a batch in memory, or of a dask collection's partitions:
-    ``_dask.em_full``). Returns (batch statistics of the last step, EM steps taken)."""
+    LDA's and QDA's ``_dask_em``). Returns (batch statistics of the last step, EM steps taken)."""
     n_mean, mean_shape, covs_shape = mean.size, mean.shape, covs.shape
     sd = np.sqrt(np.diagonal(covs, axis1=1, axis2=2).mean(axis=0))
     sd[~(sd > 0)] = 1.0  # (a constant feature has no scale)

@@ -148,12 +148,16 @@ def write_model(path, class_name, params, fitted, metadata=None):
                         asked) from None
 
 
+def _invalid(path, why):
+    return ValueError(f"{path}: not a valid fastgen model file ({why}).")
+
+
 class _Reader:
     def __init__(self, arrays, data, path):
         self.arrays, self.data, self.path = arrays, data, path
 
     def bad(self, why):
-        return ValueError(f"{self.path}: not a valid fastgen model file ({why}).")
+        return _invalid(self.path, why)
 
     def array(self, index):
         """Array entry ``index`` (checked with the others by ``_entries`` before the data was
@@ -229,12 +233,12 @@ def _open(path):
         checksum = hashlib.sha256(prefix)
         checksum.update(raw)
         header, arrays = _parse_header(raw, path)
-        arrays, end = _entries(header, arrays, path)
+        arrays, end = _entries(header, arrays, space - header_length, path)
         if end > space - header_length:
             raise ValueError(f"{path}: the model file is truncated (arrays past the end).")
         if end < space - header_length:
-            raise ValueError(f"{path}: not a valid fastgen model file (its arrays fill {end} of "
-                             f"the {space - header_length} bytes of array data).")
+            raise _invalid(path, f"its arrays fill {end} of the {space - header_length} bytes "
+                                 "of array data")
         data = bytearray(end)
         _read_into(f, data, path)
         checksum.update(data)
@@ -246,7 +250,7 @@ def _open(path):
     try:
         metadata = check_metadata(header.get("metadata", {}))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a valid fastgen model file ({exc}).") from None
+        raise _invalid(path, exc) from None
     return header, _Reader(arrays, data, path), metadata
 
 
@@ -255,7 +259,7 @@ def _check_version(path, version):
         raise ValueError(f"{path}: written by a newer fastgen (model file format {version}; this "
                          f"fastgen reads {FORMAT_VERSION}). Upgrade fastgen to load it.")
     if version < 1:
-        raise ValueError(f"{path}: not a valid fastgen model file (format version {version}).")
+        raise _invalid(path, f"format version {version}")
     if version != FORMAT_VERSION:
         raise ValueError(f"{path}: model file format {version} (an earlier fastgen's, which also "
                          f"held derived state) is not supported; this fastgen reads format "
@@ -279,8 +283,7 @@ def _read_header(f, length, path):
 def _malformed_header(path):
     # (read before the checksum, which needs the array data that the header delimits: a
     # malformed header is as likely damage as a file fastgen did not write)
-    return ValueError(f"{path}: not a valid fastgen model file (malformed header: corrupted, "
-                      "or not written by fastgen).")
+    return _invalid(path, "malformed header: corrupted, or not written by fastgen")
 
 
 def _parse_header(raw, path):
@@ -299,15 +302,13 @@ def _parse_header(raw, path):
     return header, arrays
 
 
-def _entries(header, arrays, path):
+def _entries(header, arrays, space, path):
     """The array entries, checked before any array data is read: (their (dtype, shape, offset,
     nbytes), where the last one ends). Each must be as ``_Writer`` makes them -- a numeric,
     bool or unicode dtype named by a string, a shape of at most 3 sizes whose bytes it holds --
     laid end to end from offset 0 in their order, and referenced by the header's params or
-    fitted state: a file declares no bytes that nothing reads."""
-    def bad(why):
-        return ValueError(f"{path}: not a valid fastgen model file ({why}).")
-
+    fitted state: a file declares no bytes that nothing reads. No size may exceed the
+    ``space`` the file has for array data (an empty array's other sizes included)."""
     references = [0] * len(arrays)
     nodes = [header["params"], header["fitted"]]
     while nodes:  # (the header parsed: nesting bounded by the JSON parser's recursion)
@@ -316,29 +317,29 @@ def _entries(header, arrays, path):
             if set(node) == {"array"}:
                 index = node["array"]
                 if type(index) is not int or not 0 <= index < len(arrays):
-                    raise bad("an array reference is out of range")
+                    raise _invalid(path, "an array reference is out of range")
                 references[index] += 1
             else:
                 nodes.extend(node.values())
         elif isinstance(node, list):
             nodes.extend(node)
     if not all(references):
-        raise bad("an array entry is not referenced")
+        raise _invalid(path, "an array entry is not referenced")
     checked, end = [], 0
     for entry in arrays:
         if set(entry) != {"dtype", "shape", "offset", "nbytes"} or \
                 not isinstance(entry["dtype"], str) or not isinstance(entry["shape"], list):
-            raise bad("an array entry is malformed")
+            raise _invalid(path, "an array entry is malformed")
         try:
             dtype = np.dtype(entry["dtype"])
         except (TypeError, ValueError, SyntaxError):
-            raise bad("an array entry is malformed") from None
+            raise _invalid(path, "an array entry is malformed") from None
         shape, offset, nbytes = tuple(entry["shape"]), entry["offset"], entry["nbytes"]
         if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or \
                 dtype.subdtype is not None or dtype.itemsize == 0 or len(shape) > 3 or \
-                not all(type(n) is int and n >= 0 for n in (offset, nbytes) + shape) or \
+                not all(type(n) is int and 0 <= n <= space for n in (offset, nbytes) + shape) or \
                 nbytes != dtype.itemsize * math.prod(shape) or offset != end:
-            raise bad("an array entry does not fit the data")
+            raise _invalid(path, "an array entry does not fit the data")
         checked.append((dtype, shape, offset, nbytes))
         end += nbytes
     return checked, end
@@ -492,8 +493,7 @@ def load(path, *, trusted: bool = False):
                else _from_file(name, params, fitted))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
             ZeroDivisionError, np.linalg.LinAlgError) as exc:
-        raise ValueError(f"{path}: not a valid fastgen model file ({name}: "
-                         f"{type(exc).__name__}: {exc}).") from None
+        raise _invalid(path, f"{name}: {type(exc).__name__}: {exc}") from None
     if not trusted:
         for step in [step for _, step in obj.steps] if pipeline is not None else [obj]:
             found = step._needs_trust() if hasattr(step, "_needs_trust") else []

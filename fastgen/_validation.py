@@ -396,8 +396,9 @@ def rechecked(X):
 
 
 def _check_dense(X, dtype, accept_int, estimator_name):
+    columns = None
     if is_frame(X):  # DataFrame: ask for a numeric array
-        X = frame_numbers(X)
+        columns, X = X.columns, frame_numbers(X)
     X = np.asarray(X)
     kind = X.dtype.kind
     if kind == "c":
@@ -426,8 +427,10 @@ def _check_dense(X, dtype, accept_int, estimator_name):
         for (i, j), value in np.ndenumerate(X):
             try:
                 float(value)
-            except (TypeError, ValueError) as exc:  # (its words: scikit-learn's checks read them)
-                raise TypeError(f"X must be numeric; row {i}, column {j} holds "
+            except (TypeError, ValueError) as exc:  # (of NumPy's type and words, which
+                # scikit-learn's checks read: a string's is a ValueError)
+                column = j if columns is None else short_repr(columns[j])
+                raise type(exc)(f"X must be numeric; row {i}, column {column} holds "
                                 f"{short_repr(value)}: {exc}") from None
         raise
 

@@ -34,7 +34,6 @@ from ._base import (
     OUT_LOG_PROBA,
     BaseClassifier,
     MatrixLike,
-    Members,
     check_priors,
     class_prior,
     maps_dask,
@@ -75,11 +74,8 @@ from ._validation import (
     InvalidParameterError,
     check_bool,
     check_is_fitted,
-    check_sample_weight,
-    check_y,
     get_feature_names,
     invalid_parameter,
-    label_codes,
     plain_choice,
     real_in,
 )
@@ -667,36 +663,44 @@ def _score_missing(full, X, kind, out, n_threads, regulariser):
     return failed
 
 
-def _members_of_part(kind, params, X, y, w, classes, structure):
+def _part(kind, params, X, y, w, classes, structure):
     """A dask partition's rows validated as the model's partial_fit validates a batch (of a new
     model, or read through the ``structure`` of a fitted one): (X, its Members among
-    ``classes``)."""
+    ``classes``, the threads its kernels take)."""
     model = kind(**params)
     shell = model._new_shell(X) if structure is None else Fitted(**structure, stats=None)
-    X, _ = model._validate_X(X, shell, learning=True)
-    y = check_y(np.asarray(y), X.shape[0], kind.__name__)
-    codes, bad = label_codes(y, classes)
-    if bad.any():
-        raise ValueError(f"The target label(s) {np.unique(y[bad])} in y do not exist in the "
-                         f"initial classes {classes}")
-    return X, Members.hard(codes, check_sample_weight(None if w is None else np.asarray(w),
-                                                      X.shape[0]), len(classes))
+    X, _, members = model._batch(X, np.asarray(y), None if w is None else np.asarray(w),
+                                 classes, shell)
+    return X, members, model._n_threads_for(X.size)
 
 
 def _start_part(X, y, w, kind, params, classes, structure, higher):
     """A partition's first pass (``_dask_fit``): (its dtype, its class weights, and its
     statistics, or, if it misses a value, its observed moments: EM's start)."""
-    X, members = _members_of_part(kind, params, X, y, w, classes, structure)
-    n_threads = kind(**params)._n_threads_for(X.size)
+    X, members, n_threads = _part(kind, params, X, y, w, classes, structure)
     if np.isnan(X).any():
         return X.dtype, members.class_weight(), None, diagonal_moments(X, members, n_threads)
     return X.dtype, members.class_weight(), full_moments(X, members, n_threads, higher=higher), \
         None
 
 
-def _observed_moments(stats):
-    """The observed moments (``diagonal_moments``) of complete statistics."""
-    weight, mean, scatter = stats[:3]
+def _combined_starts(a, b):
+    """Two parts' first passes (``_start_part``) as one: their statistics added up, or, if
+    either misses a value, their observed moments (a complete part's follow from its
+    statistics)."""
+    dtype, class_weight = np.result_type(a[0], b[0]), a[1] + b[1]
+    if a[2] is not None and b[2] is not None:
+        return dtype, class_weight, combine_full(a[2], b[2]), None
+    return dtype, class_weight, None, combine_moments(*_observed_moments(a),
+                                                      *_observed_moments(b))
+
+
+def _observed_moments(start):
+    """A first pass's observed moments (``diagonal_moments``), from its statistics if it has
+    them (every value observed)."""
+    if start[2] is None:
+        return start[3]
+    weight, mean, scatter = start[2][:3]
     return (np.repeat(weight[:, None], mean.shape[1], axis=1), mean,
             np.diagonal(scatter, axis1=1, axis2=2).copy())
 
@@ -704,9 +708,14 @@ def _observed_moments(stats):
 def _completed_part(X, y, w, kind, params, classes, structure, fill, mean, precisions, block,
                     keep, higher):
     """A partition's E-step (``completed_moments``) under the parameters given."""
-    X, members = _members_of_part(kind, params, X, y, w, classes, structure)
-    return completed_moments(X, members, fill, mean, precisions, block, keep,
-                             kind(**params)._n_threads_for(X.size), higher)
+    X, members, n_threads = _part(kind, params, X, y, w, classes, structure)
+    return completed_moments(X, members, fill, mean, precisions, block, keep, n_threads,
+                             higher)
+
+
+def _combined_completions(a, b):
+    """Two parts' E-steps (``completed_moments``) as one."""
+    return combine_full(a[0], b[0]), a[1] + b[1], a[2] + b[2]
 
 
 class _BaseDiscriminant(Conjugate, BaseClassifier):
@@ -808,14 +817,15 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         return (lambda moments: self._em_covariances(moments, hyper),
                 not (self._regularised(hyper) or hyper["predictive"]))
 
-    def _dask_fit(self, map_parts, classes, fitted, structure, X):
+    def _dask_fit(self, map_reduce, classes, fitted, structure, X):
         """The model of a dask collection's rows for full covariances (fastgen._dask.fit's
         hook), in one pass over the partitions where none misses a value: their statistics
         added up. Where some does, EM over all the partitions at once, as over the same rows in
         memory (each partition's own EM, under its own model, gave another model, and a small
         partition none). None for the diagonal kinds (the partitions' models are merged).
-        ``map_parts(func, *args)`` computes ``func(X_part, y_part, w_part, *args)`` of every
-        non-empty partition; the batch's statistics are completed under the model of
+        ``map_reduce(func, combine, *args)`` computes ``func(X_part, y_part, w_part, *args)`` of
+        every non-empty partition and combines them pairwise on the workers (None if there are
+        none); the batch's statistics are completed under the model of
         ``fitted``'s statistics (or none) and the batch's, as partial_fit completes a batch in
         memory, and its partitions are read through ``structure`` (``_dask._structure``). EM
         reads X once a step (persisting it first saves the reads)."""
@@ -828,20 +838,13 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         if "scatter" not in (field.name for field in self._fields(hyper)):
             return None
         higher = hyper["higher"]
-        starts = map_parts(_start_part, kind, params, classes, structure, higher)
-        dtype = np.result_type(*(part[0] for part in starts))
-        class_weight = sum(part[1] for part in starts)
-        if all(part[2] is not None for part in starts):  # (nothing missing)
-            stats = starts[0][2]
-            for part in starts[1:]:
-                stats = combine_full(stats, part[2])
-        else:
-            moments = None
-            for _, _, part_stats, part_moments in starts:
-                part_moments = part_moments or _observed_moments(part_stats)
-                moments = part_moments if moments is None else \
-                    combine_moments(*moments, *part_moments)
-            stats, hyper["n_iter"] = self._dask_em(map_parts, kind, params, classes, fitted,
+        start = map_reduce(_start_part, _combined_starts, kind, params, classes, structure,
+                           higher)
+        if start is None:  # (no rows: refused as in memory)
+            return None
+        dtype, class_weight, stats, moments = start
+        if stats is None:  # (a value is missing)
+            stats, hyper["n_iter"] = self._dask_em(map_reduce, kind, params, classes, fitted,
                                                    structure, hyper, moments, class_weight)
         _, mean, scatter, third, fourth = stats
         batch = {"class_count_": class_weight, "mean": mean, "scatter": scatter}
@@ -853,7 +856,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
                               lock=model._write_lock()))
         return model
 
-    def _dask_em(self, map_parts, kind, params, classes, fitted, structure, hyper, moments,
+    def _dask_em(self, map_reduce, kind, params, classes, fitted, structure, hyper, moments,
                  class_weight):
         """EM over the partitions (``_dask_fit``) from their observed moments and class
         weights: (the batch's completed statistics, EM steps taken)."""
@@ -864,14 +867,11 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
 
         def step(mean, covs, support):
             _, precisions, logdets = whitening(covs, support)
-            parts = map_parts(_completed_part, kind, params, classes, structure, fill, mean,
-                              precisions, block, support.keep, hyper["higher"])
-            stats, entropy, logdet = parts[0]
-            for part_stats, part_entropy, part_logdet in parts[1:]:
-                stats = combine_full(stats, part_stats)
-                entropy, logdet = entropy + part_entropy, logdet + part_logdet
-            return em_update((stats, entropy, logdet), base, mean, precisions, logdets, block,
-                             support.keep, covariances)
+            completed = map_reduce(_completed_part, _combined_completions, kind, params,
+                                   classes, structure, fill, mean, precisions, block,
+                                   support.keep, hyper["higher"])
+            return em_update(completed, base, mean, precisions, logdets, block, support.keep,
+                             covariances)
 
         return squarem(step, mean, covs, support, hyper["max_iter"], hyper["tol"], likelihood)
 

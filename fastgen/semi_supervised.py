@@ -29,7 +29,6 @@ from ._base import (
     partial_fit_classes,
 )
 from ._core import _counts
-from ._core._openmp import effective_n_threads
 from ._dask import is_dask_collection
 from ._persist import _ESTIMATORS
 from ._state import readonly

@@ -381,13 +381,16 @@ def _outcome(call):
 
 def _named_cases():
     """(model fitted in memory, in-memory X, the same X as a dask collection) for each case of
-    scikit-learn's feature-name rule, on the models that read arrays (GaussianNB) and
-    DataFrames' columns of labels (CategoricalNB, MixedNB)."""
+    scikit-learn's feature-name rule, on the models that read arrays (GaussianNB; LDA, whose
+    dask fit adds statistics up instead of merging models) and DataFrames' columns of labels
+    (CategoricalNB, MixedNB)."""
     rng = np.random.default_rng(7)
     y = rng.integers(0, 3, 240)
     codes = np.minimum(rng.poisson(1.0 + y[:, None], size=(240, 3)), 4).astype(np.float64)
-    for cls in (fastgen.GaussianNB, fastgen.CategoricalNB, fastgen.MixedNB):
-        X = rng.normal(size=(240, 3)) + y[:, None] if cls is fastgen.GaussianNB else codes
+    for cls in (fastgen.GaussianNB, fastgen.LinearDiscriminantAnalysis, fastgen.CategoricalNB,
+                fastgen.MixedNB):
+        X = codes if cls in (fastgen.CategoricalNB, fastgen.MixedNB) else \
+            rng.normal(size=(240, 3)) + y[:, None]
         named = pd.DataFrame(X, columns=["a", "b", "c"])
         renamed = named.rename(columns={"b": "z"})
         yield (cls, "fitted without names, given names"), cls().fit(X, y), named, \

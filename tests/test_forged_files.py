@@ -71,6 +71,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import fastgen
+from _memory import cap_address_space
 from fastgen.data import load_sms_spam
 from test_persist import CASES as PERSIST_CASES
 from test_persist import IDS as PERSIST_IDS
@@ -226,11 +227,12 @@ class ModelFile:
         if not isinstance(entries, list):
             return header, self.data
         nodes = [node for path, node in walk(header) if path[:1] != ("arrays",)
-                 and isinstance(node, dict) and set(node) == {"array"}]
+                 and isinstance(node, dict) and set(node) == {"array"}
+                 and type(node["array"]) is int]  # (a forged reference of another type stays)
         used = {node["array"] for node in nodes}
         kept, new_index, data = [], {}, b""
         for i, entry in enumerate(entries):
-            if type(i) is int and i not in used:
+            if i not in used:
                 continue
             new_index[i] = len(kept)
             offset, nbytes = (entry.get("offset"), entry.get("nbytes")) \
@@ -241,9 +243,8 @@ class ModelFile:
                 data += self.data[offset:offset + nbytes]
             kept.append(entry)
         for node in nodes:
-            index = node["array"]
-            if isinstance(index, int) and not isinstance(index, bool) and index in new_index:
-                node["array"] = new_index[index]
+            if node["array"] in new_index:
+                node["array"] = new_index[node["array"]]
         header["arrays"] = kept
         return header, data
 
@@ -859,16 +860,7 @@ def _bounded_memory():
 
 
 def _cap_address_space():
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        return lambda: None
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = ADDRESS_SPACE_CAP if hard == resource.RLIM_INFINITY else min(ADDRESS_SPACE_CAP, hard)
-    if soft != resource.RLIM_INFINITY and soft <= cap:
-        return lambda: None
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    return lambda: resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return cap_address_space(ADDRESS_SPACE_CAP)
 
 
 by_model = pytest.mark.parametrize("case_id", CASE_IDS)

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 import fastgen
+from _memory import cap_address_space
 from fastgen.text import CountVectorizer, HashingVectorizer
 
 MAX_EXAMPLES = int(os.environ.get("FASTGEN_HYPOTHESIS_EXAMPLES", "15"))
@@ -58,21 +59,9 @@ ADDRESS_SPACE_CAP = 16 * 2**30
 def _bounded_memory():
     """An allocation bug (a table sized by a hostile value) is a MemoryError here rather than
     the OOM killer picking a process of the machine."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = ADDRESS_SPACE_CAP if hard == resource.RLIM_INFINITY else min(ADDRESS_SPACE_CAP, hard)
-    if soft != resource.RLIM_INFINITY and soft <= cap:
-        yield
-        return
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    restore = cap_address_space(ADDRESS_SPACE_CAP)
+    yield
+    restore()
 
 
 # ---------------------------------------------------------------------------------------
@@ -2303,8 +2292,11 @@ def test_arrow_and_datetime_columns_are_read_or_refused_clearly():
             getattr(fastgen, name)().fit(arrow, y).predict_proba(arrow), want)
     stamps = pd.Series(pd.date_range("2020", periods=8))
     for column in (stamps, stamps.astype(pd.ArrowDtype(pa.timestamp("ns")))):
-        with pytest.raises(TypeError, match=r"row 0, column 0 holds Timestamp\(.*\): float\(\)"):
+        with pytest.raises(TypeError, match=r"row 0, column 't' holds Timestamp\(.*\): float"):
             fastgen.GaussianNB().fit(pd.DataFrame({"t": column, "v": np.arange(8.0)}), y)
+    # a string stays NumPy's ValueError, as it was
+    with pytest.raises(ValueError, match=r"row 1, column 1 holds 'x': could not convert"):
+        fastgen.GaussianNB().fit(np.array([[1.0, 2.0], [3.0, "x"]], dtype=object), [0, 1])
     decimals = [1.25, 3.5, 2.0, 7.75] * 2
     as_decimal = pd.DataFrame({"x": pd.Series([str(v) for v in decimals]).astype(
         pd.ArrowDtype(pa.decimal128(10, 2)))})
