@@ -306,8 +306,10 @@ def _entries(header, arrays, space, path):
     """The array entries, checked before any array data is read: (their (dtype, shape, offset,
     nbytes), where the last one ends). Each must be as ``_Writer`` makes them -- a numeric,
     bool or unicode dtype named by a string, a shape of at most 3 sizes whose bytes it holds --
-    laid end to end from offset 0 in their order, and referenced by the header's params or
-    fitted state: a file declares no bytes that nothing reads. No size may exceed the
+    laid end to end from offset 0 in their order, and referenced exactly once by the header's
+    params or fitted state: a file declares no bytes that nothing reads, and no array that
+    decodes into many (each reference is a copy: 1,000 references to an array of 8 MiB are
+    8 GB). No size may exceed the
     ``space`` the file has for array data (an empty array's other sizes included)."""
     references = [0] * len(arrays)
     nodes = [header["params"], header["fitted"]]
@@ -323,8 +325,8 @@ def _entries(header, arrays, space, path):
                 nodes.extend(node.values())
         elif isinstance(node, list):
             nodes.extend(node)
-    if not all(references):
-        raise _invalid(path, "an array entry is not referenced")
+    if any(count != 1 for count in references):
+        raise _invalid(path, "an array entry is not referenced exactly once")
     checked, end = [], 0
     for entry in arrays:
         if set(entry) != {"dtype", "shape", "offset", "nbytes"} or \

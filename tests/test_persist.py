@@ -223,10 +223,11 @@ def test_the_arrays_fill_the_data_exactly(saved, move):
 
 
 def test_array_entries_are_checked_before_the_data_is_read(saved, tmp_path):
-    """An entry that nothing refers to, a dtype that is not a string (``null`` is float64 to
-    NumPy: int64 classes came back as 5e-324), or a size its shape does not hold, is refused
-    before the array data is read: a forged entry of 3 GiB that nothing used was read (and
-    hashed) first, 13 s and 3 GiB for a file of 4 KiB on disk."""
+    """An entry that nothing refers to, or that two nodes refer to (each reference decodes to a
+    copy: an outside attack made 1,000 copies of one array), a dtype that is not a string
+    (``null`` is float64 to NumPy: int64 classes came back as 5e-324), or a size its shape does
+    not hold, is refused before the array data is read: a forged entry of 3 GiB that nothing
+    used was read (and hashed) first, 13 s and 3 GiB for a file of 4 KiB on disk."""
     blob = saved.read_bytes()
     length = struct.unpack_from("<8sIQ", blob)[2]
     header = json.loads(blob[20:20 + length])
@@ -238,7 +239,12 @@ def test_array_entries_are_checked_before_the_data_is_read(saved, tmp_path):
     _sparse_file(path, len(encoded), encoded)
     for read in (fastgen.load, fastgen.load_metadata):
         peak, message = _peak(read, path)
-        assert "an array entry is not referenced" in message and peak < 8 << 20
+        assert "an array entry is not referenced exactly once" in message and peak < 8 << 20
+    twice = tmp_path / "twice"  # (each reference decodes to a copy of its own)
+    twice.write_bytes(blob)
+    _rewrite(twice, mutate_header=lambda h: h["params"]["dict"].append(["copy", {"array": 0}]))
+    with pytest.raises(ValueError, match="an array entry is not referenced exactly once"):
+        fastgen.load(twice)
     for forge in (lambda h: h["arrays"][0].update(dtype=None),
                   lambda h: h["arrays"][0].update(nbytes=h["arrays"][0]["nbytes"] + 8),
                   lambda h: h["arrays"][0].update(extra=1)):
