@@ -734,7 +734,14 @@ class BaseClassifier(BaseEstimator):
                 if fitted is None:
                     self._publish(self._rederived(part._fitted))
                     return self
-                return self.merge(part)
+                self.merge(part)
+                if "n_iter" in part._fitted.hyper:  # (EM's steps over this batch, as in memory;
+                    # merge keeps the model's)
+                    merged = self._fitted
+                    self._publish(merged.replace(
+                        hyper={**merged.hyper, "n_iter": part._fitted.hyper["n_iter"]},
+                        params=merged.params, lock=self._write_lock()))
+                return self
             known = classes if fitted is None else fitted.classes
             shell = self._new_shell(X) if fitted is None else None
             X_valid, has_nan, members = self._batch(X, y, sample_weight, known,

@@ -34,6 +34,7 @@ from ._base import (
     OUT_LOG_PROBA,
     BaseClassifier,
     MatrixLike,
+    check_class_weight,
     check_priors,
     class_prior,
     maps_dask,
@@ -830,7 +831,9 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         memory, and its partitions are read through ``structure`` (``_dask._structure``). EM
         reads X once a step (persisting it first saves the reads)."""
         n_features = X.shape[1]
-        if not n_features == n_features:  # (a width dask does not know: each partition's)
+        # (a width dask does not know: each partition's check; no classes: no rows, refused as
+        # in memory)
+        if not n_features == n_features or not len(classes):
             return None
         kind, params = type(self), self.get_params()
         width = np.empty((0, n_features))
@@ -843,6 +846,8 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         if start is None:  # (no rows: refused as in memory)
             return None
         dtype, class_weight, stats, moments = start
+        check_class_weight(class_weight + (0.0 if fitted is None else
+                                           fitted.stats["class_count_"]), classes)
         if stats is None:  # (a value is missing)
             stats, hyper["n_iter"] = self._dask_em(map_reduce, kind, params, classes, fitted,
                                                    structure, hyper, moments, class_weight)
@@ -850,6 +855,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         batch = {"class_count_": class_weight, "mean": mean, "scatter": scatter}
         if higher:
             batch.update(third=third, fourth=fourth)
+        self._check_moments(batch, hyper)
         model = kind(**params)
         model._deferred = True  # (its caller derives the parameters of the merged statistics)
         model._publish(Fitted(classes, n_features, dtype, get_feature_names(X), batch, hyper,

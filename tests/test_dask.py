@@ -623,8 +623,34 @@ def test_a_dask_batch_with_missing_values_completes_as_in_memory(client):
     ours.partial_fit(da.from_array(X[rest], chunks=(10, X.shape[1])),
                      da.from_array(y[rest], chunks=10))
     assert ours.means_.dtype == np.float32
+    assert ours.n_iter_ == reference.n_iter_ > 1  # (merge kept the fitted model's: an attack)
     assert_allclose(ours.means_, reference.means_, rtol=1e-5)
     assert_allclose(ours.predict_proba(X), reference.predict_proba(X), atol=1e-5)
     with pytest.raises(ValueError, match="do not exist in the initial classes"):
         ours.partial_fit(da.from_array(X[rest], chunks=(10, X.shape[1])),
                          da.from_array(y[rest] + 5, chunks=10))
+
+
+@pytest.mark.parametrize("cls", [fastgen.LinearDiscriminantAnalysis,
+                                 fastgen.QuadraticDiscriminantAnalysis])
+def test_lda_and_qda_on_dask_refuse_what_memory_refuses(cls):
+    """LDA's and QDA's dask fit, which adds statistics up instead of merging models, checks
+    what a batch's fit checks (an outside attack): a class's total weight beyond 1e200 was
+    fitted, statistics beyond float64 were refused with another message, and a collection of
+    empty partitions was refused as of no classes."""
+    X, y = _missing_data(n=60, d=3)
+    X = np.nan_to_num(X)
+    with dask.config.set(scheduler="synchronous"):
+        for weight, X_w in ((1e199, X), (1e190, X * 1e60)):
+            w = np.full(len(y), weight)
+            with pytest.raises(ValueError) as in_memory:
+                cls().fit(X_w, y, sample_weight=w)
+            with pytest.raises(ValueError, match=re.escape(str(in_memory.value)[:60])):
+                cls().fit(da.from_array(X_w, chunks=(7, 3)), da.from_array(y, chunks=7),
+                          sample_weight=da.from_array(w, chunks=7))
+        empty = da.from_array(X, chunks=(20, 3))[:0]
+        for call in (lambda: cls().fit(empty, da.from_array(y, chunks=20)[:0]),
+                     lambda: cls().partial_fit(empty, da.from_array(y, chunks=20)[:0],
+                                               classes=[0, 1, 2])):
+            with pytest.raises(ValueError, match="Found array with 0 sample"):
+                call()
