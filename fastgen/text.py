@@ -1027,7 +1027,10 @@ token_pattern, ngram_range, analyzer, binary, n_threads
                 if vocab.setdefault(str.__str__(t), i) != i:
                     raise InvalidParameterError(f"Duplicate term in vocabulary: {short_repr(t)}")
             vocabulary = vocab
-        fitted = _fitted_vocabulary(vocabulary, "vocabulary")
+        try:
+            fitted = _fitted_vocabulary(vocabulary, "vocabulary")
+        except (TypeError, ValueError) as exc:  # (the parameter's fault: said as such)
+            raise InvalidParameterError(str(exc)) from None
         self.fixed_vocabulary_ = True
         self._publish_vocabulary(fitted)
 

@@ -655,9 +655,11 @@ def test_parameter_and_data_errors_of_svmlight_and_text_training(tmp_path, capsy
     common = ["--no-header", "--label", "1", "--text", "2", *out]
     err = _error(capsys, "train", "MultinomialNB", text, *common, "--param", "class_prior=[1]")
     assert err.startswith("fastgen: error: --param: Number of priors must match"), err
-    err = _error(capsys, "train", "MultinomialNB", text, *common, "--vectorizer-param",
-                 "ngram_range=(2,1)")
-    assert err.startswith("fastgen: error: --vectorizer-param: "), err
+    for param in ("ngram_range=(2,1)", "vocabulary=[]", "vocabulary={'a':5}",
+                  "vocabulary={1:0}"):
+        err = _error(capsys, "train", "MultinomialNB", text, *common, "--vectorizer-param",
+                     param)
+        assert err.startswith("fastgen: error: --vectorizer-param: "), err
 
 
 def test_a_data_error_in_the_first_batch_names_its_lines(tmp_path, capsys):
