@@ -221,19 +221,19 @@ def _columns(X):
 
 
 def frame_numbers(X):
-    """A DataFrame as an array for the models of numbers (check_X): of float64, pandas' NA a
-    NaN (a missing value), where some column is of a nullable or Arrow number dtype (Int64,
-    Float64, boolean, ...) and all hold numbers, as ``_numbers`` reads such a column; else as
-    pandas gives it (object for anything else: refused, or converted, by the checks that
-    follow)."""
+    """A DataFrame as an array for the models of numbers (check_X): as pandas gives it where
+    every column is of a NumPy dtype; of float64, pandas' NA a NaN (a missing value), where
+    they hold numbers of a nullable or Arrow dtype (Int64, Float64, boolean, ...), as
+    ``_numbers`` reads such a column; else of objects, pandas' NA a NaN (refused, or converted,
+    by the checks that follow)."""
     dtypes = list(X.dtypes)
-    if any(not isinstance(d, np.dtype) for d in dtypes) and all(map(holds_numbers, dtypes)):
-        return X.to_numpy(dtype=np.float64, na_value=np.nan)
-    if all(isinstance(d, np.dtype) and d.kind != "O" for d in dtypes):
+    if all(isinstance(d, np.dtype) for d in dtypes):
         return X.to_numpy()
-    # (pandas' missing values NaN, as in a number column: an Arrow dictionary's NA, an object
-    # column's None; column by column, as pandas 3.1's DataFrame.to_numpy raises IndexError
-    # for an Arrow timestamp column beside others)
+    if all(map(holds_numbers, dtypes)):
+        return X.to_numpy(dtype=np.float64, na_value=np.nan)
+    # other extension columns: pandas' NA a NaN, as in a number column (an Arrow dictionary's);
+    # column by column, as pandas 3.1's DataFrame.to_numpy raises IndexError for an Arrow
+    # timestamp column beside others
     values = np.empty(X.shape, dtype=object)
     for j in range(X.shape[1]):
         values[:, j] = X.iloc[:, j].to_numpy(dtype=object, na_value=np.nan)
