@@ -421,17 +421,19 @@ def _check_dense(X, dtype, accept_int, estimator_name):
     target = _target_dtype(X.dtype, dtype, accept_int)
     if kind != "O":
         return _converted(X, target)
-    try:  # (element-wise: a non-number raises numpy's TypeError or ValueError)
+    try:  # (element-wise: a non-number raises numpy's TypeError or ValueError, an int beyond
+        # float64 OverflowError)
         return _converted(X, target)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         for (i, j), value in np.ndenumerate(X):
             try:
                 float(value)
-            except (TypeError, ValueError) as exc:  # (of NumPy's type and words, which
-                # scikit-learn's checks read: a string's is a ValueError)
+            except (TypeError, ValueError, OverflowError) as exc:  # (NumPy's words, which
+                # scikit-learn's checks read, and its type: a string's is a ValueError)
                 column = j if columns is None else short_repr(columns[j])
-                raise type(exc)(f"X must be numeric; row {i}, column {column} holds "
-                                f"{short_repr(value)}: {exc}") from None
+                raise (TypeError if isinstance(exc, TypeError) else ValueError)(
+                    f"X must be numeric; row {i}, column {column} holds {short_repr(value)}: "
+                    f"{exc}") from None
         raise
 
 

@@ -2294,9 +2294,12 @@ def test_arrow_and_datetime_columns_are_read_or_refused_clearly():
     for column in (stamps, stamps.astype(pd.ArrowDtype(pa.timestamp("ns")))):
         with pytest.raises(TypeError, match=r"row 0, column 't' holds Timestamp\(.*\): float"):
             fastgen.GaussianNB().fit(pd.DataFrame({"t": column, "v": np.arange(8.0)}), y)
-    # a string stays NumPy's ValueError, as it was
+    # a string stays NumPy's ValueError, as it was; an int beyond float64 is one too (its
+    # OverflowError escaped)
     with pytest.raises(ValueError, match=r"row 1, column 1 holds 'x': could not convert"):
         fastgen.GaussianNB().fit(np.array([[1.0, 2.0], [3.0, "x"]], dtype=object), [0, 1])
+    with pytest.raises(ValueError, match=r"row 0, column 1 holds 1000000.*: int too large"):
+        fastgen.GaussianNB().fit(np.array([[1.0, 10**400], [3.0, 4.0]], dtype=object), [0, 1])
     decimals = [1.25, 3.5, 2.0, 7.75] * 2
     as_decimal = pd.DataFrame({"x": pd.Series([str(v) for v in decimals]).astype(
         pd.ArrowDtype(pa.decimal128(10, 2)))})
