@@ -10,7 +10,10 @@ unites them, unless the model cannot fit a partition alone (priors given per cla
 which a partition of one class cannot fit): then the classes are found first, in a pass over the
 labels. A batch added to a fitted model is taken as an in-memory batch is: its feature names are
 checked once, at the call, and each partition is read into the model's structure (its dtype,
-column kinds and categories) by the in-memory partial_fit.
+column kinds and categories) by the in-memory partial_fit. LDA and QDA (full covariances) add
+their partitions' statistics up, pairwise on the workers as merges are, instead of merging
+partition models, and complete missing values by EM over all the partitions (the model's
+``_dask_fit``): a partition's own EM would complete it under another model.
 """
 from __future__ import annotations
 
