@@ -826,10 +826,10 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         partition none). None for the diagonal kinds (the partitions' models are merged).
         ``map_reduce(func, combine, *args)`` computes ``func(X_part, y_part, w_part, *args)`` of
         every non-empty partition and combines them pairwise on the workers (None if there are
-        none); the batch's statistics are completed under the model of
-        ``fitted``'s statistics (or none) and the batch's, as partial_fit completes a batch in
-        memory, and its partitions are read through ``structure`` (``_dask._structure``). EM
-        reads X once a step (persisting it first saves the reads)."""
+        none). The batch's statistics are completed under the model of ``fitted``'s statistics
+        (or none) and the batch's, as partial_fit completes a batch in memory, its partitions
+        read through ``structure`` (``_dask._structure``). EM reads X once a step (persisting
+        it first saves the reads)."""
         n_features = X.shape[1]
         # (a width dask does not know: each partition's check; no classes: no rows, refused as
         # in memory)
