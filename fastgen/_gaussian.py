@@ -511,9 +511,11 @@ def completed_moments(X, members, fill, mean, precisions, block, keep, n_threads
     block replaced by its conditional mean given the observed block, its conditional covariance
     added to the scatter (both from the precision matrix, ``_missing_terms``); a missing value
     of a feature not kept is its class's ``fill`` (EM's start). Returns ``(stats, entropy,
-    logdet)``: the completed batch's statistics (``full_moments``), and the sums over its rows
-    of m (1 + log 2 pi) / 2 and of log det P_mm for a row missing m kept features (the entropy
-    of the missing blocks given the observed ones is their difference, halved)."""
+    logdet, extra)``: the completed batch's statistics (``full_moments``), the sums over its
+    rows of m (1 + log 2 pi) / 2 and of log det P_mm for a row missing m kept features (the
+    entropy of the missing blocks given the observed ones is their difference, halved), and
+    the conditional covariances added to the scatter (the higher moments are of the completed
+    rows alone)."""
     mask = np.isnan(X)
     incomplete = np.flatnonzero(mask.any(axis=1))
     n_classes, n_features = members.n_classes, X.shape[1]
@@ -537,10 +539,10 @@ def completed_moments(X, members, fill, mean, precisions, block, keep, n_threads
             extra[c] += np.bincount(index.ravel(), minlength=n_features * n_features,
                                     weights=(sample_weight[rows, None, None]
                                              * cond_cov).ravel())
-    stats = full_moments(Xhat, members, n_threads,
-                         extra.reshape(n_classes, n_features, n_features), higher)
+    extra = extra.reshape(n_classes, n_features, n_features)
+    stats = full_moments(Xhat, members, n_threads, extra, higher)
     entropy = 0.5 * (1.0 + LOG_2PI) * float(sample_weight @ mask[:, keep].sum(axis=1))
-    return stats, entropy, float(logdet_mm)
+    return stats, entropy, float(logdet_mm), extra
 
 
 def em_update(completed, base, mean, precisions, logdets, block, keep, covariances):
@@ -553,7 +555,7 @@ def em_update(completed, base, mean, precisions, logdets, block, keep, covarianc
     batch's observed values and of ``base`` as complete data: Q + H (Dempster, Laird & Rubin
     1977), the expected complete-data log-likelihood, closed form in the combined expected
     statistics, plus the entropy of the missing blocks given the observed ones."""
-    stats, entropy, logdet_mm = completed
+    stats, entropy, logdet_mm, _ = completed
     combined = stats if base is None else combine_full(base, stats)
     objective = (_complete_loglik(combined, mean, precisions, logdets, block, keep)
                  + entropy - 0.5 * logdet_mm)

@@ -715,8 +715,20 @@ def _completed_part(X, y, w, kind, params, classes, structure, fill, mean, preci
 
 
 def _combined_completions(a, b):
-    """Two parts' E-steps (``completed_moments``) as one."""
-    return combine_full(a[0], b[0]), a[1] + b[1], a[2] + b[2]
+    """Two parts' E-steps (``completed_moments``) as one. Their scatters hold the conditional
+    covariances, their higher moments only the completed rows, and combine_full shifts the
+    higher moments with the scatter: the rows' moments are added up alone, then the
+    covariances (with them, LDA's shrinkage="auto" on missing values differed from memory)."""
+    (stats_a, entropy_a, logdet_a, extra_a), (stats_b, entropy_b, logdet_b, extra_b) = a, b
+    weight, mean, scatter, third, fourth = combine_full(_rows_alone(stats_a, extra_a),
+                                                        _rows_alone(stats_b, extra_b))
+    extra = extra_a + extra_b
+    return ((weight, mean, scatter + extra, third, fourth), entropy_a + entropy_b,
+            logdet_a + logdet_b, extra)
+
+
+def _rows_alone(stats, extra):
+    return (stats[0], stats[1], stats[2] - extra) + tuple(stats[3:])
 
 
 class _BaseDiscriminant(Conjugate, BaseClassifier):
