@@ -231,11 +231,14 @@ def frame_numbers(X):
         return X.to_numpy()
     if all(map(holds_numbers, dtypes)):
         return X.to_numpy(dtype=np.float64, na_value=np.nan)
-    # other extension columns: pandas' NA a NaN, as in a number column (an Arrow dictionary's);
-    # column by column, as pandas 3.1's DataFrame.to_numpy raises IndexError for an Arrow
-    # timestamp column beside others
+    # other extension columns: pandas' NA a NaN, as in a number column (an Arrow dictionary's),
+    # each on its own (pandas 3.1's DataFrame.to_numpy raises IndexError for an Arrow timestamp
+    # column beside others); the NumPy columns in one block
     values = np.empty(X.shape, dtype=object)
-    for j in range(X.shape[1]):
+    extension = [j for j, d in enumerate(dtypes) if not isinstance(d, np.dtype)]
+    plain = [j for j, d in enumerate(dtypes) if isinstance(d, np.dtype)]
+    values[:, plain] = X.iloc[:, plain].to_numpy(dtype=object)
+    for j in extension:
         values[:, j] = X.iloc[:, j].to_numpy(dtype=object, na_value=np.nan)
     return values
 

@@ -424,16 +424,17 @@ def _check_dense(X, dtype, accept_int, estimator_name):
     try:  # (element-wise: a non-number raises numpy's TypeError or ValueError, an int beyond
         # float64 OverflowError)
         return _converted(X, target)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError) as numpy_error:
+        # (NumPy's type, a string's a ValueError, and the value's words, which scikit-learn's
+        # checks read)
+        kind = TypeError if isinstance(numpy_error, TypeError) else ValueError
         for (i, j), value in np.ndenumerate(X):
             try:
                 float(value)
-            except (TypeError, ValueError, OverflowError) as exc:  # (NumPy's words, which
-                # scikit-learn's checks read, and its type: a string's is a ValueError)
+            except (TypeError, ValueError, OverflowError) as exc:
                 column = j if columns is None else short_repr(columns[j])
-                raise (TypeError if isinstance(exc, TypeError) else ValueError)(
-                    f"X must be numeric; row {i}, column {column} holds {short_repr(value)}: "
-                    f"{exc}") from None
+                raise kind(f"X must be numeric; row {i}, column {column} holds "
+                           f"{short_repr(value)}: {exc}") from None
         raise
 
 

@@ -2300,6 +2300,10 @@ def test_arrow_and_datetime_columns_are_read_or_refused_clearly():
         fastgen.GaussianNB().fit(np.array([[1.0, 2.0], [3.0, "x"]], dtype=object), [0, 1])
     with pytest.raises(ValueError, match=r"row 0, column 1 holds 1000000.*: int too large"):
         fastgen.GaussianNB().fit(np.array([[1.0, 10**400], [3.0, 4.0]], dtype=object), [0, 1])
+    nested = np.array([[1.0, 2.0], [3.0, None]], dtype=object)
+    nested[1, 1] = np.array([0, 1])  # (NumPy's ValueError, where float() of it is a TypeError)
+    with pytest.raises(ValueError, match=r"row 1, column 1 holds array"):
+        fastgen.GaussianNB().fit(nested, [0, 1])
     decimals = [1.25, 3.5, 2.0, 7.75] * 2
     as_decimal = pd.DataFrame({"x": pd.Series([str(v) for v in decimals]).astype(
         pd.ArrowDtype(pa.decimal128(10, 2)))})
