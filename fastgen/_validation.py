@@ -419,21 +419,21 @@ def _check_dense(X, dtype, accept_int, estimator_name):
         raise ValueError(f"Found array with dim {X.ndim}, while dim <= 2 is required by "
                          f"{estimator_name}.")
     target = _target_dtype(X.dtype, dtype, accept_int)
-    if kind != "O":
-        return _converted(X, target)
-    try:  # (element-wise: a non-number raises numpy's TypeError or ValueError, an int beyond
-        # float64 OverflowError)
+    try:  # (an object array converts element-wise: a non-number raises numpy's TypeError or
+        # ValueError, an int beyond float64 OverflowError)
         return _converted(X, target)
     except (TypeError, ValueError, OverflowError) as numpy_error:
+        if kind != "O":
+            raise
         # (NumPy's type, a string's a ValueError, and the value's words, which scikit-learn's
         # checks read)
-        kind = TypeError if isinstance(numpy_error, TypeError) else ValueError
+        error = TypeError if isinstance(numpy_error, TypeError) else ValueError
         for (i, j), value in np.ndenumerate(X):
             try:
                 float(value)
             except (TypeError, ValueError, OverflowError) as exc:
                 column = j if columns is None else short_repr(columns[j])
-                raise kind(f"X must be numeric; row {i}, column {column} holds "
+                raise error(f"X must be numeric; row {i}, column {column} holds "
                            f"{short_repr(value)}: {exc}") from None
         raise
 
