@@ -22,6 +22,7 @@ from ._frame import (
     LabelColumns,
     check_categories,
     check_category_counts,
+    holds_numbers,
     is_frame,
     learn_categories,
     same_categories,
@@ -70,7 +71,7 @@ def _infer_kind(dtype):
     if str(dtype) in ("category", "boolean", "string") or kind == "b" or \
             getattr(dtype, "_is_boolean", False):
         return "categorical"
-    if kind in "iuf" or getattr(dtype, "_is_numeric", False):  # (Arrow's decimals: kind "O")
+    if holds_numbers(dtype):  # (booleans are above; Arrow's decimals are of kind "O")
         return "gaussian"
     if kind in "OSU":
         return "categorical"
