@@ -152,6 +152,10 @@ def _invalid(path, why):
     return ValueError(f"{path}: not a valid fastgen model file ({why}).")
 
 
+def _truncated(path, why):
+    return ValueError(f"{path}: the model file is truncated ({why}).")
+
+
 class _Reader:
     def __init__(self, arrays, data, path):
         self.arrays, self.data, self.path = arrays, data, path
@@ -228,14 +232,14 @@ def _open(path):
         # gives is read (or allocated) before it is checked against that
         space = status.st_size - _PREFIX.size - _DIGEST
         if header_length > space:
-            raise ValueError(f"{path}: the model file is truncated (header past the end).")
+            raise _truncated(path, "header past the end")
         raw = _read_header(f, header_length, path)
         checksum = hashlib.sha256(prefix)
         checksum.update(raw)
         header, arrays = _parse_header(raw, path)
         arrays, end = _entries(header, arrays, space - header_length, path)
         if end > space - header_length:
-            raise ValueError(f"{path}: the model file is truncated (arrays past the end).")
+            raise _truncated(path, "arrays past the end")
         if end < space - header_length:
             raise _invalid(path, f"its arrays fill {end} of the {space - header_length} bytes "
                                  "of array data")
@@ -244,7 +248,7 @@ def _open(path):
         checksum.update(data)
         digest = f.read(_DIGEST)
     if len(digest) < _DIGEST:
-        raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+        raise _truncated(path, "it shrank while read")
     if checksum.digest() != digest:
         raise ValueError(f"{path}: the model file is truncated or corrupted (checksum mismatch).")
     try:
@@ -273,7 +277,7 @@ def _read_header(f, length, path):
     while len(header) < length:
         chunk = f.read(min(_CHUNK, length - len(header)))
         if not chunk:
-            raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+            raise _truncated(path, "it shrank while read")
         if b"\0" in chunk:
             raise _malformed_header(path)
         header += chunk
@@ -309,8 +313,8 @@ def _entries(header, arrays, space, path):
     laid end to end from offset 0 in their order, and referenced exactly once by the header's
     params or fitted state: a file declares no bytes that nothing reads, and no array that
     decodes into many (each reference is a copy: 1,000 references to an array of 8 MiB are
-    8 GB). No size may exceed the
-    ``space`` the file has for array data (an empty array's other sizes included)."""
+    8 GB). No size may exceed the ``space`` the file has for array data (an empty array's
+    other sizes included)."""
     references = [0] * len(arrays)
     nodes = [header["params"], header["fitted"]]
     while nodes:  # (the header parsed: nesting bounded by the JSON parser's recursion)
@@ -353,7 +357,7 @@ def _read_into(f, buffer, path):
     while view:
         n = f.readinto(view)
         if not n:
-            raise ValueError(f"{path}: the model file is truncated (it shrank while read).")
+            raise _truncated(path, "it shrank while read")
         view = view[n:]
 
 
