@@ -546,8 +546,8 @@ def completed_moments(X, members, fill, mean, precisions, block, keep, n_threads
 
 
 def em_update(completed, base, mean, precisions, logdets, block, keep, covariances):
-    """EM's M-step from a completed batch (``completed_moments``, its parts' added up by
-    ``combine_full``) under the parameters it was completed with: ``(mean', covs', support',
+    """EM's M-step from a completed batch (``completed_moments``, or its parts' added up:
+    LDA's and QDA's dask path) under the parameters it was completed with: ``(mean', covs', support',
     stats, objective)``, the means of the batch combined with ``base`` (or None) and
     ``covariances(combined)`` (the model's regularised covariances, the group of each class and
     their ``Support``, whose kept features must span it: the model raises for collinear ones).
