@@ -162,7 +162,25 @@ def _prior_moments(stats, hyper):
         with np.errstate(over="ignore", invalid="ignore"):  # (_niw_posterior refuses inf)
             variances = (np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0)
                          + weight @ (dev * dev)) / weight.sum()
-        keep = np.flatnonzero(~constant(variances, np.abs(mean[weight > 0]).max(axis=0)))
+        present = mean[weight > 0]
+        sizes = np.abs(present).max(axis=0)
+        flat = constant(variances, sizes)
+        # a feature left out as constant to its rounding whose class means differ beyond the
+        # spread within the classes would leave out what separates them (support_of refuses
+        # it for the plug-in; a feature of too small a variance is support_of's to refuse)
+        gap = np.ptp(present, axis=0)
+        within = np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0) / weight.sum()
+        slack = (np.sqrt(np.maximum(within, 0.0))
+                 + len(variances) * np.finfo(np.float64).eps * sizes)
+        separating = np.flatnonzero(constant(variances, sizes, least=0.0) & (gap > slack))
+        if len(separating):
+            j = separating[0]
+            raise ValueError(f"Feature {j} is constant in all the data to the rounding of its "
+                             f"values (about {sizes[j]:.3g}), but its class means differ by "
+                             f"{gap[j]:.3g}: the default prior leaves constant features out, "
+                             "and this one separates the classes. Center X (subtract each "
+                             "feature's mean) or give prior_covariance.")
+        keep = np.flatnonzero(~flat)
         cov0 = np.diag(variances[keep])
     else:
         keep = np.arange(len(m0))

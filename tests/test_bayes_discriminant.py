@@ -537,6 +537,25 @@ def test_a_constant_feature_is_left_out_by_the_default_prior(Model):
 
 
 @pytest.mark.parametrize("Model", MODELS, ids=IDS)
+def test_a_feature_constant_to_rounding_that_separates_the_classes_is_refused(Model):
+    """On an offset of 1e14 a feature's spread is within its rounding, so the default prior
+    would leave it out as constant; its class means differ by 3 standard deviations, so that
+    would leave out what separates the classes (the plug-in refuses it as degenerate): an
+    error advising to center X, which then fits (outside attack)."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 50)
+    X = np.c_[1e14 + rng.normal(size=100) + 3.0 * y, rng.normal(size=100)]
+    with pytest.raises(ValueError, match="Feature 0 is constant .* class means differ"):
+        Model(predictive=True).fit(X, y)
+    with pytest.raises(ValueError, match="in which the class means differ"):
+        Model().fit(X, y)
+    centred = X - [1e14, 0.0]
+    assert Model(predictive=True).fit(centred, y).score(centred, y) > 0.9
+    # a constant that does not separate them is still left out
+    X[:, 0] = 1e14 + rng.normal(size=100) * 1e-3
+    Model(predictive=True).fit(X, y)
+
+@pytest.mark.parametrize("Model", MODELS, ids=IDS)
 def test_collinear_features_are_regularised_by_the_prior(Model):
     """The plug-in covariance is singular along x2 = x0 + x1; the posterior's scale is not, so
     rows with missing values are scored (the plug-in cannot), by the t on the observed part."""
