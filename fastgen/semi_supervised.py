@@ -63,7 +63,6 @@ class _Result(NamedTuple):
     n_iter: int
     objective: np.ndarray
     converged: bool
-    params: dict  # unlabeled_weight, max_iter and tol as the fit validated them (model files)
 
 
 def _as_labels(y):
@@ -395,7 +394,7 @@ class SemiSupervised(BaseEstimator):
                 if len(labelled) < len(y):  # (scipy selects them trusting the indices: a copy)
                     X_l = _take_rows(rechecked(X_valid.copy()) if sp.issparse(X_valid) else X,
                                      labelled)
-                self._result = self._supervised(model, X_l, y_l, w_l, known, params)
+                self._result = self._supervised(model, X_l, y_l, w_l, known)
                 return self
             start = Members(labelled, y_idx, w_l, len(known))
             hyper = model._hyper(len(known), X_valid, shell)
@@ -421,7 +420,7 @@ class SemiSupervised(BaseEstimator):
                              f"classes {known}.")
         return known, y_idx
 
-    def _supervised(self, model, X_l, y_l, w_l, known, params):
+    def _supervised(self, model, X_l, y_l, w_l, known):
         """The model of the labelled rows alone (lambda = 0, or no unlabelled row of weight):
         their rows X_l, labels y_l and weights w_l."""
         model.partial_fit(X_l, y_l, classes=known, sample_weight=w_l)
@@ -429,7 +428,7 @@ class SemiSupervised(BaseEstimator):
         jll = model.predict_joint_log_proba(X_l).astype(np.float64)
         value = self._objective(model, fitted, jll, np.searchsorted(fitted.classes, y_l), w_l,
                                 None, None)
-        return _Result(model, 0, np.array([value]), True, params)
+        return _Result(model, 0, np.array([value]), True)
 
     def _em(self, model, start, fitted_on, batch, scored, rows_u, w_u, params):
         """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
@@ -474,7 +473,7 @@ class SemiSupervised(BaseEstimator):
                           f"tol={tol:g}. Increase max_iter (or tol).", ConvergenceWarning,
                           stacklevel=user_stacklevel())
         model._publish(fitted)
-        return _Result(model, len(objective) - 1, np.array(objective), converged, params)
+        return _Result(model, len(objective) - 1, np.array(objective), converged)
 
     @staticmethod
     def _jll(model, params, fitted, part):
@@ -538,7 +537,7 @@ class SemiSupervised(BaseEstimator):
         self : object
             Fitted estimator.
         """
-        params = self._checked()
+        self._checked()
         if classes is not None:
             _checked_classes(classes)
         if is_dask_collection(y):
@@ -555,7 +554,7 @@ class SemiSupervised(BaseEstimator):
             model = type(self.estimator)(**self.estimator.get_params(deep=False)) \
                 if result is None else result.estimator
             model.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
-            self._result = _Result(model, 0, np.empty(0), True, params) if result is None \
+            self._result = _Result(model, 0, np.empty(0), True) if result is None \
                 else result._replace(estimator=model)
         return self
 
@@ -630,37 +629,48 @@ class SemiSupervised(BaseEstimator):
     def _file_record(self):
         """(hyperparameters, fitted state): what a model file holds of this meta-estimator."""
         result = self._fitted_result()
+        template = self.estimator
+        # the hyperparameters as they are now (as a pickle keeps them: a set_params after the
+        # fit changed nothing fitted), and estimator_ with its own
+        hyper = self._checked(fitting=False)
         params, fitted = result.estimator._file_record()
-        # the hyperparameters EM ran with (a set_params since then changed nothing fitted)
-        return ({"estimator": {"class": type(result.estimator).__name__, "params": params},
-                 **result.params},
-                {"estimator": fitted, "n_iter": result.n_iter,
-                 "objective": result.objective, "converged": result.converged})
+        return ({"estimator": {"class": type(template).__name__,
+                               "params": template.get_params(deep=False)}, **hyper},
+                {"estimator": {"class": type(result.estimator).__name__, "params": params,
+                               "state": fitted},
+                 "n_iter": result.n_iter, "objective": result.objective,
+                 "converged": result.converged})
 
     @classmethod
     def _from_file(cls, params, exported):
         """The meta-estimator a model file describes, every field validated (``load``)."""
         if not isinstance(params, dict) or set(params) != set(cls._param_names()):
             raise ValueError(f"the hyperparameters must be exactly {cls._param_names()}")
-        inner = params["estimator"]
-        if not isinstance(inner, dict) or set(inner) != {"class", "params"}:
-            raise ValueError("the estimator must be given by its class and parameters")
-        inner_cls = _ESTIMATORS.get(inner["class"]) if isinstance(inner["class"], str) else None
-        if inner_cls is None or not issubclass(inner_cls, BaseClassifier):
-            raise ValueError(f"unknown estimator {inner['class']!r}")
         if not isinstance(exported, dict) or set(exported) != {"estimator", "n_iter",
                                                                "objective", "converged"}:
             raise ValueError("the fitted state must have the entries estimator, n_iter, "
                              "objective and converged")
-        model = inner_cls._from_file(inner["params"], exported["estimator"])
-        meta = cls(type(model)(**model.get_params()),
+        template, inner = params["estimator"], exported["estimator"]
+        if not isinstance(template, dict) or set(template) != {"class", "params"}:
+            raise ValueError("the estimator must be given by its class and parameters")
+        if not isinstance(inner, dict) or set(inner) != {"class", "params", "state"}:
+            raise ValueError("the fitted estimator must be given by its class, parameters and "
+                             "state")
+        model = _estimator_class(inner["class"])._from_file(inner["params"], inner["state"])
+        template_cls = _estimator_class(template["class"])
+        if not isinstance(template["params"], dict) or \
+                set(template["params"]) != set(template_cls._param_names()):
+            raise ValueError("the estimator's parameters must be exactly "
+                             f"{template_cls._param_names()}")
+        meta = cls(template_cls(**template["params"]),
                    **{name: params[name] for name in ("unlabeled_weight", "max_iter", "tol")})
-        validated = meta._checked(fitting=False)
+        meta._checked(fitting=False)
+        meta._checked(fitting=False, estimator=model)  # (only a fit makes estimator_)
         n_iter, objective, converged = (exported[name] for name in ("n_iter", "objective",
                                                                     "converged"))
-        if isinstance(n_iter, bool) or not isinstance(n_iter, int) or not 0 <= n_iter <= \
-                meta.max_iter:
-            raise ValueError("n_iter must be an integer in [0, max_iter]")
+        # (n_iter is not bounded by max_iter: a set_params after the fit may have lowered it)
+        if isinstance(n_iter, bool) or not isinstance(n_iter, int) or not n_iter >= 0:
+            raise ValueError("n_iter must be a nonnegative integer")
         if not (isinstance(objective, np.ndarray) and objective.dtype == np.float64
                 and objective.shape in ((n_iter + 1,), (0,) if n_iter == 0 else ())
                 and np.isfinite(objective).all()):
@@ -668,8 +678,16 @@ class SemiSupervised(BaseEstimator):
                              "model only partial_fit has given rows)")
         if not isinstance(converged, bool):
             raise ValueError("converged must be true or false")
-        meta._result = _Result(model, n_iter, objective.copy(), converged, validated)
+        meta._result = _Result(model, n_iter, objective.copy(), converged)
         return meta
+
+
+def _estimator_class(name):
+    """The fastgen classifier a model file names (a ValueError for any other name)."""
+    found = _ESTIMATORS.get(name) if isinstance(name, str) else None
+    if found is None or not issubclass(found, BaseClassifier):
+        raise ValueError(f"unknown estimator {name!r}")
+    return found
 
 
 _ESTIMATORS["SemiSupervised"] = SemiSupervised

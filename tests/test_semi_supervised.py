@@ -902,15 +902,15 @@ def test_save_load_and_pickle(name, tmp_path):
     factory, kind, _ = CASES[name]
     X, y, w = _data(kind, seed=24)
     ss = SemiSupervised(factory(), unlabeled_weight=0.6).fit(X, y, sample_weight=w)
-    ss.set_params(unlabeled_weight=0.2)  # after the fit: the file keeps what EM ran with
+    ss.set_params(unlabeled_weight=0.2)  # after the fit: file and pickle keep it, as set
     path = tmp_path / "model.fg"
     ss.save(path)
-    ss.set_params(unlabeled_weight=0.6)
     loaded = fastgen.load(path)
     unpickled = pickle.loads(pickle.dumps(ss))
     for other in (loaded, unpickled):
         assert type(other) is SemiSupervised
-        assert other.get_params()["unlabeled_weight"] == 0.6
+        assert other.get_params()["unlabeled_weight"] == 0.2
+        assert repr(other.estimator) == repr(ss.estimator)
         assert np.array_equal(other.classes_, ss.classes_)
         _assert_identical(_outputs(other, X), _outputs(ss, X), "outputs")
     assert np.array_equal(unpickled.objective_, ss.objective_)
@@ -919,8 +919,10 @@ def test_save_load_and_pickle(name, tmp_path):
 @pytest.mark.parametrize("inner", [{"predictive": True}, {"alpha": "evidence"}])
 def test_a_file_loads_after_estimator_is_set_to_predict_as_the_notes_say(inner, tmp_path):
     """estimator_.set_params(predictive=True) (or alpha="evidence") after the fit is what the
-    Notes suggest; the file it is then saved to holds those parameters, and loads: only a fit
-    holds the estimator to what EM can fit with."""
+    Notes suggest; the file it is then saved to holds estimator_ with those parameters beside
+    the estimator EM fits, and loads as it was: it predicts as estimator_ and refits as the
+    original does (the file once held estimator_'s parameters as the estimator, which a fit
+    then refused: outside attack)."""
     X, y, w = _data("counts", seed=26)
     ss = SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
     ss.estimator_.set_params(**inner)
@@ -928,8 +930,30 @@ def test_a_file_loads_after_estimator_is_set_to_predict_as_the_notes_say(inner, 
     ss.save(path)
     loaded = fastgen.load(path)
     _assert_identical(_outputs(loaded, X), _outputs(ss, X), "outputs")
-    with pytest.raises(ValueError, match="SemiSupervised"):
-        loaded.fit(X, y)  # its estimator is estimator_'s parameters: not one EM fits with
+    assert repr(loaded.estimator) == "MultinomialNB()"
+    assert loaded.estimator_.get_params() == ss.estimator_.get_params()
+    _assert_identical(_outputs(loaded.fit(X, y, sample_weight=w), X),
+                      _outputs(ss.fit(X, y, sample_weight=w), X), "outputs after a refit")
+
+
+def test_a_file_whose_fitted_estimator_no_fit_could_make_is_refused(tmp_path, monkeypatch):
+    """estimator_ comes from a fit only, which refuses ComplementNB: a file that names one is
+    forged, even beside a valid estimator."""
+    X, y, w = _data("counts", seed=27)
+    ss = SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
+    complement = fastgen.ComplementNB().fit(X[y >= 0], y[y >= 0])
+    record = SemiSupervised._file_record
+
+    def forged(self):
+        params, fitted = record(self)
+        inner_params, state = complement._file_record()
+        fitted["estimator"] = {"class": "ComplementNB", "params": inner_params, "state": state}
+        return params, fitted
+
+    monkeypatch.setattr(SemiSupervised, "_file_record", forged)
+    ss.save(tmp_path / "forged.fg")
+    with pytest.raises(ValueError, match="ComplementNB"):
+        fastgen.load(tmp_path / "forged.fg")
 
 
 def test_set_params_reaches_the_inner_model():
