@@ -79,22 +79,40 @@ def _as_labels(y):
     return y, False
 
 
-def unlabelled_rows(y):
-    """Which entries of a validated 1-D y are ``-1``: in a numeric array, or as a number in an
-    object array (the string "-1" is a label like any other)."""
+def unlabelled_rows(y, name="y"):
+    """Which entries of a validated 1-D y are ``-1``: in a numeric array, or as a number (of any
+    numeric type but bool) in an object array. The text "-1" is refused (a ValueError naming
+    ``name``): it reads as the mark, in labels read from a file, but is no number, so it would
+    be fitted as a class (scikit-learn's semi-supervised estimators refuse text labels
+    altogether)."""
     if y.dtype.kind in "iuf":
         return y == UNLABELLED
-    if y.dtype.kind == "O":
-        return np.fromiter((isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-                            and v == UNLABELLED for v in y), dtype=bool, count=len(y))
-    return np.zeros(len(y), dtype=bool)
+    if y.dtype.kind in "US":
+        text = y == (b"-1" if y.dtype.kind == "S" else "-1")
+        found = np.flatnonzero(text)
+    elif y.dtype.kind == "O":
+        text = np.fromiter((str.__eq__(v, "-1") is True if isinstance(v, str) else
+                            bytes.__eq__(v, b"-1") is True if isinstance(v, bytes) else False
+                            for v in y), dtype=bool, count=len(y))
+        found = np.flatnonzero(text)
+    else:
+        return np.zeros(len(y), dtype=bool)
+    if len(found):
+        raise ValueError(f"{name} holds the text '-1' (at {int(found[0])}): SemiSupervised marks "
+                         "an unlabelled row by the number -1 (in an object array beside text "
+                         "labels), and a label '-1' that is text would be fitted as a class. "
+                         "Replace it by the number -1, or name the class otherwise.")
+    if y.dtype.kind in "US":
+        return np.zeros(len(y), dtype=bool)
+    return np.fromiter((isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_))
+                        and v == UNLABELLED for v in y), dtype=bool, count=len(y))
 
 
 def _checked_classes(classes):
     """``classes`` as partial_fit validates them, without -1: the mark of an unlabelled row
     cannot name a class."""
     known = partial_fit_classes(classes)
-    if unlabelled_rows(known).any():
+    if unlabelled_rows(known, "classes").any():
         raise ValueError("classes holds -1, which marks an unlabelled row: it cannot be a class "
                          "of SemiSupervised.")
     return known
@@ -344,8 +362,9 @@ class SemiSupervised(BaseEstimator):
         X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
             Training vectors, as the model takes them (not a dask collection).
         y : array-like of shape (n_samples,)
-            Target labels; ``-1`` marks an unlabelled row (also as a number in an object array
-            of string labels). At least one row must be labelled.
+            Target labels; the number ``-1`` marks an unlabelled row (also in an object array
+            of string labels; the text ``"-1"`` is refused, as it would be fitted as a class).
+            At least one row must be labelled.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows, labelled or not.
         classes : array-like, default=None

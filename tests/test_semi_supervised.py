@@ -8,6 +8,7 @@ log-likelihood in the objective. fastgen enters the reference only as the source
 """
 
 import copy
+from decimal import Decimal
 import pickle
 import warnings
 
@@ -534,22 +535,32 @@ def test_minus_one_in_a_list_of_strings_is_unlabelled():
     assert np.array_equal(ss.predict_proba(X), expected.predict_proba(X))
 
 
-def test_string_minus_one_is_a_label():
+def test_text_minus_one_is_refused_and_any_number_minus_one_is_unlabelled():
+    """The text "-1" (as labels read from a file give it) was fitted as a class, silently: it
+    is refused, in y and classes, str or bytes, fit or partial_fit; a Decimal -1 was a class
+    too, and is a number -1 like any other (outside attack)."""
     X, y, w = _data("counts", seed=7)
-    # the labelled rows of class 0 say "-1" (a label); the unlabelled rows the number -1
-    names = np.array(["-1", "b", "c"], dtype=object)
-    mixed = np.array([-1 if v < 0 else names[v] for v in y], dtype=object)
-    ints = np.where(y == 0, -5, y)  # the same classes, in the same order
-    ss = SemiSupervised(_counts_model()).fit(X, mixed, sample_weight=w)
-    same = SemiSupervised(_counts_model()).fit(X, ints, sample_weight=w)
-    assert ss.classes_.tolist() == ["-1", "b", "c"]
-    assert np.array_equal(ss.objective_, same.objective_)
-    assert np.array_equal(ss.predict_proba(X), same.predict_proba(X))
-    # in an array of strings, "-1" marks nothing: every row is labelled
-    text = np.where(y < 0, "-1", np.array(["a", "b", "c"])[np.maximum(y, 0)])
-    ss = SemiSupervised(_counts_model()).fit(X, text, sample_weight=w)
-    assert ss.classes_.tolist() == ["-1", "a", "b", "c"]
-    _assert_identical(ss.estimator_, _counts_model().fit(X, text, sample_weight=w))
+    names = np.array(["a", "b", "c"], dtype=object)
+    for text in ("-1", b"-1", np.str_("-1")):
+        mixed = np.array([text if v < 0 else names[v] for v in y], dtype=object)
+        with pytest.raises(ValueError, match="y holds the text '-1'"):
+            SemiSupervised(_counts_model()).fit(X, mixed, sample_weight=w)
+    as_text = np.where(y < 0, "-1", np.array(["a", "b", "c"])[np.maximum(y, 0)])
+    for labels in (as_text, as_text.astype("S")):
+        with pytest.raises(ValueError, match="y holds the text '-1'"):
+            SemiSupervised(_counts_model()).fit(X, labels, sample_weight=w)
+    with pytest.raises(ValueError, match="classes holds the text '-1'"):
+        SemiSupervised(_counts_model()).fit(X, np.array([-1 if v < 0 else names[v] for v in y],
+                                                        dtype=object), classes=["a", "-1"])
+    fitted = SemiSupervised(_counts_model()).fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="y holds the text '-1'"):
+        fitted.partial_fit(X[:2], np.array(["a", "-1"], dtype=object))
+    decimals = np.array([Decimal(int(v)) for v in y], dtype=object)
+    as_decimal = SemiSupervised(_counts_model()).fit(X, decimals, sample_weight=w)
+    assert as_decimal.classes_.tolist() == [0, 1, 2]
+    assert np.array_equal(as_decimal.objective_, fitted.objective_)
+    with pytest.raises(ValueError, match="classes holds -1"):
+        SemiSupervised(_counts_model()).fit(X, y, classes=[Decimal(0), Decimal(-1)])
 
 
 def test_all_rows_unlabelled_is_an_error():
