@@ -50,6 +50,7 @@ from ._validation import (
     check_y,
     encode_labels,
     get_feature_names,
+    int_in,
     invalid_parameter,
     label_codes,
     sorted_labels,
@@ -151,8 +152,11 @@ def _generator(random_state):
                            np.random.BitGenerator))):
         raise TypeError("random_state must be None, an int, a numpy Generator, SeedSequence, "
                         f"BitGenerator or RandomState, got {type(random_state).__name__}")
-    if isinstance(random_state, numbers.Integral) and random_state < 0:
-        raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+    if isinstance(random_state, numbers.Integral):
+        seed = int_in(random_state, 0)
+        if seed is None:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+        random_state = seed
     return np.random.default_rng(random_state)
 
 

@@ -21,7 +21,6 @@ over many draws converges to the predictive P(x | c, D), class by class.
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from scipy.optimize import minimize_scalar
 
 from ._core import _tables
 from ._state import Fitted, float64_parameter
-from ._validation import check_is_fitted
+from ._validation import check_is_fitted, int_in
 
 MAX_DRAWS = 10**6
 
@@ -97,15 +96,15 @@ class Conjugate:
         from ._base import _generator
 
         check_is_fitted(self)
-        if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or \
-                not 1 <= n_draws <= MAX_DRAWS:
+        count = int_in(n_draws, 1, MAX_DRAWS)
+        if count is None:
             raise ValueError(f"n_draws must be an integer in [1, {MAX_DRAWS}], got "
                              f"{n_draws!r}.")
         rng = _generator(random_state)
         fitted = self._fitted
         self._params_of(fitted)  # (a failing derivation fails here, before any draw)
         with fitted.lock:  # the statistics drawn from do not change meanwhile
-            draws = [self._draw(fitted, rng) for _ in range(int(n_draws))]
+            draws = [self._draw(fitted, rng) for _ in range(count)]
         models = []
         for stats, changed in draws:
             model = type(self)(**{**fitted.hyper["params"], "predictive": False, **changed})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
+import operator
 import os
 import sys
 import warnings
@@ -97,6 +98,27 @@ def plain_choice(value, options):
         except Exception:  # noqa: BLE001 -- a comparison that raises is no answer either
             return None
     return plain
+
+
+def exact_int(value):
+    """An Integral (not bool) as an exact int, else None: converted by ``operator.index`` and
+    ``int.__int__``, so that a subclass's own operators (a comparison that lies) are not used."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        return None
+    try:
+        value = operator.index(value)
+    except TypeError:
+        return None
+    return int.__int__(value)
+
+
+def int_in(value, low, high=None):
+    """``value`` as an exact int (``exact_int``) if it is one in [low, high] (high None: no
+    bound), else None. Converted before it is compared."""
+    number = exact_int(value)
+    if number is None or number < low or (high is not None and number > high):
+        return None
+    return number
 
 
 def real_in(value, low, high, *, above=False):

@@ -22,7 +22,6 @@ and ``transform`` read only those parameters, of one snapshot.
 """
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -76,6 +75,7 @@ from ._validation import (
     check_bool,
     check_is_fitted,
     get_feature_names,
+    int_in,
     invalid_parameter,
     plain_choice,
     real_in,
@@ -789,13 +789,13 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         snapshot are those of the batch that made it); it is carried from ``fitted`` otherwise,
         and is 1 for a new fit and after a model file or a pickle (which do not keep it)."""
         max_iter, tol = self.max_iter, real_in(self.tol, 0.0, np.inf)
-        if isinstance(max_iter, (bool, np.bool_)) or \
-                not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        max_iter = int_in(max_iter, 1)
+        if max_iter is None:
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
         if tol is None:
             raise invalid_parameter(self, "tol", "a float in the range [0.0, inf)")
         last = None if fitted is None or fitted.hyper is None else fitted.hyper["n_iter"]
-        return {"max_iter": int(max_iter), "tol": tol, "n_iter": last or 1}
+        return {"max_iter": max_iter, "tol": tol, "n_iter": last or 1}
 
     def _prior_params(self, n_features, regularised):
         """The prior's hyperparameters and ``predictive``, validated; the predictive takes no
@@ -1352,9 +1352,11 @@ default=None
         self._check_classes(n_classes)
         n_features = fitted.n_features if X is None else X.shape[1]
         n_components, most = self.n_components, min(n_classes - 1, n_features)
-        if n_components is not None and (not isinstance(n_components, numbers.Integral)
-                                         or isinstance(n_components, bool) or n_components < 1):
-            raise invalid_parameter(self, "n_components", "an int in the range [1, inf) or None")
+        if n_components is not None:
+            n_components = int_in(n_components, 1)
+            if n_components is None:
+                raise invalid_parameter(self, "n_components",
+                                        "an int in the range [1, inf) or None")
         if n_components is not None and n_components > most:
             raise InvalidParameterError(
                 f"n_components cannot be larger than min(n_features, n_classes - 1). Here that "

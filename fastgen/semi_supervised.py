@@ -40,6 +40,7 @@ from ._validation import (
     check_sample_weight,
     check_y,
     encode_labels,
+    int_in,
     invalid_parameter,
     label_codes,
     real_in,
@@ -341,16 +342,15 @@ class SemiSupervised(BaseEstimator):
                 f"SemiSupervised cannot use alpha={params['alpha']!r}: a prior chosen again at "
                 "each M-step gives EM no fixed objective. Choose alpha on the labelled rows "
                 "first (the alpha_ of a model fitted on them) and pass that number.")
-        lam, max_iter = real_in(self.unlabeled_weight, 0.0, 1.0), self.max_iter
+        lam, max_iter = real_in(self.unlabeled_weight, 0.0, 1.0), int_in(self.max_iter, 1)
         tol = real_in(self.tol, 0.0, np.inf)
         if lam is None:
             raise invalid_parameter(self, "unlabeled_weight", "a float in the range [0, 1]")
-        if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or \
-                not max_iter >= 1:
+        if max_iter is None:
             raise invalid_parameter(self, "max_iter", "an int in the range [1, inf)")
         if tol is None or tol == np.inf:
             raise invalid_parameter(self, "tol", "a float in the range [0, inf)")
-        return {"unlabeled_weight": lam, "max_iter": int(max_iter), "tol": tol}
+        return {"unlabeled_weight": lam, "max_iter": max_iter, "tol": tol}
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import codecs
 import collections.abc
 import numbers
-import operator
 import re
 import unicodedata
 import warnings
@@ -43,6 +42,8 @@ from ._persist import _ESTIMATORS
 from ._validation import (
     InvalidParameterError,
     check_is_fitted,
+    exact_int,
+    int_in,
     plain_choice,
     short_repr,
     user_stacklevel,
@@ -132,20 +133,9 @@ def strip_accents_ascii(s: str) -> str:
     return nkfd_form.encode("ASCII", "ignore").decode("ASCII")
 
 
-def _exact_int(value):
-    """An Integral (not bool) as an exact int (a subclass's operators are not used); else None."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        return None
-    try:
-        value = operator.index(value)
-    except TypeError:
-        return None
-    return int.__int__(value)
-
-
 def _check_ngram_range(ngram_range):
     bounds = tuple.__getitem__(ngram_range, slice(None)) if isinstance(ngram_range, tuple) else ()
-    bounds = tuple(_exact_int(n) for n in bounds)
+    bounds = tuple(exact_int(n) for n in bounds)
     if len(bounds) != 2 or None in bounds:
         raise InvalidParameterError(
             f"ngram_range must be a tuple (min_n, max_n) of two ints, got "
@@ -732,8 +722,7 @@ class HashingVectorizer(_Vectorizer):
 
     def _settings(self):
         settings = super()._settings()
-        if (not isinstance(self.n_features, numbers.Integral) or isinstance(self.n_features, bool)
-                or not 1 <= self.n_features <= _INT32_MAX):
+        if int_in(self.n_features, 1, _INT32_MAX) is None:
             raise InvalidParameterError(
                 f"n_features must be an int in [1, 2**31 - 1], got {self.n_features!r}")
         _check_choice("norm", self.norm, ("l1", "l2", None))
@@ -829,7 +818,7 @@ def _fitted_vocabulary(vocabulary, what):
         if not isinstance(term, str):
             raise TypeError(f"{what}: terms must be str, got {type(term).__name__} "
                             f"{short_repr(term)}")
-        index = _exact_int(column)
+        index = exact_int(column)
         if index is None:
             raise TypeError(f"{what}: the column of {short_repr(term)} must be an int, got "
                             f"{short_repr(column)}")
@@ -931,12 +920,12 @@ token_pattern, ngram_range, analyzer, binary, n_threads
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise InvalidParameterError(f"{name} must be an int or a float, got {value!r}")
             if isinstance(value, numbers.Integral):
-                if value < 0:
+                if int_in(value, 0) is None:
                     raise InvalidParameterError(f"{name} must be non-negative, got {value}")
             elif not 0.0 <= value <= 1.0:
                 raise InvalidParameterError(f"{name} as a float must be in [0.0, 1.0], got {value}")
         mf = self.max_features
-        if mf is not None and (isinstance(mf, bool) or not isinstance(mf, numbers.Integral) or mf < 1):
+        if mf is not None and int_in(mf, 1) is None:
             raise InvalidParameterError(f"max_features must be None or a positive int, got {mf!r}")
         return settings
 

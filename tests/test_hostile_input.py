@@ -2315,3 +2315,42 @@ def test_arrow_and_datetime_columns_are_read_or_refused_clearly():
     for model in (fastgen.CategoricalNB(), fastgen.MixedNB()):
         with pytest.raises(ValueError, match="holds values that are no labels"):
             model.fit(lists, y)
+
+
+class _LyingInt(int):
+    """An int whose order comparisons say whatever lets it through a range check."""
+
+    __ge__ = __le__ = lambda self, other: True  # noqa: E731
+    __gt__ = __lt__ = lambda self, other: False  # noqa: E731
+    __hash__ = int.__hash__
+
+
+def test_integer_parameters_are_compared_as_plain_ints():
+    """Integer parameters were compared as given, then converted: a subclass whose comparisons
+    lie passed the range check with -5 (SemiSupervised's max_iter then failed with an
+    IndexError inside EM; sample_posterior(0) returned no models). Each is now converted first
+    (``_validation.int_in``), refused out of range, and used as its plain value in range
+    (outside attack)."""
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
+    y = np.repeat([0, 1], 20)
+    partly = np.where(np.arange(40) % 4 == 0, y, -1)
+    bad = _LyingInt(-5)
+    refused = [
+        lambda: fastgen.SemiSupervised(fastgen.GaussianNB(), max_iter=bad).fit(X, partly),
+        lambda: fastgen.LinearDiscriminantAnalysis(max_iter=bad).fit(X, y),
+        lambda: fastgen.LinearDiscriminantAnalysis(n_components=bad).fit(X, y),
+        lambda: fastgen.GaussianNB().fit(X, y).sample_posterior(_LyingInt(0)),
+        lambda: fastgen.GaussianNB().fit(X, y).sample(3, random_state=bad),
+        lambda: fastgen.text.HashingVectorizer(n_features=bad).transform(["a b"]),
+        lambda: fastgen.text.CountVectorizer(max_features=bad).fit(["a b"]),
+        lambda: fastgen.text.CountVectorizer(min_df=bad).fit(["a b"]),
+    ]
+    for call in refused:
+        with pytest.raises(ValueError, match="-5|0"):
+            call()
+    good = _LyingInt(3)
+    ss = fastgen.SemiSupervised(fastgen.GaussianNB(), max_iter=good, tol=0.0)
+    with pytest.warns(fastgen.ConvergenceWarning):
+        assert ss.fit(X, partly).n_iter_ == 3
+    assert len(fastgen.GaussianNB().fit(X, y).sample_posterior(good)) == 3
