@@ -100,6 +100,9 @@ MAX_CATEGORIES = 2**24  # per feature: CategoricalNB's count table has n_classes
 # Count models: larger counts are not integers in float64, and their sums and x log(theta)
 # overflow. Continuous models: larger magnitudes overflow the squared deviations.
 MAX_COUNT = 2.0**53
+# The posterior predictive's counts (PoissonNB) and rows' total counts (MultinomialNB, in the
+# kernel, MAX_POLYA_LENGTH in _core/_jll.pxi): larger ones lose their precision in float64.
+MAX_PREDICTIVE_COUNT = 2.0**30
 MAX_VALUE = 1e150
 MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the smoothed sums
 # Smallest usable variance: -1/(2 var) must stay finite in float64.
@@ -1978,7 +1981,16 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         self.n_threads = n_threads
 
     def _validate_X(self, X, fitted, dtype=None, learning=False):
-        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
+        # the negative binomial's R(r_c, x) grows as x log x and cancels between the classes:
+        # beyond MAX_PREDICTIVE_COUNT float64 would leave posteriors an error of x log(x) 2^-52
+        constraints = {}
+        if not learning and fitted is not None and fitted.hyper is not None and \
+                fitted.hyper.get("predictive"):
+            constraints = {"max_abs": MAX_PREDICTIVE_COUNT,
+                           "domain": "[0, 2^30] with predictive=True (the posterior predictive "
+                                     "of a larger count loses its precision in float64; score "
+                                     "it with predictive=False)"}
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning, **constraints)
         if sp.issparse(X) and has_nan:
             raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
                              "a sparse matrix's absent entries are zeros, not missing.")

@@ -222,6 +222,37 @@ def test_multinomial_predictive_huge_a_and_counts(alpha):
                                                                           rel=1e-12)
 
 
+def test_predictive_of_counts_beyond_2_to_30_is_refused():
+    """A document of more words than 2^30 was scored with an error of about n log(n) 2^-52
+    nats (its terms cancel): posteriors of 1.0 / 1e-14 where the exact ones are 0.04 / 0.96
+    at n = 3e15. MultinomialNB refuses such rows (their total count), PoissonNB such counts,
+    dense or CSR; at the bound they are scored to about 1e-5 nats (outside attack)."""
+    X = np.array([[2, 4], [4, 5], [4, 5], [6, 4]], dtype=np.float64)
+    y = np.array([0, 0, 1, 1])
+    at_bound = np.array([[2.0**30 - 3, 3.0]])
+    model = MultinomialNB(predictive=True).fit(X, y)
+    with mpmath.workdps(60):
+        exact = []
+        for c in range(2):
+            a = X[y == c].sum(axis=0) + 1.0
+            exact.append(sum(_log_rising_mp(a_j, x_j) for a_j, x_j in zip(a, at_bound[0]))
+                         - _log_rising_mp(a.sum(), at_bound.sum()))
+        exact = np.array([float(v) for v in exact])
+    expected = np.exp(exact - logsumexp(exact))
+    assert_allclose(model.predict_proba(at_bound)[0], expected, atol=1e-5)
+    poisson = fastgen.PoissonNB(predictive=True).fit(X, y)
+    assert np.isfinite(poisson.predict_proba(np.array([[2.0**30, 3.0]]))).all()
+    for beyond in (np.array([[2.0**30, 3.0]]), np.array([[3e15, 3.0]])):
+        for rows in (beyond, sp.csr_matrix(beyond)):
+            with pytest.raises(ValueError, match="total count beyond 2\\^30"):
+                model.predict_proba(rows)
+            with pytest.raises(ValueError, match="predictive=True"):
+                poisson.predict_proba(rows * 2.0)
+            # the plug-in and the training data are not bounded
+            MultinomialNB().fit(X, y).predict_proba(rows)
+            MultinomialNB(predictive=True).fit(np.vstack([X, beyond]), np.r_[y, 0])
+
+
 def test_multinomial_predictive_sequence_is_the_evidence():
     """The product of each document's predictive given the documents before it is the
     marginal likelihood of them all."""
@@ -297,10 +328,11 @@ def test_multinomial_predictive_posteriors_are_finite(X, alpha):
     if not X[:3].sum() or not X[3:].sum():
         X[0, 0] = X[5, 0] = 1.0
     model = MultinomialNB(alpha=alpha, predictive=True).fit(X, y)
-    proba = model.predict_proba(X[::-1])
+    test = np.minimum(X[::-1], 2.0**20)  # (rows beyond 2^30 words are refused)
+    proba = model.predict_proba(test)
     assert np.isfinite(proba).all()
     assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
-    assert (model.predict_log_proba(X) <= 0).all()
+    assert (model.predict_log_proba(test) <= 0).all()
 
 
 # ------------------------------------------------------------ BernoulliNB and CategoricalNB

@@ -205,7 +205,12 @@ def test_duplicate_csr_entries_are_checked_as_their_sums():
     big = 2**31 - 1
     model = fastgen.MultinomialNB(predictive=True).fit(X, y)
     dense = np.array([[big + 5, 1, 0]], dtype=np.int64)
-    assert_array_equal(model.predict_proba(_twice([big, 5], np.int32)), model.predict_proba(dense))
+    plug_in = fastgen.MultinomialNB().fit(X, y)
+    assert_array_equal(plug_in.predict_proba(_twice([big, 5], np.int32)),
+                       plug_in.predict_proba(dense))
+    for rows in (_twice([big, 5], np.int32), dense):  # (beyond the predictive's 2^30 words)
+        with pytest.raises(ValueError, match="beyond 2\\^30"):
+            model.predict_proba(rows)
     fitted = fastgen.MultinomialNB().fit(sp.vstack([_twice([big, 5], np.int32)] * 2), [0, 1])
     assert fitted.feature_count_[0, 0] == big + 5
     refused = [
