@@ -21,16 +21,38 @@ over many draws converges to the predictive P(x | c, D), class by class.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._core import _tables
-from ._state import Fitted, float64_parameter
+from ._state import Fitted, float64_parameter, mark_shown
 from ._validation import check_is_fitted, int_in
 
 MAX_DRAWS = 10**6
+
+
+def _physical_memory():
+    """This machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_memory(stats, n_draws):
+    """A ValueError when n_draws models of one draw's statistics ``stats`` (and as much again for
+    their parameters) would not fit in this machine's memory: they would fill it, to a
+    MemoryError at best and the system's out-of-memory killer at worst."""
+    per_draw = 2 * sum(value.nbytes for value in stats.values() if isinstance(value, np.ndarray))
+    total = _physical_memory()
+    if total is not None and per_draw * n_draws > total:
+        raise ValueError(f"n_draws={n_draws:,} models would take about "
+                         f"{per_draw * n_draws / 2**30:.3g} GiB ({per_draw / 2**20:.3g} MiB a "
+                         f"draw, with its parameters), more than this machine's "
+                         f"{total / 2**30:.3g} GiB of memory: draw fewer at a time.")
 
 
 def maximise(objective, bounds):
@@ -103,8 +125,12 @@ class Conjugate:
         rng = _generator(random_state)
         fitted = self._fitted
         self._params_of(fitted)  # (a failing derivation fails here, before any draw)
-        with fitted.lock:  # the statistics drawn from do not change meanwhile
-            draws = [self._draw(fitted, rng) for _ in range(count)]
+        # the statistics drawn from do not change meanwhile: a partial_fit beside the draws
+        # copies them (the model's lock is not held for all the draws)
+        mark_shown(self, fitted)
+        draws = [self._draw(fitted, rng)]
+        _check_memory(draws[0][0], count)
+        draws += [self._draw(fitted, rng) for _ in range(count - 1)]
         models = []
         for stats, changed in draws:
             model = type(self)(**{**fitted.hyper["params"], "predictive": False, **changed})

@@ -291,12 +291,21 @@ STATS_SHOWN = "_stats_shown"
 def shown_statistic(model, fitted, read):
     """A statistic as a fitted attribute shows it: a read-only view of ``read()``; for a model
     that counts in place (``_counts_in_place``), taken under the snapshot's lock (never half a
-    batch that partial_fit is adding) and marked shown."""
+    batch that partial_fit is adding) and marked shown (``mark_shown``)."""
     if not model._counts_in_place:
         return readonly(read())
     with fitted.lock:
         model.__dict__[STATS_SHOWN] = True
         return readonly(read())
+
+
+def mark_shown(model, fitted):
+    """Mark the statistics of a model that counts in place as shown, under the snapshot's lock
+    (after any batch being added): its next partial_fit copies them instead of adding to them,
+    so that they can be read without the lock from then on."""
+    if model._counts_in_place:
+        with fitted.lock:
+            model.__dict__[STATS_SHOWN] = True
 
 
 def statistic(name, doc=None):

@@ -600,3 +600,28 @@ def test_sample_of_a_predictive_multinomial_nb_draws_polya_documents():
     kurtosis_bound = 5 * np.sqrt(2.0 / n) * 3 * var  # a generous standard error of a variance
     assert np.all(np.abs(docs.var(axis=0) - var) < kurtosis_bound)
     assert np.all(np.abs(docs.var(axis=0) - L * p * (1 - p)) > kurtosis_bound)
+
+
+def test_draws_beyond_the_machines_memory_are_refused_up_front(monkeypatch):
+    """sample_posterior(1_000_000) of a 20 x 5000 model was accepted and filled the memory
+    (about 1.5 TB) draw by draw, holding the model's lock: the first draw's size now bounds
+    n_draws by the machine's memory, and the draws no longer hold the lock (a partial_fit
+    beside them copies the statistics it would have added to in place) (outside attack)."""
+    from fastgen import _bayes
+
+    X, y = _counts(n=40, n_features=50)
+    model = MultinomialNB().fit(X, y)
+    stats, _ = model._draw(model._fitted, np.random.default_rng(0))
+    per_draw = 2 * sum(v.nbytes for v in stats.values() if isinstance(v, np.ndarray))
+    monkeypatch.setattr(_bayes, "_physical_memory", lambda: 10 * per_draw)
+    assert len(model.sample_posterior(10, random_state=0)) == 10
+    with pytest.raises(ValueError, match="n_draws=11 models would take"):
+        model.sample_posterior(11, random_state=0)
+    monkeypatch.setattr(_bayes, "_physical_memory", lambda: None)  # a system that does not say
+    assert len(model.sample_posterior(11, random_state=0)) == 11
+    # drawn, then a batch added: the draws' statistics are not the model's own
+    draws = model.sample_posterior(2, random_state=0)
+    before = [d.feature_count_.copy() for d in draws]
+    model.partial_fit(X, y)
+    for draw, counts in zip(draws, before):
+        assert_array_equal(draw.feature_count_, counts)
