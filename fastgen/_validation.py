@@ -417,6 +417,18 @@ def rechecked(X):
     return X
 
 
+def check_unchanged(X, has_nan, *, allow_nan=False, allow_negative=True, max_abs=np.inf,
+                    **_):
+    """A validated X (``check_X``'s, which found NaN if ``has_nan``) whose values are checked
+    again, for a caller that reads it more than once (EM): a value another thread wrote since,
+    out of the range ``check_X`` was given, is fastgen's ValueError that X changed. The other
+    keywords (a model's ``_X_constraints``) are not about values."""
+    values = X.data[: X.indptr[-1]] if sp.issparse(X) else X.reshape(-1)
+    status = _checks.values_status(values, allow_nan and has_nan, allow_negative, max_abs)
+    if status not in (ValuesStatus.VALUES_OK, ValuesStatus.VALUES_OK_WITH_NAN):
+        _checks.raise_x_changed()
+
+
 def _check_dense(X, dtype, accept_int, estimator_name):
     columns = None
     if is_frame(X):  # DataFrame: ask for a numeric array

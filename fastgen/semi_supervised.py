@@ -38,6 +38,7 @@ from ._validation import (
     check_is_fitted,
     check_n_threads,
     check_sample_weight,
+    check_unchanged,
     check_y,
     encode_labels,
     int_in,
@@ -424,7 +425,8 @@ class SemiSupervised(BaseEstimator):
                 model, start, lambda members: model._fitted_on(X, X_valid, has_nan, shell, known,
                                                                members, hyper),
                 (X_valid, has_nan) if scored is None else _rows_of(X_valid, has_nan, scored),
-                scored, rows_u, lam * sample_weight[rows_u], params)
+                scored, rows_u, lam * sample_weight[rows_u], params,
+                lambda: check_unchanged(X_valid, has_nan, **model._X_constraints))
         return self
 
     @staticmethod
@@ -449,12 +451,15 @@ class SemiSupervised(BaseEstimator):
                                 None, None)
         return _Result(model, 0, np.array([value]), True)
 
-    def _em(self, model, start, fitted_on, batch, scored, rows_u, w_u, params):
+    def _em(self, model, start, fitted_on, batch, scored, rows_u, w_u, params, recheck):
         """EM from the model of the labelled rows ``start`` (Members); ``fitted_on(members)``
         is the model of the labelled rows plus the unlabelled rows' memberships. Each iteration
         scores ``batch`` (X, has_nan) once: the validated X, or its rows ``scored`` (sorted)
         when it has rows EM does not use (unlabelled ones of weight 0); the labelled rows for
-        the objective, the unlabelled rows ``rows_u`` (weights ``w_u``) for it and the E-step."""
+        the objective, the unlabelled rows ``rows_u`` (weights ``w_u``) for it and the E-step.
+        ``recheck()`` checks the values of the caller's X again (EM reads them at every
+        iteration: another thread may have written to them since their check), before the model
+        is published and before an objective that is not finite is blamed on the model."""
         max_iter, tol = params["max_iter"], params["tol"]
         total = float(start.weights.sum() + w_u.sum())
         objective, converged = [], False
@@ -473,8 +478,12 @@ class SemiSupervised(BaseEstimator):
                 model._n_threads_for(10 * len(in_u) * jll.shape[1]))
             soft = Members(rows if scored is None else scored[rows], classes, weights,
                            len(fitted.classes))
-            objective.append(self._objective(model, fitted, jll_l, start.classes, start.weights,
-                                             marginal, w_u))
+            try:
+                objective.append(self._objective(model, fitted, jll_l, start.classes,
+                                                 start.weights, marginal, w_u))
+            except ValueError:
+                recheck()  # (a value written since the check is the error, if there is one)
+                raise
             if not len(rows_u):  # no unlabelled row has weight: the start is the fixed point
                 converged = True
                 break
@@ -485,6 +494,7 @@ class SemiSupervised(BaseEstimator):
             if iteration == max_iter:
                 break
             members = start.join(soft)
+        recheck()
         if not converged:
             change = abs(objective[-1] - objective[-2]) / total
             warnings.warn(f"EM did not converge in max_iter={max_iter} iterations: the last one "

@@ -1002,3 +1002,33 @@ def test_a_parameter_set_on_the_estimator_during_fit_does_not_reach_em(monkeypat
         warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
         model = fastgen.SemiSupervised(inner, max_iter=3).fit(X, y)
     assert model.estimator_.alpha == 1.0 and model.estimator_.predictive is False
+
+
+@pytest.mark.parametrize("written", [1e20, np.nan])
+def test_a_value_written_to_x_during_em_is_the_error_that_x_changed(written, monkeypatch):
+    """EM reads the caller's X at every iteration: a value beyond the model's range (1e20, above
+    the 2^53 a fit refuses) written by another thread while EM ran was counted into the model
+    it published, and a NaN was blamed on the model ("use smoothing"). X's values are checked
+    again before the model is published, and before a non-finite objective is blamed on the
+    model (outside attack; the other thread is simulated by the first objective)."""
+    from fastgen._core._errors import XChangedError
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, (60, 8)).astype(np.float64)
+    y = np.where(np.arange(60) < 12, np.arange(60) % 2, -1)
+    objective = SemiSupervised._objective
+    calls = []
+
+    def writing(*args):
+        if not calls:
+            X[30, 0] = written
+        calls.append(1)
+        return objective(*args)
+
+    monkeypatch.setattr(SemiSupervised, "_objective", staticmethod(writing))
+    ss = SemiSupervised(MultinomialNB(), max_iter=3, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the error comes before EM's ConvergenceWarning)
+        with pytest.raises(XChangedError, match="X changed"):
+            ss.fit(X, y)
+    assert "_result" not in ss.__dict__
