@@ -55,19 +55,25 @@ def _row_parts(X):
     return [block[0] for block in X.to_delayed(optimize_graph=False)], X.chunks[0]
 
 
+def check_dask_labels(y, what="y"):
+    """A dask collection of labels (or weights) must be one-dimensional: a dask array of one
+    dimension or a Series (a ValueError naming ``what`` otherwise)."""
+    if _is_frame(y):
+        raise ValueError(f"{what} must be one-dimensional: a dask array or Series.")
+    if not hasattr(y, "divisions") and y.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional, got {y.ndim} dimensions.")
+
+
 def _label_parts(y, n_parts, row_chunks, what):
     """Labels (or weights) split like the rows of X: a dask array or Series with the same
     partitioning, or an in-memory array cut at X's chunk boundaries."""
     if y is None:
         return [None] * n_parts
     if is_dask_collection(y):
-        if _is_frame(y):
-            raise ValueError(f"{what} must be one-dimensional: a dask array or Series.")
+        check_dask_labels(y, what)
         if hasattr(y, "divisions"):  # Series
             parts = list(y.to_delayed(optimize_graph=False))
         else:
-            if y.ndim != 1:
-                raise ValueError(f"{what} must be one-dimensional, got {y.ndim} dimensions.")
             if row_chunks is not None and not any(np.isnan(row_chunks)):
                 if y.shape[0] != sum(row_chunks):
                     raise ValueError(f"Found input variables with inconsistent numbers of "

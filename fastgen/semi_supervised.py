@@ -29,7 +29,7 @@ from ._base import (
     partial_fit_classes,
 )
 from ._core import _counts
-from ._dask import is_dask_collection
+from ._dask import check_dask_labels, is_dask_collection
 from ._persist import _ESTIMATORS
 from ._state import readonly
 from ._validation import (
@@ -570,6 +570,7 @@ class SemiSupervised(BaseEstimator):
         if classes is not None:
             _checked_classes(classes)
         if is_dask_collection(y):
+            check_dask_labels(y)
             unlabelled = bool((y == UNLABELLED).any().compute())
         else:
             labels = np.asarray(_as_labels(y)[0])

@@ -832,6 +832,25 @@ def test_dask_collections_are_refused():
         SemiSupervised(MultinomialNB()).fit(da.from_array(X, chunks=20), y)
 
 
+def test_partial_fit_on_dask_names_labels_that_are_not_one_dimensional():
+    """A dask DataFrame of labels reached pandas' "truth value of a Series is ambiguous" in
+    the check for -1; it is refused as the model refuses it (outside attack)."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _data("counts", seed=18)
+    lab = y >= 0
+    X_d = dd.from_pandas(pd.DataFrame(X[lab]), npartitions=2)
+    for labels in (dd.from_pandas(pd.DataFrame({"y": y[lab]}), npartitions=2),
+                   dd.from_pandas(pd.DataFrame({"y": y[lab]}), npartitions=2).to_dask_array(
+                       lengths=True).reshape(-1, 1)):
+        with pytest.raises(ValueError, match="y must be one-dimensional"):
+            SemiSupervised(MultinomialNB()).partial_fit(X_d, labels, classes=[0, 1, 2])
+    ss = SemiSupervised(MultinomialNB()).partial_fit(
+        X_d, dd.from_pandas(pd.Series(y[lab]), npartitions=2), classes=[0, 1, 2])
+    _assert_identical(ss.estimator_, MultinomialNB().partial_fit(X[lab], y[lab],
+                                                                 classes=[0, 1, 2]))
+
+
 def test_partial_fit_adds_labelled_rows_and_refuses_unlabelled_ones():
     X, y, w = _data("counts", seed=19)
     lab = y >= 0
