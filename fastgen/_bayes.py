@@ -17,7 +17,9 @@ supplying its mathematics through hooks, the mechanism written once here:
 
 The class prior P(c) is the plug-in's in all three (``fit_prior``/``priors``/``class_prior``):
 what is averaged over, or drawn, is the class-conditional parameters. So averaging P(x | c, h)
-over many draws converges to the predictive P(x | c, D), class by class.
+over many draws converges to the predictive P(x | c, D), class by class, for the classes with
+training rows (a plug-in model of GaussianNB, LDA or QDA has no parameters for a class without
+data to draw: its draws keep the plug-in's fallback there, not the prior's predictive).
 """
 from __future__ import annotations
 
