@@ -73,6 +73,14 @@ MAX_SAMPLES = 2**31 - 1
 PARALLEL_MIN_WORK = 200_000
 
 
+def threads_for(n_threads, work):
+    """The threads for a kernel call of ``work`` multiply-adds (or the like) given the
+    ``n_threads`` a model may use: one below PARALLEL_MIN_WORK. Decided per call: a call made
+    for a block of the data is as small as its block (on a loaded machine a parallel region of
+    little work costs a scheduling time slice per thread that waits)."""
+    return n_threads if work >= PARALLEL_MIN_WORK else 1
+
+
 def group_by_class(y_idx, n_classes):
     """Row numbers grouped by class (stable) and the class boundaries: rows of class c are
     ``order[class_ptr[c]:class_ptr[c + 1]]``, the layout the per-class kernels take. y_idx holds
@@ -621,7 +629,7 @@ class BaseClassifier(BaseEstimator):
         return X
 
     def _n_threads_for(self, work):
-        return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1
+        return threads_for(effective_n_threads(self.n_threads), work)
 
     def _output(self, X, kind, fitted=None):
         """(output of the requested kind, the classes) from one snapshot (by default the

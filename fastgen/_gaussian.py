@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._base import threads_for
 from ._bayes import log_rising
 from ._core import _counts, _missing
 from ._core import jll as _jll
@@ -369,7 +370,10 @@ def _missing_terms(D, missing, P, n_threads, conditional=False):
     logdet = np.empty(n_rows)
     shift = np.empty((n_rows, m) if conditional else (0, 0))
     cond_cov = np.empty((n_rows, m, m) if conditional else (0, 0, 0))
-    if _missing.schur_terms(U, missing, P, q, logdet, shift, cond_cov, conditional, n_threads):
+    # (threads for this block's work alone: a fit calls this once per block and class)
+    work = n_rows * m * m * (m + 1) * (2 if conditional else 1)
+    if _missing.schur_terms(U, missing, P, q, logdet, shift, cond_cov, conditional,
+                            threads_for(n_threads, work)):
         raise np.linalg.LinAlgError("a sub-block of the precision is not positive definite")
     return q, logdet, shift, cond_cov
 

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from ._base import PARALLEL_MIN_WORK, MatrixLike, Members
+from ._base import MatrixLike, Members, threads_for
 from ._core import _counts
 from ._core._openmp import effective_n_threads
 from ._validation import check_sample_weight, check_X, check_y, encode_labels
@@ -100,11 +100,11 @@ def information_gain(X: MatrixLike, y: ArrayLike, *, sample_weight: ArrayLike | 
     present = np.zeros((n_classes, n_features), dtype=np.float64)  # N_c1
     class_count = np.zeros(n_classes, dtype=np.float64)            # N_c
     if sp.issparse(X):
-        n_threads = n_threads if X.indptr[-1] >= PARALLEL_MIN_WORK else 1
+        n_threads = threads_for(n_threads, X.indptr[-1])
         _counts.count_csr(X.data, X.indices, X.indptr, rows, class_ptr, weights, True, 0.0,
                           present, class_count, None, n_threads)
     else:
-        n_threads = n_threads if X.size >= PARALLEL_MIN_WORK else 1
+        n_threads = threads_for(n_threads, X.size)
         _counts.count_dense(X, rows, class_ptr, weights, True, 0.0, present, class_count,
                             n_threads)
     return _mutual_information(present, class_count)
