@@ -483,11 +483,13 @@ def _converted(values, target):
 
 
 def check_y(y, n_samples, estimator_name=None):
-    """Validate classification targets: 1-D, one per sample, no NaN/inf, not continuous."""
+    """Validate classification targets: 1-D, one per sample, no NaN/inf, not continuous.
+    Returns a private copy: what is checked is what the kernels that index with the labels'
+    codes read, whatever another thread writes to the caller's array meanwhile."""
     if y is None:
         whose = f"{estimator_name} estimator" if estimator_name else "estimator"
         raise ValueError(f"This {whose} requires y to be passed, but the target y is None.")
-    y = np.asarray(y)
+    y = np.array(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please change the shape "
@@ -634,7 +636,8 @@ def sorted_labels(sort, *args):
 def check_sample_weight(sample_weight, n_samples):
     """Validate sample_weight: None (all ones), a number, or n_samples finite non-negative values,
     not all zero, none positive below the smallest normal float64. Returns a contiguous float64
-    array."""
+    array of its own (what is checked is what is summed, whatever another thread writes to
+    the caller's array meanwhile)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
     if isinstance(sample_weight, numbers.Number):
@@ -645,7 +648,7 @@ def check_sample_weight(sample_weight, n_samples):
         sample_weight = np.asarray(sample_weight)
         if sample_weight.dtype.kind not in "biuf":
             raise TypeError(f"sample_weight must be numeric, got dtype {sample_weight.dtype}.")
-        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        sample_weight = np.array(sample_weight, dtype=np.float64, order="C")
     if sample_weight.ndim != 1:
         raise ValueError(f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D "
                          f"array. Expected either a scalar value or a 1D array of length "

@@ -51,10 +51,12 @@ def encode_compact(
     """np.unique(y, return_inverse=True) by counting, for labels whose max - min is at most
     max_span: returns how many distinct labels (sorted in classes_out), or -1 (nothing written)
     when they span more or the rank table cannot be allocated (the caller then sorts).
-    Differences are taken in uint64, exact for every integer type."""
-    cdef intp_t n = y.shape[0], i, k = -1
+    Differences are taken in uint64, exact for every integer type. A label beyond the first
+    pass's range in a later pass (y changed during the call: design d) is the ValueError that
+    it changed, and nothing is read or written beyond the rank table."""
+    cdef intp_t n = y.shape[0], i, k = -1, bad = 0
     cdef label_t low = y[0], high = y[0], v
-    cdef uint64_t span, j
+    cdef uint64_t span, j, at
     cdef intp_t *rank = NULL
     with nogil:
         for i in range(1, n):
@@ -67,15 +69,25 @@ def encode_compact(
         if rank != NULL:
             k = 0
             for i in range(n):
-                rank[<uint64_t> y[i] - <uint64_t> low] = 1
+                at = <uint64_t> y[i] - <uint64_t> low
+                if at <= span:
+                    rank[at] = 1
+                else:
+                    bad += 1
             for j in range(span + 1):  # present values get their rank
                 if rank[j]:
                     classes_out[k] = <label_t> (<uint64_t> low + j)
                     rank[j] = k
                     k += 1
             for i in range(n):
-                code_out[i] = rank[<uint64_t> y[i] - <uint64_t> low]
+                at = <uint64_t> y[i] - <uint64_t> low
+                if at <= span:
+                    code_out[i] = rank[at]
+                else:
+                    code_out[i] = 0
+                    bad += 1
             free(rank)
+    changed_during_call(bad)
     return k
 
 
@@ -86,22 +98,33 @@ def group_rows(
 ):
     """The layout of design note a, by a stable counting sort: rows of class c are
     order_out[class_ptr_out[c]:class_ptr_out[c + 1]], in row order. Labels validated by the
-    caller."""
+    caller, but for design d's check: a class beyond [0, n_classes) (changed during the call)
+    is the ValueError that it changed, and nothing is written for it."""
     cdef intp_t n_samples = y_idx.shape[0], n_classes = class_ptr_out.shape[0] - 1
-    cdef intp_t i, c
+    cdef intp_t i, c, bad = 0
+    if order_out.shape[0] < n_samples:
+        raise ValueError("order_out must have a slot for each row")
     with nogil:
         class_ptr_out[:] = 0
         for i in range(n_samples):
-            class_ptr_out[y_idx[i] + 1] += 1
+            c = y_idx[i]
+            if in_range(c, n_classes):
+                class_ptr_out[c + 1] += 1
+            else:
+                bad += 1
         for c in range(n_classes):
             class_ptr_out[c + 1] += class_ptr_out[c]
         for i in range(n_samples):  # class_ptr_out[c] is class c's next free slot ...
             c = y_idx[i]
-            order_out[class_ptr_out[c]] = i
-            class_ptr_out[c] += 1
+            if in_range(c, n_classes) and class_ptr_out[c] < class_ptr_out[c + 1]:
+                order_out[class_ptr_out[c]] = i
+                class_ptr_out[c] += 1
+            else:  # (a class read differently from the first pass: its slots may be full)
+                bad += 1
         for c in range(n_classes, 0, -1):  # ... so it ends as class c + 1's start
             class_ptr_out[c] = class_ptr_out[c - 1]
         class_ptr_out[0] = 0
+    changed_during_call(bad)
 
 
 cdef inline double _add_row(const data_t *X_data, const index_t *X_indices, intp_t start,

@@ -681,3 +681,22 @@ def test_rewriting_x_from_another_thread_never_crashes(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     outcomes = dict(eval(result.stdout.strip()))  # noqa: S307 (our own child's repr)
     assert outcomes.get("ValueError", 0) > 0
+
+
+def test_label_kernels_refuse_codes_beyond_their_tables():
+    """Another thread rewriting y during fit or information_gain made the grouping kernel write
+    past its arrays (a segfault): group_rows now refuses a class beyond [0, n_classes) as
+    the ValueError that X (here y) changed, writing nothing for it; the labels and weights
+    the kernels read are the validation's own copies (outside attack)."""
+    from fastgen._core._errors import XChangedError
+    from fastgen._validation import check_sample_weight, check_y
+
+    order, class_ptr = np.empty(4, dtype=np.intp), np.empty(3, dtype=np.intp)
+    for bad in (5, -1, 2):
+        with pytest.raises(XChangedError):
+            _counts.group_rows(np.array([0, bad, 1, 0], dtype=np.intp), order, class_ptr)
+    _counts.group_rows(np.array([1, 0, 1, 0], dtype=np.intp), order, class_ptr)
+    assert order.tolist() == [1, 3, 0, 2] and class_ptr.tolist() == [0, 2, 4]
+    y, w = np.array([0, 1, 2, 1]), np.ones(4)
+    checked_y, checked_w = check_y(y, 4), check_sample_weight(w, 4)
+    assert not np.shares_memory(checked_y, y) and not np.shares_memory(checked_w, w)
