@@ -31,6 +31,7 @@ from scipy.linalg import solve_triangular
 from ._base import (
     OUT_JLL,
     OUT_LOG_PROBA,
+    OUT_PROBA,
     BaseClassifier,
     MatrixLike,
     check_class_weight,
@@ -40,6 +41,7 @@ from ._base import (
     spread,
 )
 from ._bayes import Conjugate, log_rising, maximise
+from ._core import checks as _checks
 from ._core import jll as _jll
 from ._gaussian import (
     DIAG_GAUSSIAN,
@@ -667,6 +669,22 @@ def _score_full(full, X, kind, out):
     return failed
 
 
+def _check_rows_scored(out, kind):
+    """A row of ``out`` that NumPy's product made NaN (normalised, all zeros: the finishing
+    kernels leave NaN rows to be scored apart as rows with missing values) means X changed
+    during the call: a row read as complete held NaN when multiplied. Fastgen's ValueError
+    that X changed, rather than such rows (no valid row is all zeros: one of no class's
+    support gets the uniform posterior)."""
+    if kind == OUT_PROBA:
+        bad = not (out.sum(axis=1) > 0).all()
+    elif kind == OUT_LOG_PROBA:
+        bad = not (out.max(axis=1, initial=-np.inf) > -np.inf).all() if out.shape[1] else False
+    else:
+        bad = np.isnan(out).any()
+    if bad:
+        _checks.raise_x_changed()
+
+
 def _score_missing(full, X, kind, out, n_threads, regulariser):
     """Rows with missing values: the Gaussian of their observed sub-vector of the kept features
     (overwritten in out); constant features carry no information, observed or not."""
@@ -1045,6 +1063,7 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
                 failed += _score_missing(full, X, kind, out, n_threads, self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+        _check_rows_scored(out, kind)
 
     def _class_prior(self, fitted):
         """priors_, as fit computed them (what sample draws classes from)."""
@@ -1522,6 +1541,7 @@ default=None
                                      self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
+        _check_rows_scored(out, kind)
 
     @maps_dask
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:

@@ -1297,3 +1297,27 @@ def test_subnormal_sample_weights_are_refused():
         np.testing.assert_allclose(Model().fit(X, y, sample_weight=w).predict_log_proba(X),
                                    Model().fit(X[1:], y[1:]).predict_log_proba(X), rtol=1e-7,
                                    atol=1e-9)
+
+
+@pytest.mark.parametrize("Model", [LDA, QDA])
+@pytest.mark.parametrize("kind", ["proba", "log_proba", "jll"])
+def test_a_row_made_nan_during_scoring_is_the_error_that_x_changed(Model, kind):
+    """A NaN written by another thread into a row checked as complete reached the product
+    (BLAS) and was normalised into a row of zeros, returned silently (an outside attack found
+    hundreds). Scoring such a row now raises that X changed: simulated here by scoring, as
+    complete (has_nan=False), a row that holds NaN."""
+    from fastgen._base import OUT_JLL, OUT_LOG_PROBA, OUT_PROBA
+    from fastgen._core._errors import XChangedError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4)), np.arange(60) % 3
+    model = Model().fit(X, y)
+    params = model._params_of(model._fitted)
+    code = {"proba": OUT_PROBA, "log_proba": OUT_LOG_PROBA, "jll": OUT_JLL}[kind]
+    changed = X[:5].copy()
+    changed[2, 1] = np.nan
+    out = np.empty((5, 3))
+    with pytest.raises(XChangedError):
+        model._score(params, changed, code, out, False)
+    model._score(params, X[:5], code, out, False)  # (the rows as checked score)
+    assert np.isfinite(out).all()
