@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import collections.abc
 import numbers
+import os
 import re
 import unicodedata
 import warnings
@@ -158,9 +159,16 @@ def _decode(doc, input, encoding, decode_error):
     """A document as str: read from a file for ``input`` 'filename' or 'file'; bytes decoded
     with ``encoding`` and ``decode_error`` (scikit-learn's decode, of given settings)."""
     if input == "filename":
+        if isinstance(doc, bool) or not isinstance(doc, (str, bytes, os.PathLike)):
+            # (open() takes an int as a file descriptor of this process, and closes it)
+            raise TypeError("input='filename' takes documents that are paths (str, bytes or "
+                            f"os.PathLike), got {type(doc).__name__}.")
         with open(doc, "rb") as fh:
             doc = fh.read()
     elif input == "file":
+        if not callable(getattr(doc, "read", None)):
+            raise TypeError("input='file' takes documents that are file objects (with a read "
+                            f"method), got {type(doc).__name__}.")
         doc = doc.read()
     if isinstance(doc, bytes):
         doc = doc.decode(encoding, decode_error)

@@ -2,6 +2,7 @@
 the exact Python path, on real corpora and on random Unicode text; streaming; bad input."""
 import gzip
 import json
+import os
 import pickle
 import re
 import warnings
@@ -507,3 +508,29 @@ def test_one_transform_uses_the_parameters_it_started_with(monkeypatch, name, va
 
         got = vectoriser.transform(changing())
         assert (got != expected).nnz == 0, (Vectorizer, name)
+
+
+@pytest.mark.parametrize("Vectorizer", [ft.CountVectorizer, ft.HashingVectorizer])
+def test_filename_and_file_documents_must_be_paths_and_files(Vectorizer, tmp_path):
+    """input='filename' opened an int document as a file descriptor of the process, read it
+    and closed it (True closed stdout); input='file' met a str with an AttributeError. Both are
+    TypeErrors naming what they take (outside attack)."""
+    r, w = os.pipe()
+    try:
+        for doc in (r, True, 3.5, None):
+            with pytest.raises(TypeError, match="input='filename' takes documents that are "
+                                                "paths"):
+                Vectorizer(input="filename").fit_transform([doc])
+        os.fstat(r)  # still open
+    finally:
+        os.close(r)
+        os.close(w)
+    with pytest.raises(TypeError, match="input='file' takes documents that are file objects"):
+        Vectorizer(input="file").fit_transform(["a string"])
+    path = tmp_path / "doc.txt"
+    path.write_text("alpha beta alpha")
+    expected = Vectorizer().fit_transform(["alpha beta alpha"]).toarray()
+    for doc in (str(path), path, bytes(str(path), "utf-8")):
+        np.testing.assert_array_equal(Vectorizer(input="filename").fit_transform([doc]).toarray(), expected)
+    with open(path, "rb") as fh:
+        np.testing.assert_array_equal(Vectorizer(input="file").fit_transform([fh]).toarray(), expected)
