@@ -320,14 +320,18 @@ def resolve(ref, columns, what):
 
 def _unique_names(fields):
     """Header fields as column names: stripped; a repeated name gets .1, .2, ... (as pandas
-    does); an empty one is named by its position."""
-    seen, names = {}, []
-    for position, field in enumerate(fields, start=1):
-        name = str(field).strip() or str(position)
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}.{seen[name]}"
-        seen.setdefault(name, 0)
+    does), skipping any suffix that names another column (a header "a.1,a,a" gives a.1, a,
+    a.2); an empty one is named by its position."""
+    given = [str(field).strip() or str(position) for position, field in enumerate(fields, 1)]
+    reserved, suffix, names = set(given), {}, []
+    for name in given:
+        if name in suffix:  # a repeat
+            while f"{name}.{suffix[name] + 1}" in reserved:
+                suffix[name] += 1
+            suffix[name] += 1
+            name = f"{name}.{suffix[name]}"
+            reserved.add(name)
+        suffix.setdefault(name, 0)
         names.append(name)
     return names
 
