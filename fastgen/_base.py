@@ -1264,13 +1264,14 @@ class BaseClassifier(BaseEstimator):
         # labels and weights; one by one: dask arrays (the predictions) and DataFrames (a Series
         # of labels) computed together make dask warn and materialise the DataFrames
         y_pred, y, sample_weight = map(in_memory, (y_pred, y, sample_weight))
-        y = np.asarray(y)
+        # as labels are checked for fit (a column is raveled with a warning; NaN is refused),
+        # and of the classes' kind: text beside numbers would compare as unequal everywhere
+        y = check_y(y, y_pred.shape[0], type(self).__name__)
+        given, predicted = _label_kind(y), _label_kind(y_pred)
+        if {given, predicted} <= {"number", "text", "bytes"} and given != predicted:
+            raise ValueError(f"Mix of label input types: the labels of y are of kind {given}, "
+                             f"the classes of {type(self).__name__} of kind {predicted}.")
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y_pred.shape[0])
             sample_weight = sample_weight / sample_weight.max()  # (their sum may pass 1e308)
-        if y.shape != y_pred.shape:
-            raise ValueError(
-                f"Found input variables with inconsistent numbers of samples: "
-                f"[{y_pred.shape[0]}, {y.shape[0] if y.ndim else 0}]"
-            )
         return float(np.average(y_pred == y, weights=sample_weight))

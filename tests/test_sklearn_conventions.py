@@ -390,3 +390,23 @@ def test_error_message_as_sklearn(name, params, action, key):
     else:
         assert re.search(key, str(want)), str(want)
         assert re.search(key, str(got)), str(got)
+
+
+def test_score_checks_labels_as_scikit_learn_does():
+    """score compared y as given: labels as text against numeric classes scored 0.0, a NaN
+    label 0.75, and a column of labels was an error about the numbers of samples. As
+    scikit-learn: text against numbers and NaN are errors, a column is raveled with a warning
+    (outside attack)."""
+    X = np.array([[1.0, 0], [0, 1], [1, 1], [2, 0]])
+    y = np.array([0, 1, 1, 0])
+    model = fastgen.MultinomialNB().fit(X, y)
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        model.score(X, y.astype(str))
+    with pytest.raises(ValueError, match="NaN"):
+        model.score(X, np.array([0, 1, 1, np.nan]))
+    with pytest.warns(UserWarning, match="column-vector y"):
+        assert model.score(X, y[:, None]) == 1.0
+    text = fastgen.MultinomialNB().fit(X, np.array(["a", "b", "b", "a"]))
+    assert text.score(X, np.array(["a", "b", "b", "a"], dtype=object)) == 1.0
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        text.score(X, y)
