@@ -739,8 +739,17 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
         for c in schema.features:
             column, missing = _clean(chunk[c], na)
             if c in schema.text:
-                out[c] = column.to_numpy(dtype=object) if categories is None else \
-                    pd.Categorical(column, categories=categories[c])
+                if categories is None:
+                    out[c] = column.to_numpy(dtype=object)
+                    continue
+                # a value the scan did not see would be a missing one: the file changed
+                unseen = ~(column.isin(categories[c]).to_numpy() | missing.to_numpy())
+                if unseen.any():
+                    i = int(np.flatnonzero(unseen)[0])
+                    raise InputError(f"{path}:{start + int(chunk.index[i])}: column {c!r} holds "
+                                     f"{shown(column.iloc[i])}, which the first pass over the "
+                                     "file did not find: the file changed while it was read")
+                out[c] = pd.Categorical(column, categories=categories[c])
                 continue
             values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64,
                                                                       na_value=np.nan)

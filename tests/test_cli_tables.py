@@ -853,3 +853,30 @@ def test_training_on_svmlight_from_a_pipe_is_a_clear_error(tmp_path, capsys):
                                               f"/dev/fd/{read}", "--format", "svmlight")
     finally:
         os.close(read)
+
+
+def test_a_file_changed_between_the_two_passes_of_training_is_an_error(tmp_path, monkeypatch,
+                                                                       capsys):
+    """train reads a table twice (the scan for categories and classes, then the rows): a file
+    replaced between the passes turned every category the scan had not seen into a missing
+    value, and trained on that, exit 0 (outside attack). Such a value is now the error."""
+    from fastgen import _input
+
+    path = tmp_path / "swap.csv"
+    path.write_text("a,c,y\n" + "".join(f"{i % 7},{'xy'[i % 2]},{'pq'[i % 2]}\n"
+                                         for i in range(100)))
+    scan = _input.scan
+
+    def scan_then_swap(*args, **kwargs):
+        result = scan(*args, **kwargs)
+        path.write_text("a,c,y\n" + "".join(f"{i % 7},{'ZW'[i % 2]},{'pq'[i % 2]}\n"
+                                             for i in range(100)))
+        return result
+
+    monkeypatch.setattr(_input, "scan", scan_then_swap)
+    model = tmp_path / "m.fgm"
+    assert main(["train", "MixedNB", str(path), "--label", "y", "-o", str(model),
+                 "--quiet"]) == 2
+    assert "column 'c' holds 'Z', which the first pass over the file did not find" in \
+        capsys.readouterr().err
+    assert not model.exists()
