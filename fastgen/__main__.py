@@ -400,11 +400,13 @@ def _one_line(message):
 
 # -- commands ---------------------------------------------------------------------------------
 
-def _not_the_data_file(output, data, what):
+def _not_the_data_file(output, data, what, model_file=None):
     """A CommandError if the output file is the data file (writing it would replace the data,
-    or truncate it while it is read)."""
-    if os.path.exists(output) and os.path.exists(data) and os.path.samefile(output, data):
-        raise CommandError(f"-o {output}: that is the data file; write {what} to another file")
+    or truncate it while it is read) or the ``model_file`` read."""
+    for path, name in ((data, "the data file"), (model_file, "the model file")):
+        if path is not None and os.path.exists(output) and os.path.exists(path) and \
+                os.path.samefile(output, path):
+            raise CommandError(f"-o {output}: that is {name}; write {what} to another file")
 
 
 def _train(args):
@@ -576,7 +578,7 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
 def _predict(args):
     model, schema = _load_model(args.model_file, args.trusted)
     if args.output:
-        _not_the_data_file(args.output, args.data, "the predictions")
+        _not_the_data_file(args.output, args.data, "the predictions", args.model_file)
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
     rows = _scored_batches(args, args.data, model, schema)
     first = next(rows, None)  # the data is checked before an output file is created

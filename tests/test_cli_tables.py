@@ -880,3 +880,19 @@ def test_a_file_changed_between_the_two_passes_of_training_is_an_error(tmp_path,
     assert "column 'c' holds 'Z', which the first pass over the file did not find" in \
         capsys.readouterr().err
     assert not model.exists()
+
+
+def test_predictions_are_not_written_over_the_data_or_the_model_file(tmp_path, capsys):
+    """predict -o DATA was refused, but predict -o MODEL overwrote the model file with the
+    predictions (outside attack)."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,y\n" + "".join(f"{i % 3},{i % 5},{'pq'[i % 2]}\n" for i in range(20)))
+    model = tmp_path / "m.fgm"
+    assert main(["train", "GaussianNB", str(path), "--label", "y", "-o", str(model),
+                 "--quiet"]) == 0
+    before = model.read_bytes()
+    for output, name in ((model, "the model file"), (path, "the data file")):
+        assert main(["predict", str(model), str(path), "-o", str(output)]) == 2
+        assert f"that is {name}" in capsys.readouterr().err
+    assert model.read_bytes() == before
+    assert main(["predict", str(model), str(path), "-o", str(tmp_path / "p.csv")]) == 0
