@@ -654,8 +654,10 @@ def _evaluate(args):
 
 def _print_confusion(labels, confusion):
     """The confusion matrix, its columns headed by the labels, or by the rows' numbers when the
-    labels would make it wider than a terminal."""
-    names = [str(label) for label in labels]
+    labels would make it wider than a terminal. A label with characters that are not printable
+    (a line break, a terminal's escape sequence) is shown as its repr."""
+    names = [text if text.isprintable() else repr(text)
+             for text in (str(label) for label in labels)]
     cell = max(len(str(confusion.max())), 4) + 1
     named = max(cell, max(map(len, names)) + 1)
     print("\nconfusion matrix (rows: true label, columns: predicted)")

@@ -896,3 +896,21 @@ def test_predictions_are_not_written_over_the_data_or_the_model_file(tmp_path, c
         assert f"that is {name}" in capsys.readouterr().err
     assert model.read_bytes() == before
     assert main(["predict", str(model), str(path), "-o", str(tmp_path / "p.csv")]) == 0
+
+
+def test_the_confusion_matrix_shows_labels_that_are_not_printable_as_their_repr(tmp_path,
+                                                                                 capsys):
+    """evaluate printed labels as they are: a line break in one broke the table, and a
+    terminal's escape sequence reached the terminal (outside attack)."""
+    path = tmp_path / "t.csv"
+    labels = ['"a\nb"', '"red\x1b[31m"']
+    path.write_text("x,y\n" + "".join(f"{i % 5},{labels[i % 2]}\n" for i in range(40)))
+    model = tmp_path / "m.fgm"
+    assert main(["train", "GaussianNB", str(path), "--label", "y", "-o", str(model),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "'a\\nb'" in out and "'red\\x1b[31m'" in out
+    table = out[out.index("confusion matrix"):].splitlines()
+    assert len(table) == 4  # the title, the header and a line for each label
