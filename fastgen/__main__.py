@@ -374,13 +374,26 @@ def _model_class(name):
     return models[name]
 
 
-def _load_model(path, trusted):
-    """(model or text pipeline, the schema of the table it was trained on or None)."""
+def _load_model(args):
+    """(model or text pipeline, the schema of the table it was trained on or None), from the
+    model file args.model_file; args.zero_based becomes the svmlight numbering the model was
+    trained with (--zero-based contradicting it is an error)."""
+    path = args.model_file
     _input.check_file(path)
     try:
-        model = fastgen.load(path, trusted=trusted)
-        record = fastgen.load_metadata(path).get("input")
+        model = fastgen.load(path, trusted=args.trusted)
+        metadata = fastgen.load_metadata(path)
+        record = metadata.get("input")
         schema = None if record is None else _input.Schema.from_json(record)
+        numbering = metadata.get("svmlight")
+        if numbering is not None:
+            if not isinstance(numbering, dict) or set(numbering) != {"zero_based"} or \
+                    not isinstance(numbering["zero_based"], bool):
+                raise ValueError("the svmlight metadata must be exactly {'zero_based': a bool}")
+            if args.zero_based and not numbering["zero_based"]:
+                raise ValueError("the model was trained on svmlight numbered from 1; "
+                                 "--zero-based would shift every feature")
+            args.zero_based = numbering["zero_based"]
     except (ValueError, OSError) as exc:
         message = str(exc)
         raise CommandError(message if message.startswith(os.fspath(path)) else
@@ -428,8 +441,11 @@ def _train(args):
         saved, n_rows, n_features, classes, schema = _train_svmlight(args, model)
     else:
         saved, n_rows, n_features, classes, schema = _train_table(args, model, fmt)
-    fastgen.save(saved, output,
-                 metadata=None if schema is None else {"input": schema.to_json()})
+    # (how the rows were read, for predict and evaluate: a table's schema, or svmlight's
+    # feature numbering, which read otherwise would shift every column)
+    metadata = {"svmlight": {"zero_based": bool(args.zero_based)}} if fmt == "svmlight" else \
+        None if schema is None else {"input": schema.to_json()}
+    fastgen.save(saved, output, metadata=metadata)
     what = f"{n_features:,} features" if schema is None or schema.documents is None else \
         f"documents in column {schema.documents!r} ({n_features:,} terms)"
     print(f"trained {args.model} on {n_rows:,} rows x {what}, {len(classes)} classes, in "
@@ -576,7 +592,7 @@ def _write_predictions(out, fmt, classes, labels, proba, first):
 
 
 def _predict(args):
-    model, schema = _load_model(args.model_file, args.trusted)
+    model, schema = _load_model(args)
     if args.output:
         _not_the_data_file(args.output, args.data, "the predictions", args.model_file)
     fmt = "jsonl" if args.output and args.output.endswith((".jsonl", ".json")) else "csv"
@@ -607,7 +623,7 @@ def _predict(args):
 
 
 def _evaluate(args):
-    model, schema = _load_model(args.model_file, args.trusted)
+    model, schema = _load_model(args)
     classes = model.classes_
     # a model whose classes are text (fitted from Python on labels such as '0' and '1') is
     # compared with the file's labels as text, not as the numbers they read as

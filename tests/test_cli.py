@@ -211,3 +211,23 @@ def test_repeated_header_names_never_collide_with_a_given_name(tmp_path, capsys)
     assert main(["train", "GaussianNB", str(test), "--label", "y", "-o",
                  str(tmp_path / "m2.fgm"), "--quiet"]) == 0
     assert fastgen.load(tmp_path / "m2.fgm").feature_names_in_.tolist() == ["a.1", "a", "a.2"]
+
+
+def test_svmlight_numbering_is_kept_in_the_model_file(tmp_path, capsys):
+    """A model trained with --zero-based was evaluated one-based unless the flag was given
+    again, every feature shifted by one: accuracy 0.5 became 0.0, silently (outside attack).
+    The numbering is saved with the model; a flag that contradicts it is an error."""
+    zero = tmp_path / "z.svm"
+    zero.write_text("0 0:5 1:1\n1 1:5 2:1\n0 0:6\n1 1:6\n")
+    model = tmp_path / "z.fgm"
+    assert main(["train", "MultinomialNB", str(zero), "--zero-based", "-o", str(model),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), str(zero)]) == 0
+    assert "accuracy  1.0000" in capsys.readouterr().out
+    one = tmp_path / "o.svm"
+    one.write_text("0 1:5 2:1\n1 2:5 3:1\n0 1:6\n1 2:6\n")
+    assert main(["train", "MultinomialNB", str(one), "-o", str(tmp_path / "o.fgm"),
+                 "--quiet"]) == 0
+    assert main(["evaluate", str(tmp_path / "o.fgm"), str(one), "--zero-based"]) == 2
+    assert "trained on svmlight numbered from 1" in capsys.readouterr().err
