@@ -629,7 +629,9 @@ class BaseClassifier(BaseEstimator):
         return X
 
     def _n_threads_for(self, work):
-        return threads_for(effective_n_threads(self.n_threads), work)
+        # (resolved only for work that may use them: an explicit count costs os.cpu_count's
+        # 5 us, as much as scoring one row)
+        return effective_n_threads(self.n_threads) if work >= PARALLEL_MIN_WORK else 1
 
     def _output(self, X, kind, fitted=None):
         """(output of the requested kind, the classes) from one snapshot (by default the
