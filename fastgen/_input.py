@@ -757,7 +757,8 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 row = start + int(chunk.index[i])
-                hint = "; does the file have a header line? pass --header" if row == 1 else ""
+                hint = "; does the file have a header line? pass --header" \
+                    if row == 1 and schema.format == "csv" else ""
                 raise InputError(f"{path}:{row}: column {c!r} holds {shown(column.iloc[i])}, not a "
                                  f"finite number (the model reads it as numbers){hint}")
             out[c] = values

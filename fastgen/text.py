@@ -38,11 +38,11 @@ import scipy.sparse as sp
 
 from ._base import BaseEstimator
 from ._core import _text
-from ._core._openmp import effective_n_threads
 from ._persist import _ESTIMATORS
 from ._validation import (
     InvalidParameterError,
     check_is_fitted,
+    check_n_threads,
     exact_int,
     int_in,
     plain_choice,
@@ -364,7 +364,7 @@ class _Vectorizer(BaseEstimator):
                 stop_table = _text.Vocabulary.from_terms(
                     [str.encode(w, "utf-8", "surrogatepass") for w in stop])
                 self._stop_table = (stop, stop_table)
-        return _Settings(fast, min_n, max_n, stop, stop_table, effective_n_threads(self.n_threads),
+        return _Settings(fast, min_n, max_n, stop, stop_table, check_n_threads(self),
                          dtype, bool(binary), bool(lowercase), input_, encoding, decode_error)
 
     # -- scikit-learn's analyzers, exactly (the path for everything the tokeniser does not do) --

@@ -914,3 +914,21 @@ def test_the_confusion_matrix_shows_labels_that_are_not_printable_as_their_repr(
     assert "\x1b" not in out and "'a\\nb'" in out and "'red\\x1b[31m'" in out
     table = out[out.index("confusion matrix"):].splitlines()
     assert len(table) == 4  # the title, the header and a line for each label
+
+
+def test_a_vectorizer_thread_count_is_a_parameter_error_and_json_lines_have_no_header(
+        tmp_path, capsys):
+    """--vectorizer-param n_threads=0 was blamed on the data file; a JSON lines file's bad
+    value suggested --header, which JSON lines do not have (outside attack)."""
+    docs = tmp_path / "sms.tsv"
+    docs.write_text("label\ttext\nham\thello there\nspam\twin money\nham\tsee you\n")
+    assert main(["train", "MultinomialNB", str(docs), "--label", "label", "--text", "text",
+                 "--vectorizer-param", "n_threads=0", "-o", str(tmp_path / "v.fgm"),
+                 "--quiet"]) == 2
+    assert "--vectorizer-param: n_threads == 0 is invalid" in capsys.readouterr().err
+    lines = tmp_path / "big.jsonl"
+    lines.write_text('{"a": "inf", "y": "p"}\n{"a": 1, "y": "q"}\n')
+    assert main(["train", "GaussianNB", str(lines), "--label", "y", "-o",
+                 str(tmp_path / "j.fgm"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "holds 'inf', not a finite number" in err and "--header" not in err
