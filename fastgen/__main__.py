@@ -648,7 +648,8 @@ def _evaluate(args):
         progress.update(size)
     progress.close()
     if n_rows == 0:
-        raise CommandError(f"{args.data}: no data rows")
+        raise CommandError(f"{args.data}: no labelled rows (all {unlabelled.rows:,} lack a "
+                           "label)" if unlabelled else f"{args.data}: no data rows")
     unknown = sorted({t for t, _ in counts if t not in known}, key=str)
     labels = sorted(set(classes.tolist()) | set(unknown), key=str)
     index = {label: k for k, label in enumerate(labels)}

@@ -932,3 +932,17 @@ def test_a_vectorizer_thread_count_is_a_parameter_error_and_json_lines_have_no_h
                  str(tmp_path / "j.fgm"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "holds 'inf', not a finite number" in err and "--header" not in err
+
+
+def test_evaluate_on_rows_that_all_lack_a_label_says_so(tmp_path, capsys):
+    """It said "no data rows" (outside attack)."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,y\n" + "".join(f"{i},{'pq'[i % 2]}\n" for i in range(10)))
+    model = tmp_path / "m.fgm"
+    assert main(["train", "GaussianNB", str(path), "--label", "y", "-o", str(model),
+                 "--quiet"]) == 0
+    unlabelled = tmp_path / "u.csv"
+    unlabelled.write_text("a,y\n1,\n2,\n")
+    capsys.readouterr()
+    assert main(["evaluate", str(model), str(unlabelled)]) == 2
+    assert "no labelled rows (all 2 lack a label)" in capsys.readouterr().err
