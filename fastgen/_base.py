@@ -617,11 +617,18 @@ class BaseClassifier(BaseEstimator):
             dtype = fitted.dtype
             X = self._read_frame(X, fitted, learning)
         X_valid, has_nan = check_X(X, estimator_name=type(self).__name__, dtype=dtype,
-                                   **{**self._X_constraints, **constraints})
+                                   **{**self._value_constraints(fitted, learning),
+                                      **constraints})
         if fitted is not None and X_valid.shape[1] != fitted.n_features:
             raise ValueError(f"X has {X_valid.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {fitted.n_features} features as input.")
         return X_valid, has_nan
+
+    def _value_constraints(self, fitted, learning):
+        """check_X's keywords for X's values against ``fitted`` (as ``_validate_X`` takes it):
+        the class's _X_constraints, unless the model's hyperparameters narrow them. Also what a
+        caller that reads X again checks its values against (``check_unchanged``)."""
+        return self._X_constraints
 
     def _read_frame(self, X, fitted, learning):
         """X with a DataFrame's columns read as the snapshot ``fitted`` takes them (the models

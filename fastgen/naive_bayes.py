@@ -1329,14 +1329,20 @@ class BernoulliNB(_Evidence, _BaseDiscreteNB):
                       "the statistic 'feature_count_' exceeds class_count_: a feature cannot be "
                       "present in more samples than its class has")
 
-    def _validate_X(self, X, fitted, dtype=None, learning=False):
-        binarize, threshold = (self._binarize_args() if fitted is None
-                               else fitted.hyper["binarize"])
+    def _binarizing(self, fitted):
+        return self._binarize_args() if fitted is None or fitted.hyper is None \
+            else fitted.hyper["binarize"]
+
+    def _value_constraints(self, fitted, learning):
         # (duplicate entries of a column add up before thresholding, as in the dense matrix:
         # check_X); without binarization X is binary already: a value beyond [0, 1] is no
         # probability's exponent (and would take feature_count_ beyond class_count_)
-        X, has_nan = super()._validate_X(X, fitted, dtype, learning,
-                                         **({} if binarize else BINARY_X))
+        binarize, _ = self._binarizing(fitted)
+        return {**self._X_constraints, **({} if binarize else BINARY_X)}
+
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        binarize, threshold = self._binarizing(fitted)
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
         if sp.issparse(X) and binarize and threshold < 0:
             # zeros that are not stored would stay absent while stored ones count as present
             raise ValueError(
@@ -1980,17 +1986,19 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         self.predictive = predictive
         self.n_threads = n_threads
 
-    def _validate_X(self, X, fitted, dtype=None, learning=False):
+    def _value_constraints(self, fitted, learning):
         # the negative binomial's R(r_c, x) grows as x log x and cancels between the classes:
         # beyond MAX_PREDICTIVE_COUNT float64 would leave posteriors an error of x log(x) 2^-52
-        constraints = {}
         if not learning and fitted is not None and fitted.hyper is not None and \
                 fitted.hyper.get("predictive"):
-            constraints = {"max_abs": MAX_PREDICTIVE_COUNT,
-                           "domain": "[0, 2^30] with predictive=True (the posterior predictive "
-                                     "of a larger count loses its precision in float64; score "
-                                     "it with predictive=False)"}
-        X, has_nan = super()._validate_X(X, fitted, dtype, learning, **constraints)
+            return {**self._X_constraints, "max_abs": MAX_PREDICTIVE_COUNT,
+                    "domain": "[0, 2^30] with predictive=True (the posterior predictive of a "
+                              "larger count loses its precision in float64; score it with "
+                              "predictive=False)"}
+        return self._X_constraints
+
+    def _validate_X(self, X, fitted, dtype=None, learning=False):
+        X, has_nan = super()._validate_X(X, fitted, dtype, learning)
         if sp.issparse(X) and has_nan:
             raise ValueError("PoissonNB: NaN (missing values) is supported in dense input only; "
                              "a sparse matrix's absent entries are zeros, not missing.")

@@ -426,7 +426,8 @@ class SemiSupervised(BaseEstimator):
                                                                members, hyper),
                 (X_valid, has_nan) if scored is None else _rows_of(X_valid, has_nan, scored),
                 scored, rows_u, lam * sample_weight[rows_u], params,
-                lambda: check_unchanged(X_valid, has_nan, **model._X_constraints))
+                lambda: check_unchanged(X_valid, has_nan,
+                                        **model._value_constraints(shell, False)))
         return self
 
     @staticmethod

@@ -1051,3 +1051,28 @@ def test_a_value_written_to_x_during_em_is_the_error_that_x_changed(written, mon
         with pytest.raises(XChangedError, match="X changed"):
             ss.fit(X, y)
     assert "_result" not in ss.__dict__
+
+
+def test_em_checks_x_again_against_the_models_own_bounds(monkeypatch):
+    """The re-check took the class's value constraints, not those the model's hyperparameters
+    set: BernoulliNB(binarize=None) takes X in [0, 1], and a 50 written during EM was counted
+    (feature_count_ beyond class_count_) and published (review)."""
+    from fastgen._core._errors import XChangedError
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((60, 8)) < 0.4).astype(np.float64)
+    y = np.where(np.arange(60) < 12, np.arange(60) % 2, -1)
+    objective = SemiSupervised._objective
+    calls = []
+
+    def writing(*args):
+        if not calls:
+            X[30:, 0] = 50.0
+        calls.append(1)
+        return objective(*args)
+
+    monkeypatch.setattr(SemiSupervised, "_objective", staticmethod(writing))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
+        with pytest.raises(XChangedError):
+            SemiSupervised(fastgen.BernoulliNB(binarize=None), max_iter=3, tol=0.0).fit(X, y)
