@@ -319,10 +319,10 @@ class SemiSupervised(BaseEstimator):
     def _checked(self, fitting=True, estimator=None):
         """The hyperparameters EM runs with, validated (after the estimator): a dict of
         unlabeled_weight, max_iter and tol, as model files hold them. Without ``fitting`` (a
-        model file, whose estimator's parameters are ``estimator_``'s, which may have been set
-        to predict with the posterior predictive after the fit), the estimator's parameters are
-        not held to what EM can fit with. ``estimator``: the one to check, if not
-        ``self.estimator`` (fit checks the copy it fits, which no other thread can change)."""
+        model file's estimator, or its ``estimator_``, which may have been set to predict with
+        the posterior predictive after the fit), the estimator's parameters are not held to what
+        EM can fit with. ``estimator``: the one to check, if not ``self.estimator`` (fit checks
+        the copy it fits, which no other thread can change)."""
         estimator = self.estimator if estimator is None else estimator
         if not isinstance(estimator, BaseClassifier):
             raise TypeError("SemiSupervised's estimator must be a fastgen classifier (an "
@@ -664,6 +664,12 @@ class SemiSupervised(BaseEstimator):
         # the hyperparameters as they are now (as a pickle keeps them: a set_params after the
         # fit changed nothing fitted), and estimator_ with its own
         hyper = self._checked(fitting=False)
+        if type(template) is not type(result.estimator):
+            raise TypeError(f"SemiSupervised cannot save an estimator of another class "
+                            f"({type(template).__name__}) than estimator_'s "
+                            f"({type(result.estimator).__name__}): a load validates the "
+                            "estimator's parameters on estimator_'s statistics. Fit again "
+                            "first.")
         params, fitted = result.estimator._file_record()
         return ({"estimator": {"class": type(template).__name__,
                                "params": template.get_params(deep=False)}, **hyper},
@@ -687,13 +693,14 @@ class SemiSupervised(BaseEstimator):
         if not isinstance(inner, dict) or set(inner) != {"class", "params", "state"}:
             raise ValueError("the fitted estimator must be given by its class, parameters and "
                              "state")
-        model = _estimator_class(inner["class"])._from_file(inner["params"], inner["state"])
-        template_cls = _estimator_class(template["class"])
-        if not isinstance(template["params"], dict) or \
-                set(template["params"]) != set(template_cls._param_names()):
-            raise ValueError("the estimator's parameters must be exactly "
-                             f"{template_cls._param_names()}")
-        meta = cls(template_cls(**template["params"]),
+        inner_cls = _estimator_class(inner["class"])
+        if template["class"] != inner["class"]:
+            raise ValueError("the estimator and estimator_ must be of one class")
+        model = inner_cls._from_file(inner["params"], inner["state"])
+        # the estimator's parameters, validated as a model of them on estimator_'s statistics
+        # (a fit would validate them on its data)
+        checked = inner_cls._from_file(template["params"], inner["state"])
+        meta = cls(type(checked)(**checked.get_params()),
                    **{name: params[name] for name in ("unlabeled_weight", "max_iter", "tol")})
         meta._checked(fitting=False)
         meta._checked(fitting=False, estimator=model)  # (only a fit makes estimator_)

@@ -968,7 +968,7 @@ def test_a_file_loads_after_estimator_is_set_to_predict_as_the_notes_say(inner, 
 
 def test_a_file_whose_fitted_estimator_no_fit_could_make_is_refused(tmp_path, monkeypatch):
     """estimator_ comes from a fit only, which refuses ComplementNB: a file that names one is
-    forged, even beside a valid estimator."""
+    forged."""
     X, y, w = _data("counts", seed=27)
     ss = SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
     complement = fastgen.ComplementNB().fit(X[y >= 0], y[y >= 0])
@@ -978,6 +978,7 @@ def test_a_file_whose_fitted_estimator_no_fit_could_make_is_refused(tmp_path, mo
         params, fitted = record(self)
         inner_params, state = complement._file_record()
         fitted["estimator"] = {"class": "ComplementNB", "params": inner_params, "state": state}
+        params["estimator"] = {"class": "ComplementNB", "params": inner_params}
         return params, fitted
 
     monkeypatch.setattr(SemiSupervised, "_file_record", forged)
@@ -1076,3 +1077,27 @@ def test_em_checks_x_again_against_the_models_own_bounds(monkeypatch):
         warnings.simplefilter("ignore", fastgen.ConvergenceWarning)
         with pytest.raises(XChangedError):
             SemiSupervised(fastgen.BernoulliNB(binarize=None), max_iter=3, tol=0.0).fit(X, y)
+
+
+def test_a_file_validates_the_estimators_parameters(tmp_path, monkeypatch):
+    """The estimator's parameters were checked by name only, so a forged file with
+    alpha=-5.0 or n_threads={'dict': 1} loaded, and failed at the next fit (review). They are
+    validated as a model of them on estimator_'s statistics; an estimator of another class than
+    estimator_ (set after the fit) cannot be saved."""
+    X, y, w = _data("counts", seed=28)
+    ss = SemiSupervised(MultinomialNB()).fit(X, y, sample_weight=w)
+    record = SemiSupervised._file_record
+    for bad in ({"alpha": -5.0}, {"n_threads": {"dict": 1}}, {"fit_prior": [1, 2]}):
+        def forged(self, bad=bad):
+            params, fitted = record(self)
+            params["estimator"]["params"].update(bad)
+            return params, fitted
+
+        monkeypatch.setattr(SemiSupervised, "_file_record", forged)
+        ss.save(tmp_path / "forged.fg")
+        with pytest.raises(ValueError, match="not a valid fastgen model file"):
+            fastgen.load(tmp_path / "forged.fg")
+    monkeypatch.setattr(SemiSupervised, "_file_record", record)
+    ss.set_params(estimator=fastgen.BernoulliNB())
+    with pytest.raises(TypeError, match="another class"):
+        ss.save(tmp_path / "other.fg")
