@@ -1109,10 +1109,11 @@ class BaseClassifier(BaseEstimator):
         classes = fitted.classes
         rng = _generator(random_state)
         n_classes = len(classes)
-        if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, (int, np.integer)) \
-                or not 1 <= n_samples <= MAX_SAMPLES:
+        count = int_in(n_samples, 1, MAX_SAMPLES)
+        if count is None:
             raise ValueError(f"n_samples must be an integer in [1, {MAX_SAMPLES}], got "
                              f"{n_samples!r}.")
+        n_samples = count
         if y is None:
             prior = self._class_prior(fitted)
             if not prior.max(initial=0.0) > 0:

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from . import _input
 from ._core import _svmlight
+from ._validation import int_in
 
 __all__ = ["iter_csv", "iter_svmlight", "scan_csv", "scan_svmlight"]
 
@@ -42,8 +43,11 @@ def _error(path, line_no, message):
 
 
 def _check_batch_size(batch_size):
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+    """batch_size as a plain positive int (converted before it is compared)."""
+    plain = int_in(batch_size, 1)
+    if plain is None:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    return plain
 
 
 def _check_flag(name, value):
@@ -224,15 +228,18 @@ def iter_svmlight(path: str | os.PathLike, n_features: int | None = None, *,
     are separated as ``str.split`` separates them, Unicode whitespace included; bytes that are
     not UTF-8 are an error naming the line.
     """
-    _check_batch_size(batch_size)
+    batch_size = _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
     if n_features is None:
         _input.check_rereadable(path, "without n_features it is read twice (a scan for them, "
                                       "then the rows)")
         n_features = scan_svmlight(path, zero_based)[1]
-    elif (not isinstance(n_features, int) or isinstance(n_features, bool)
-          or not 0 <= n_features <= MAX_INDEX + 1):
-        raise ValueError(f"n_features must be an int in [0, 2**63 - 1], got {n_features!r}")
+    else:
+        plain = int_in(n_features, 0, MAX_INDEX + 1)
+        if plain is None:
+            raise ValueError(f"n_features must be an int in [0, 2**63 - 1], got "
+                             f"{n_features!r}")
+        n_features = plain
     for (indptr, indices, data), y, _ in _svmlight_batches(path, zero_based, batch_size,
                                                             n_features, dtype, store=True):
         yield sp.csr_matrix((data, indices, indptr), shape=(len(y), n_features)), y
@@ -291,7 +298,7 @@ def iter_csv(path: str | os.PathLike, *, label_column: int | str = -1, header: b
     X : ndarray of shape (n_rows, n_columns - 1)
     y : ndarray of shape (n_rows,)
     """
-    _check_batch_size(batch_size)
+    batch_size = _check_batch_size(batch_size)
     dtype = _check_dtype(dtype)
     schema = _csv_schema(path, label_column, header, delimiter, batch_size)
     unlabelled = _input.Unlabelled()

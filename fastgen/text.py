@@ -46,6 +46,7 @@ from ._validation import (
     exact_int,
     int_in,
     plain_choice,
+    real_in,
     short_repr,
     user_stacklevel,
 )
@@ -282,6 +283,9 @@ class _Settings(NamedTuple):
     decode_error: str
     n_columns: int = 0                         # hashing: n_features
     signed: bool = False                       # hashing: alternate_sign
+    max_df: float = 1.0                        # counting: max_df, min_df (an int or a float)
+    min_df: float = 1
+    max_features: int | None = None            # counting: max_features
 
 
 class _Vectorizer(BaseEstimator):
@@ -730,14 +734,15 @@ class HashingVectorizer(_Vectorizer):
 
     def _settings(self):
         settings = super()._settings()
-        if int_in(self.n_features, 1, _INT32_MAX) is None:
+        n_columns = int_in(self.n_features, 1, _INT32_MAX)
+        if n_columns is None:
             raise InvalidParameterError(
                 f"n_features must be an int in [1, 2**31 - 1], got {self.n_features!r}")
         _check_choice("norm", self.norm, ("l1", "l2", None))
         if not isinstance(self.alternate_sign, (bool, np.bool_)):
             raise InvalidParameterError(
                 f"alternate_sign must be a bool, got {self.alternate_sign!r}")
-        return settings._replace(n_columns=int(self.n_features), signed=bool(self.alternate_sign))
+        return settings._replace(n_columns=n_columns, signed=bool(self.alternate_sign))
 
     def fit(self, X: Iterable, y: Any = None) -> HashingVectorizer:
         """Check the parameters (the vectoriser is stateless).
@@ -923,19 +928,25 @@ token_pattern, ngram_range, analyzer, binary, n_threads
 
     def _settings(self):
         settings = super()._settings()
+        limits = {}  # (converted once: what is checked is what is used)
         for name in ("max_df", "min_df"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise InvalidParameterError(f"{name} must be an int or a float, got {value!r}")
             if isinstance(value, numbers.Integral):
-                if int_in(value, 0) is None:
+                limits[name] = int_in(value, 0)
+                if limits[name] is None:
                     raise InvalidParameterError(f"{name} must be non-negative, got {value}")
-            elif not 0.0 <= value <= 1.0:
-                raise InvalidParameterError(f"{name} as a float must be in [0.0, 1.0], got {value}")
+            else:
+                limits[name] = real_in(value, 0.0, 1.0)
+                if limits[name] is None:
+                    raise InvalidParameterError(f"{name} as a float must be in [0.0, 1.0], "
+                                                f"got {value}")
         mf = self.max_features
-        if mf is not None and int_in(mf, 1) is None:
+        limits["max_features"] = None if mf is None else int_in(mf, 1)
+        if mf is not None and limits["max_features"] is None:
             raise InvalidParameterError(f"max_features must be None or a positive int, got {mf!r}")
-        return settings
+        return settings._replace(**limits)
 
     def __sklearn_is_fitted__(self):
         return "_vocabulary" in self.__dict__
@@ -1080,8 +1091,8 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         X = _assemble(parts, n_docs, len(vocab), settings.dtype)  # columns: first appearance
         if settings.binary:
             X.data.fill(1)
-        high = self.max_df if isinstance(self.max_df, numbers.Integral) else self.max_df * n_docs
-        low = self.min_df if isinstance(self.min_df, numbers.Integral) else self.min_df * n_docs
+        high = settings.max_df if isinstance(settings.max_df, int) else settings.max_df * n_docs
+        low = settings.min_df if isinstance(settings.min_df, int) else settings.min_df * n_docs
         if high < low:
             raise InvalidParameterError("max_df corresponds to < documents than min_df")
         alphabetical = vocab.sorted_ids()  # first-appearance ids in sorted term order
@@ -1089,9 +1100,9 @@ token_pattern, ngram_range, analyzer, binary, n_threads
         rank[alphabetical] = np.arange(alphabetical.shape[0])
         # scikit-learn's order of operations, which decides ties and each row's entry order:
         # sort then limit with max_features, else limit then sort.
-        if self.max_features is not None:
+        if settings.max_features is not None:
             X.indices = rank.astype(X.indices.dtype).take(X.indices)
-            keep = self._keep(X, high, low, self.max_features)
+            keep = self._keep(X, high, low, settings.max_features)
             X = _select_columns(X, np.where(keep, np.cumsum(keep) - 1, -1))
             columns = alphabetical[keep]  # first-appearance id of each column
         else:

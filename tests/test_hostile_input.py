@@ -2325,7 +2325,7 @@ class _LyingInt(int):
     __hash__ = int.__hash__
 
 
-def test_integer_parameters_are_compared_as_plain_ints():
+def test_integer_parameters_are_compared_as_plain_ints(tmp_path):
     """Integer parameters were compared as given, then converted: a subclass whose comparisons
     lie passed the range check with -5 (SemiSupervised's max_iter then failed with an
     IndexError inside EM; sample_posterior(0) returned no models). Each is now converted first
@@ -2345,6 +2345,16 @@ def test_integer_parameters_are_compared_as_plain_ints():
         lambda: fastgen.text.HashingVectorizer(n_features=bad).transform(["a b"]),
         lambda: fastgen.text.CountVectorizer(max_features=bad).fit(["a b"]),
         lambda: fastgen.text.CountVectorizer(min_df=bad).fit(["a b"]),
+    ]
+    svm, csv = tmp_path / "t.svm", tmp_path / "t.csv"
+    svm.write_text("0 1:1\n1 2:1\n")
+    csv.write_text("a,y\n1,0\n2,1\n")
+    refused += [  # (a batch size of 0 made iter_svmlight loop forever: review)
+        lambda: fastgen.GaussianNB().fit(X, y).sample(_LyingInt(0)),
+        lambda: list(fastgen.io.iter_svmlight(svm, batch_size=_LyingInt(0))),
+        lambda: list(fastgen.io.iter_svmlight(svm, n_features=bad)),
+        lambda: list(fastgen.io.iter_csv(csv, label_column="y", batch_size=_LyingInt(0))),
+        lambda: fastgen.text.CountVectorizer(max_df=bad).fit(["alpha beta"]),
     ]
     for call in refused:
         with pytest.raises(ValueError, match="-5|0"):
