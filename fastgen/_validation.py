@@ -489,7 +489,7 @@ def check_y(y, n_samples, estimator_name=None):
     if y is None:
         whose = f"{estimator_name} estimator" if estimator_name else "estimator"
         raise ValueError(f"This {whose} requires y to be passed, but the target y is None.")
-    y = np.array(y)
+    y = np.asarray(y).copy()  # (np.array(y) would ask a legacy __array__ for a copy: warned)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please change the shape "
@@ -648,7 +648,7 @@ def check_sample_weight(sample_weight, n_samples):
         sample_weight = np.asarray(sample_weight)
         if sample_weight.dtype.kind not in "biuf":
             raise TypeError(f"sample_weight must be numeric, got dtype {sample_weight.dtype}.")
-        sample_weight = np.array(sample_weight, dtype=np.float64, order="C")
+        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).copy()
     if sample_weight.ndim != 1:
         raise ValueError(f"Sample weights must be 1D array or scalar, got {sample_weight.ndim}D "
                          f"array. Expected either a scalar value or a 1D array of length "

@@ -700,3 +700,17 @@ def test_label_kernels_refuse_codes_beyond_their_tables():
     y, w = np.array([0, 1, 2, 1]), np.ones(4)
     checked_y, checked_w = check_y(y, 4), check_sample_weight(w, 4)
     assert not np.shares_memory(checked_y, y) and not np.shares_memory(checked_w, w)
+
+    class Legacy:  # an __array__ without NumPy 2's copy argument: copied without a warning
+        def __array__(self, dtype=None):
+            return y
+
+        def __len__(self):
+            return len(y)
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        legacy = check_y(Legacy(), 4)
+    assert not np.shares_memory(legacy, y) and legacy.tolist() == y.tolist()
