@@ -619,9 +619,24 @@ def test_draws_beyond_the_machines_memory_are_refused_up_front(monkeypatch):
         model.sample_posterior(11, random_state=0)
     monkeypatch.setattr(_bayes, "_physical_memory", lambda: None)  # a system that does not say
     assert len(model.sample_posterior(11, random_state=0)) == 11
-    # drawn, then a batch added: the draws' statistics are not the model's own
-    draws = model.sample_posterior(2, random_state=0)
-    before = [d.feature_count_.copy() for d in draws]
-    model.partial_fit(X, y)
-    for draw, counts in zip(draws, before):
-        assert_array_equal(draw.feature_count_, counts)
+    # a batch added by another thread while the draws are made: it does not wait for them
+    # (the lock is not held), and the draws after it are of the statistics before it
+    import threading
+
+    draw, finished = MultinomialNB._draw, []
+
+    def drawing(self, fitted, rng):
+        if not finished:
+            adding = threading.Thread(target=lambda: finished.append(model.partial_fit(X, y)))
+            adding.start()
+            adding.join(timeout=30)
+            assert finished, "partial_fit waited for the draws"
+        return draw(self, fitted, rng)
+
+    expected = [d.feature_count_ for d in model.sample_posterior(3, random_state=1)]
+    counts = model.feature_count_.copy()
+    monkeypatch.setattr(MultinomialNB, "_draw", drawing)
+    drawn = [d.feature_count_ for d in model.sample_posterior(3, random_state=1)]
+    for got, want in zip(drawn, expected):
+        assert_array_equal(got, want)
+    assert_array_equal(model.feature_count_, 2 * counts)  # the batch was added

@@ -496,18 +496,24 @@ def test_missing_value_blocks_choose_their_threads_by_their_own_work(monkeypatch
     from fastgen import _gaussian
     from fastgen._core import _missing
 
-    seen = []
-    schur = _missing.schur_terms
+    offered, used = [], []
+    choose, schur = _gaussian.threads_for, _missing.schur_terms
 
-    def recording(*args):
-        seen.append((args[1].shape, args[-1]))
+    def recording_choice(n_threads, work):
+        offered.append(n_threads)
+        return choose(n_threads, work)
+
+    def recording_schur(*args):
+        used.append(args[-1])
         return schur(*args)
 
-    monkeypatch.setattr(_missing, "schur_terms", recording)
+    monkeypatch.setattr(_gaussian, "threads_for", recording_choice)
+    monkeypatch.setattr(_missing, "schur_terms", recording_schur)
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(3000, 6))
+    X = rng.normal(size=(20000, 20))  # enough for the whole fit to take 2 threads
     X[rng.random(X.shape) < 0.05] = np.nan
-    y = rng.integers(0, 2, 3000)
-    fastgen.QuadraticDiscriminantAnalysis(n_threads=2).fit(X, y).predict_proba(X)
-    assert seen and all(threads == 1 for _, threads in seen)  # every block is small
+    y = rng.integers(0, 2, 20000)
+    fastgen.QuadraticDiscriminantAnalysis(n_threads=2).fit(X, y).predict_proba(X[:3000])
+    assert used and 2 in offered  # the fit offered 2 threads ...
+    assert set(used) == {1}  # ... and every block, of a few thousand rows at most, took one
     assert _gaussian.threads_for(2, 4096 * 20 * 20 * 21) == 2  # a large one is not
