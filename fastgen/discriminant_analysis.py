@@ -643,8 +643,9 @@ def _full_stats(stats):
 
 
 # ---------------------------------------------------------------------------- scoring
-def _score_full(full, X, kind, out):
-    """Complete rows: whitened by BLAS products in blocks of rows, then finished in C.
+def _score_full(full, X, kind, out, refuse_nan=False):
+    """Complete rows: whitened by BLAS products in blocks of rows, then finished in C (with
+    ``refuse_nan``, a row that held NaN when multiplied is the error that X changed).
 
     The finishing pass runs on one thread: alternating a threaded BLAS product and an OpenMP
     region block after block puts both thread pools, spinning, on the same cores (measured
@@ -665,7 +666,8 @@ def _score_full(full, X, kind, out):
         m = stop - start
         np.subtract(X[start:stop], shift, out=centred[:m])
         np.matmul(centred[:m], W, out=Z[:m])
-        failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop], 1)
+        failed += _jll.quadratic_finish(Z[:m], offset, block, const, kind, out[start:stop], 1,
+                                        refuse_nan)
     return failed
 
 
@@ -674,7 +676,8 @@ def _check_rows_scored(out, kind):
     kernels leave NaN rows to be scored apart as rows with missing values) means X changed
     during the call: a row read as complete held NaN when multiplied. Fastgen's ValueError
     that X changed, rather than such rows (no valid row is all zeros: one of no class's
-    support gets the uniform posterior)."""
+    support gets the uniform posterior). For a batch with missing values or a predictive
+    model; a batch without is checked by the finishing kernels (``refuse_nan``), for free."""
     if kind == OUT_PROBA:
         bad = not (out.sum(axis=1) > 0).all()
     elif kind == OUT_LOG_PROBA:
@@ -1058,12 +1061,13 @@ class _BaseDiscriminant(Conjugate, BaseClassifier):
         if params.predictive is not None:
             failed = _score_predictive(params.predictive, X, kind, out, has_nan, n_threads)
         else:
-            failed = _score_full(full, X, kind, out)
+            failed = _score_full(full, X, kind, out, refuse_nan=not has_nan)
             if has_nan:
                 failed += _score_missing(full, X, kind, out, n_threads, self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
-        _check_rows_scored(out, kind)
+        if has_nan or params.predictive is not None:
+            _check_rows_scored(out, kind)
 
     def _class_prior(self, fitted):
         """priors_, as fit computed them (what sample draws classes from)."""
@@ -1529,19 +1533,21 @@ default=None
                 overflowed &= ~np.isnan(X).any(axis=1)
         # one thread, as _score_full's finish: right after BLAS's threaded product, OpenMP's
         # threads would spin against BLAS's (bench/README.md)
-        failed = _jll.normalize_rows_inplace(jll, kind, 1)
+        # (a NaN row where none was checked means X changed, unless it overflowed: scored apart)
+        failed = _jll.normalize_rows_inplace(jll, kind, 1, not has_nan and overflowed is None)
         out[...] = jll
         if overflowed is not None and overflowed.any():
             rows = np.flatnonzero(overflowed)
             part = np.empty((len(rows), out.shape[1]), dtype=out.dtype)
-            failed += _score_full(params.full, X[rows], kind, part)
+            failed += _score_full(params.full, X[rows], kind, part, refuse_nan=not has_nan)
             out[rows] = part
         if has_nan:
             failed += _score_missing(params.full, X, kind, out, self._n_threads_for(X.size),
                                      self._regulariser)
         if failed:
             raise MemoryError("could not allocate the scoring kernel's row buffers")
-        _check_rows_scored(out, kind)
+        if has_nan:
+            _check_rows_scored(out, kind)
 
     @maps_dask
     def decision_function(self, X: MatrixLike) -> NDArray[np.floating]:

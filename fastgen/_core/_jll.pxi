@@ -469,17 +469,29 @@ def jll_linear_dense(
     return failed
 
 
+cdef inline intp_t _row_nan(const double *acc, intp_t n_classes) noexcept nogil:
+    """1 if any of the row's n_classes values is NaN, else 0."""
+    cdef intp_t c
+    for c in range(n_classes):
+        if acc[c] != acc[c]:
+            return 1
+    return 0
+
+
 def normalize_rows_inplace(
     floating[:, ::1] jll not None,  # IN/OUT (n_samples, n_classes): jll in, `kind` out
     int kind,
     int n_threads,
+    bint refuse_nan=False,
 ):
     """Turn joint log-likelihood rows into log-posteriors or posteriors in place (max-shifted
-    log-sum-exp in float64); returns the number of rows without scratch memory (0 on success)."""
+    log-sum-exp in float64); returns the number of rows without scratch memory (0 on success).
+    With ``refuse_nan``, a NaN row (NumPy's product of a row of X that held NaN: X changed since
+    its check) is the ValueError that X changed."""
     cdef intp_t n_samples = jll.shape[0]
     cdef intp_t n_classes = jll.shape[1]
     cdef intp_t i, c
-    cdef intp_t failed = 0
+    cdef intp_t failed = 0, nan_rows = 0
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc(n_classes * sizeof(double))
@@ -489,8 +501,11 @@ def normalize_rows_inplace(
                 continue
             for c in range(n_classes):
                 acc[c] = jll[i, c]
+            if refuse_nan:
+                nan_rows += _row_nan(acc, n_classes)
             _finish_row(acc, &jll[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(nan_rows)
     return failed
 
 

@@ -385,14 +385,17 @@ def quadratic_finish(
     int kind,
     floating[:, ::1] out not None,            # OUT (n_samples, n_classes)
     int n_threads,
+    bint refuse_nan=False,
 ):
     """jll[i, c] = const_term[c] - ||Z[i, block c] - offset[c]||^2 / 2, written as `kind`; returns the
-    number of rows that could not get scratch memory. Validated by the caller; thread-safe."""
+    number of rows that could not get scratch memory. With ``refuse_nan``, a row whose jll is
+    NaN (Z made from a row of X that held NaN when multiplied: X changed since its check) is the
+    ValueError that X changed. Validated by the caller; thread-safe."""
     cdef intp_t n_samples = Z.shape[0]
     cdef intp_t n_features = offset.shape[1]
     cdef intp_t n_classes = offset.shape[0]
     cdef intp_t i, c
-    cdef intp_t failed = 0
+    cdef intp_t failed = 0, nan_rows = 0
     cdef double *acc = NULL
     with nogil, parallel(num_threads=n_threads):
         acc = <double *> malloc(n_classes * sizeof(double))
@@ -403,8 +406,11 @@ def quadratic_finish(
             for c in range(n_classes):
                 acc[c] = const_term[c] - 0.5 * fastgen_sq_dist(&Z[i, block[c] * n_features],
                                                           &offset[c, 0], n_features)
+            if refuse_nan:
+                nan_rows += _row_nan(acc, n_classes)
             _finish_row(acc, &out[i, 0], n_classes, kind)
         free(acc)
+    changed_during_call(nan_rows)
     return failed
 
 
