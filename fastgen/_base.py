@@ -187,9 +187,9 @@ def _label_kind(classes):
              "S": "bytes", "M": "time", "m": "timedelta"}
     if classes.dtype.kind != "O":
         return kinds.get(classes.dtype.kind, classes.dtype.kind)
-    found = {"text" if isinstance(c, str) else "bytes" if isinstance(c, bytes) else "number"
-             if isinstance(c, (int, float, np.number)) else type(c).__name__
-             for c in classes.tolist()}
+    found = {"text" if issubclass(kind, str) else "bytes" if issubclass(kind, bytes) else
+             "number" if issubclass(kind, (int, float, np.number)) else kind.__name__
+             for kind in set(map(type, classes.tolist()))}  # (judged once a type)
     return found.pop() if len(found) == 1 else "mixed"
 
 
@@ -1277,8 +1277,9 @@ class BaseClassifier(BaseEstimator):
         # as labels are checked for fit (a column is raveled with a warning; NaN is refused),
         # and of the classes' kind: text beside numbers would compare as unequal everywhere
         y = check_y(y, y_pred.shape[0], type(self).__name__)
-        given, predicted = _label_kind(y), _label_kind(y_pred)
-        if {given, predicted} <= {"number", "text", "bytes"} and given != predicted:
+        given, predicted = _label_kind(y), _label_kind(self._fitted.classes)
+        plain = {"number", "text", "bytes", "time", "timedelta"}
+        if given != predicted and ("mixed" in (given, predicted) or {given, predicted} <= plain):
             raise ValueError(f"Mix of label input types: the labels of y are of kind {given}, "
                              f"the classes of {type(self).__name__} of kind {predicted}.")
         if sample_weight is not None:

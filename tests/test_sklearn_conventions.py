@@ -400,8 +400,10 @@ def test_score_checks_labels_as_scikit_learn_does():
     X = np.array([[1.0, 0], [0, 1], [1, 1], [2, 0]])
     y = np.array([0, 1, 1, 0])
     model = fastgen.MultinomialNB().fit(X, y)
-    with pytest.raises(ValueError, match="Mix of label input types"):
-        model.score(X, y.astype(str))
+    for other in (y.astype(str), np.array([0, "1", 1, 0], dtype=object),
+                  np.array(["2020-01-01"] * 4, dtype="datetime64[D]")):
+        with pytest.raises(ValueError, match="Mix of label input types"):
+            model.score(X, other)
     with pytest.raises(ValueError, match="NaN"):
         model.score(X, np.array([0, 1, 1, np.nan]))
     with pytest.warns(UserWarning, match="column-vector y"):
