@@ -128,7 +128,8 @@ def _data_options(parser, training=False, labelled=True):
                            metavar=("FROM", "TO"), help="read the true label FROM as TO, e.g. "
                            "'>50K.' '>50K' (repeatable)")
     group.add_argument("--zero-based", action="store_true",
-                       help="svmlight: column indices start at 0 (default: at 1, as libsvm's)")
+                       help="svmlight: column indices start at 0 (default: at 1, as libsvm's; "
+                       "predict and evaluate read as the model was trained)")
     group.add_argument("--batch-size", type=int, default=65_536,
                        help="rows read at a time; bounds the memory used (default: 65536)")
     group.add_argument("--quiet", action="store_true", help="no progress bar")

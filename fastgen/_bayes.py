@@ -107,7 +107,9 @@ class Conjugate:
         Parameters
         ----------
         n_draws : int, default=1
-            Number of models to draw.
+            Number of models to draw: at most 10**6, and at most as many as the machine's
+            memory holds, judged from the first draw's size (a ValueError beyond; the
+            machine's memory, not a container's limit).
         random_state : int, numpy Generator or RandomState, default=None
             Seed of the draws.
 

@@ -101,8 +101,8 @@ MAX_CATEGORIES = 2**24  # per feature: CategoricalNB's count table has n_classes
 # overflow. Continuous models: larger magnitudes overflow the squared deviations.
 MAX_COUNT = 2.0**53
 # The posterior predictive's counts (PoissonNB) and rows' total counts (MultinomialNB, in the
-# kernel, MAX_POLYA_LENGTH in _core/_jll.pxi): larger ones lose their precision in float64.
-MAX_PREDICTIVE_COUNT = 2.0**30
+# kernel): larger ones lose their precision in float64 (_core/_jll.pxi, MAX_POLYA_LENGTH).
+MAX_PREDICTIVE_COUNT = _jll.MAX_PREDICTIVE_COUNT
 MAX_VALUE = 1e150
 MAX_SMOOTHING = 1e100  # alpha, beta, var_smoothing: larger ones overflow the smoothed sums
 # Smallest usable variance: -1/(2 var) must stay finite in float64.
@@ -931,7 +931,8 @@ class MultinomialNB(_Evidence, _BaseDiscreteNB):
     predictive : bool, default=False
         Score with the posterior predictive probability of each document given the training
         data, the class's word probabilities integrated out under their Dirichlet posterior,
-        instead of the plug-in smoothed estimate (see Notes). Needs alpha > 0.
+        instead of the plug-in smoothed estimate (see Notes). Needs alpha > 0. A document of
+        more than 2^30 words is refused (float64 would lose the posterior's digits).
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a
@@ -1903,7 +1904,8 @@ class PoissonNB(_Evidence, _BaseDiagonalNB):
         Given class priors.
     predictive : bool, default=False
         Score with the posterior predictive distribution of each count (a negative binomial,
-        see Notes) instead of the Poisson of the posterior mean rate ``lambda_``.
+        see Notes) instead of the Poisson of the posterior mean rate ``lambda_``. A count above
+        2^30 is refused (float64 would lose the posterior's digits).
     n_threads : int, default=None
         OpenMP threads of the kernels: None uses the OpenMP default (all cores, or
         ``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), a positive number that many, a

@@ -100,7 +100,8 @@ def unlabelled_rows(y, name="y"):
     else:
         return np.zeros(len(y), dtype=bool)
     if len(found):
-        raise ValueError(f"{name} holds the text '-1' (at {int(found[0])}): SemiSupervised marks "
+        where = f" (at {int(found[0])})" if name == "y" else ""
+        raise ValueError(f"{name} holds the text '-1'{where}: SemiSupervised marks "
                          "an unlabelled row by the number -1 (in an object array beside text "
                          "labels), and a label '-1' that is text would be fitted as a class. "
                          "Replace it by the number -1, or name the class otherwise.")

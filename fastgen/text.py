@@ -160,7 +160,7 @@ def _decode(doc, input, encoding, decode_error):
     """A document as str: read from a file for ``input`` 'filename' or 'file'; bytes decoded
     with ``encoding`` and ``decode_error`` (scikit-learn's decode, of given settings)."""
     if input == "filename":
-        if isinstance(doc, bool) or not isinstance(doc, (str, bytes, os.PathLike)):
+        if not isinstance(doc, (str, bytes, os.PathLike)):
             # (open() takes an int as a file descriptor of this process, and closes it)
             raise TypeError("input='filename' takes documents that are paths (str, bytes or "
                             f"os.PathLike), got {type(doc).__name__}.")

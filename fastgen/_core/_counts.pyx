@@ -98,8 +98,10 @@ def group_rows(
 ):
     """The layout of design note a, by a stable counting sort: rows of class c are
     order_out[class_ptr_out[c]:class_ptr_out[c + 1]], in row order. Labels validated by the
-    caller, but for design d's check: a class beyond [0, n_classes) (changed during the call)
-    is the ValueError that it changed, and nothing is written for it."""
+    caller (a private copy), but for design d's check: a class beyond [0, n_classes) is the
+    ValueError that y changed, and nothing is written for it; every write stays within
+    order_out (a row whose valid class differed between the passes could still be misplaced,
+    which the caller's copy rules out)."""
     cdef intp_t n_samples = y_idx.shape[0], n_classes = class_ptr_out.shape[0] - 1
     cdef intp_t i, c, bad = 0
     if order_out.shape[0] < n_samples:

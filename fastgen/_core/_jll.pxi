@@ -316,6 +316,7 @@ cdef inline double _accumulate_polya_dense(
 # cancel to the joint log-likelihood, so float64 would leave it an error of about n log(n)
 # 2^-52 nats (1e-5 at this bound, 5e-3 at 1e12; the plug-in's x log(theta) loses far less).
 cdef double MAX_POLYA_LENGTH = 1073741824.0  # 2^30
+MAX_PREDICTIVE_COUNT = MAX_POLYA_LENGTH  # (PoissonNB's bound on a count, the same)
 
 
 cdef inline intp_t _subtract_lengths(double *acc, const float64_t[:, ::1] lengths, double n,
