@@ -460,8 +460,12 @@ class MixedNB(LabelColumns, Conjugate, BaseClassifier):
         for (part_kind, _, part, part_fitted), columns in zip(params.parts, params.blocks):
             X_part = np.ascontiguousarray(self._part_input(part_kind, X[:, columns]))
             if part_kind not in ("gaussian", "categorical", "bernoulli"):
-                # counts must also be non-negative: the part validates its block
-                X_part, _ = part._validate_X(X_part, part_fitted)
+                # counts must also be non-negative: the part validates its block (its error
+                # said as MixedNB's, of its kind of columns)
+                try:
+                    X_part, _ = part._validate_X(X_part, part_fitted)
+                except ValueError as error:
+                    raise type(error)(f"MixedNB's {part_kind} columns: {error}") from None
             # X was validated (finite floats, NaN = missing): all these parts accept it
             part._score(part_fitted.params, X_part, OUT_JLL, part_jll, has_nan)
             jll += part_jll

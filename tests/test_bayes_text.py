@@ -241,6 +241,7 @@ def test_predictive_of_counts_beyond_2_to_30_is_refused():
     expected = np.exp(exact - logsumexp(exact))
     assert_allclose(model.predict_proba(at_bound)[0], expected, atol=1e-5)
     poisson = fastgen.PoissonNB(predictive=True).fit(X, y)
+    mixed = fastgen.MixedNB(["poisson", "poisson"], predictive=True).fit(X, y)
     assert np.isfinite(poisson.predict_proba(np.array([[2.0**30, 3.0]]))).all()
     for beyond in (np.array([[2.0**30, 3.0]]), np.array([[3e15, 3.0]])):
         for rows in (beyond, sp.csr_matrix(beyond)):
@@ -248,6 +249,8 @@ def test_predictive_of_counts_beyond_2_to_30_is_refused():
                 model.predict_proba(rows)
             with pytest.raises(ValueError, match="predictive=True"):
                 poisson.predict_proba(rows * 2.0)
+            with pytest.raises(ValueError, match="MixedNB's poisson columns: .*2\\^30"):
+                mixed.predict_proba(beyond * 2.0)  # (dense only)
             # the plug-in and the training data are not bounded
             MultinomialNB().fit(X, y).predict_proba(rows)
             MultinomialNB(predictive=True).fit(np.vstack([X, beyond]), np.r_[y, 0])
