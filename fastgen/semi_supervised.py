@@ -81,6 +81,20 @@ def _as_labels(y):
     return y, False
 
 
+NUMBER_MARK, TEXT_MARK = 1, 2
+
+
+def _mark(label):
+    """NUMBER_MARK for -1 as a number (of any numeric type but bool), TEXT_MARK for the text
+    "-1" (str or bytes, as their own comparisons say), else 0."""
+    if isinstance(label, str):
+        return TEXT_MARK if str.__eq__(label, "-1") is True else 0
+    if isinstance(label, bytes):
+        return TEXT_MARK if bytes.__eq__(label, b"-1") is True else 0
+    return NUMBER_MARK if isinstance(label, numbers.Number) and not isinstance(
+        label, (bool, np.bool_)) and label == UNLABELLED else 0
+
+
 def unlabelled_rows(y, name="y"):
     """Which entries of a validated 1-D y are ``-1``: in a numeric array, or as a number (of any
     numeric type but bool) in an object array. The text "-1" is refused (a ValueError naming
@@ -90,25 +104,19 @@ def unlabelled_rows(y, name="y"):
     if y.dtype.kind in "iuf":
         return y == UNLABELLED
     if y.dtype.kind in "US":
-        text = y == (b"-1" if y.dtype.kind == "S" else "-1")
-        found = np.flatnonzero(text)
-    elif y.dtype.kind == "O":
-        text = np.fromiter((str.__eq__(v, "-1") is True if isinstance(v, str) else
-                            bytes.__eq__(v, b"-1") is True if isinstance(v, bytes) else False
-                            for v in y), dtype=bool, count=len(y))
-        found = np.flatnonzero(text)
+        marks = np.where(y == (b"-1" if y.dtype.kind == "S" else "-1"), TEXT_MARK, 0)
+    elif y.dtype.kind == "O":  # (one pass: the text -1, and the numbers -1)
+        marks = np.fromiter(map(_mark, y), dtype=np.int8, count=len(y))
     else:
         return np.zeros(len(y), dtype=bool)
+    found = np.flatnonzero(marks == TEXT_MARK)
     if len(found):
         where = f" (at {int(found[0])})" if name == "y" else ""
         raise ValueError(f"{name} holds the text '-1'{where}: SemiSupervised marks "
                          "an unlabelled row by the number -1 (in an object array beside text "
                          "labels), and a label '-1' that is text would be fitted as a class. "
                          "Replace it by the number -1, or name the class otherwise.")
-    if y.dtype.kind in "US":
-        return np.zeros(len(y), dtype=bool)
-    return np.fromiter((isinstance(v, numbers.Number) and not isinstance(v, (bool, np.bool_))
-                        and v == UNLABELLED for v in y), dtype=bool, count=len(y))
+    return marks == NUMBER_MARK
 
 
 def _checked_classes(classes):
