@@ -303,6 +303,16 @@ class Support(NamedTuple):
         return out
 
 
+def mean_spread(means, variances, sizes):
+    """(each feature's spread of the class means (max - min), and the resolution a spread is
+    judged by: the feature's own standard deviation in ``variances`` plus d eps ``sizes``, the
+    rounding of means of that size)."""
+    n_features = len(variances)
+    gap = np.ptp(means, axis=0) if len(means) else np.zeros(n_features)
+    eps = np.finfo(np.float64).eps
+    return gap, np.sqrt(np.maximum(variances, 0.0)) + n_features * eps * sizes
+
+
 def support_of(cov, means, variances=None):
     """The support of the Gaussians N(means[c], cov), and whether the means share it.
     ``variances``: each feature's variance in the data, before any regularisation (default:
@@ -340,8 +350,7 @@ def support_of(cov, means, variances=None):
         return Support(np.arange(n_features), None), True
     # a feature constant in the data along which the class means differ stays a feature where
     # regularisation gave it a variance (it separates the classes; the model says how much)
-    gap = np.ptp(means, axis=0) if len(means) else np.zeros(n_features)
-    slack = np.sqrt(np.maximum(variances, 0.0)) + n_features * eps * sizes
+    gap, slack = mean_spread(means, variances, sizes)
     flat &= ~((gap > slack) & ~constant(np.diag(cov)))
     keep = np.flatnonzero(~flat)
     std, corr = _correlation(cov[np.ix_(keep, keep)])

@@ -59,6 +59,7 @@ from ._gaussian import (
     em_update,
     full_jll_missing,
     full_moments,
+    mean_spread,
     check_prior_strength,
     check_prior_vector,
     ledoit_wolf,
@@ -161,19 +162,16 @@ def _prior_moments(stats, hyper):
     cov0 = hyper["prior_covariance"]
     if cov0 is None:
         dev = mean - xbar
+        scattered = np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0)
         with np.errstate(over="ignore", invalid="ignore"):  # (_niw_posterior refuses inf)
-            variances = (np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0)
-                         + weight @ (dev * dev)) / weight.sum()
+            variances = (scattered + weight @ (dev * dev)) / weight.sum()
         present = mean[weight > 0]
         sizes = np.abs(present).max(axis=0)
         flat = constant(variances, sizes)
         # a feature left out as constant to its rounding whose class means differ beyond the
         # spread within the classes would leave out what separates them (support_of refuses
         # it for the plug-in; a feature of too small a variance is support_of's to refuse)
-        gap = np.ptp(present, axis=0)
-        within = np.diagonal(stats["scatter"], axis1=1, axis2=2).sum(axis=0) / weight.sum()
-        slack = (np.sqrt(np.maximum(within, 0.0))
-                 + len(variances) * np.finfo(np.float64).eps * sizes)
+        gap, slack = mean_spread(present, scattered / weight.sum(), sizes)
         separating = np.flatnonzero(constant(variances, sizes, least=0.0) & (gap > slack))
         if len(separating):
             j = separating[0]
