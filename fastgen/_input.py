@@ -742,14 +742,17 @@ def batches(path, schema, batch_size, *, labels=True, categories=None, extra_ign
                 if categories is None:
                     out[c] = column.to_numpy(dtype=object)
                     continue
-                # a value the scan did not see would be a missing one: the file changed
-                unseen = ~(column.isin(categories[c]).to_numpy() | missing.to_numpy())
+                # (one lookup: the codes, then the categorical of them) a value the scan did not
+                # see would be a missing one: the file changed
+                known = pd.Index(categories[c])
+                codes = known.get_indexer(column)
+                unseen = (codes < 0) & ~missing.to_numpy()
                 if unseen.any():
                     i = int(np.flatnonzero(unseen)[0])
                     raise InputError(f"{path}:{start + int(chunk.index[i])}: column {c!r} holds "
                                      f"{shown(column.iloc[i])}, which the first pass over the "
                                      "file did not find: the file changed while it was read")
-                out[c] = pd.Categorical(column, categories=categories[c])
+                out[c] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(known))
                 continue
             values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64,
                                                                       na_value=np.nan)
